@@ -1,0 +1,30 @@
+/**
+ * @file xffl/export.h
+ * @brief Symbol export macro of the xffl C API.
+ *
+ * The library is built with hidden default visibility; only declarations marked XFFL_API are exported.
+ */
+#ifndef XFFL_EXPORT_H
+#define XFFL_EXPORT_H
+
+#if defined(_WIN32)
+#  if defined(XFFL_BUILDING_LIBRARY)
+#    define XFFL_API __declspec(dllexport)
+#  else
+#    define XFFL_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__) || defined(__clang__)
+#  define XFFL_API __attribute__((visibility("default")))
+#else
+#  define XFFL_API
+#endif
+
+#ifdef __cplusplus
+#  define XFFL_BEGIN_DECLS extern "C" {
+#  define XFFL_END_DECLS }
+#else
+#  define XFFL_BEGIN_DECLS
+#  define XFFL_END_DECLS
+#endif
+
+#endif /* XFFL_EXPORT_H */

@@ -1,0 +1,34 @@
+/**
+ * @file xffl/federated.h
+ * @brief Federated averaging: make every copy of every shard identical across federated groups.
+ *
+ * After a successful call every replica in every federated group holds the same bytes: the mean over
+ * federated groups. Strategy: XFFL_OPT_FEDERATED_STRATEGY.
+ * Collective over the whole job: every rank calls it with the same count and dtype.
+ */
+#ifndef XFFL_FEDERATED_H
+#define XFFL_FEDERATED_H
+
+#include <stddef.h>
+
+#include "types.h"
+
+XFFL_BEGIN_DECLS
+
+/**
+ * @brief Average one buffer (this rank's shard) across federated groups, in place.
+ * @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE without federated scaling; communication errors.
+ */
+XFFL_API xffl_status_t xffl_federated_average(xffl_state_t *st, void *buf, size_t count, xffl_dtype_t dtype,
+                                              void *stream);
+
+/**
+ * @brief Average several buffers, coalesced into size-balanced buckets; each buffer is updated in place.
+ * @param[in] bufs n buffers; counts[i] elements each
+ */
+XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const *bufs, const size_t *counts,
+                                                   size_t n, xffl_dtype_t dtype, void *stream);
+
+XFFL_END_DECLS
+
+#endif /* XFFL_FEDERATED_H */

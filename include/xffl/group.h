@@ -1,0 +1,67 @@
+/**
+ * @file xffl/group.h
+ * @brief Process groups: the families computed by the layout, and groups of any rank list.
+ *
+ * A group knows its member list (global ranks, in the order of DESIGN.md section 3.2), the caller's
+ * index in it, and a description. Groups from xffl_get_group are borrowed: they live until the
+ * layout that made them is unset or the state is destroyed. Groups from xffl_create_process_group
+ * are owned by the caller and must be destroyed before their state.
+ */
+#ifndef XFFL_GROUP_H
+#define XFFL_GROUP_H
+
+#include <stddef.h>
+
+#include "types.h"
+
+XFFL_BEGIN_DECLS
+
+/**
+ * @brief A group of the current layout.
+ * @param[in] kind the family (WORLD, FSDP, HSDP_REPLICA, HSDP_SHARD, FEDERATED, REPLICA, FEDERATION)
+ * @param[in] instance 0, or < streams for FEDERATED and REPLICA (same members, independent instances)
+ * @param[out] out borrowed group; written only on success
+ * @return XFFL_OK; XFFL_EINVAL (NULL, unknown kind, instance out of range); XFFL_ENOTSET when the
+ *         layout has no such group (e.g. FEDERATED without federated scaling).
+ */
+XFFL_API xffl_status_t xffl_get_group(const xffl_state_t *st, xffl_group_kind_t kind, int instance,
+                                      xffl_group_t **out);
+
+/**
+ * @brief A new group of arbitrary members.
+ * @param[in] ranks distinct global ranks in [0, W), in the order that defines group ranks; must
+ *            contain the caller's rank
+ * @param[in] n number of ranks, >= 1
+ * @param[in] description free text, copied; NULL gives "custom"
+ * @param[out] out owned group; destroy it with xffl_group_destroy before the state
+ * @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global; XFFL_ENOMEM; backend errors.
+ * @note Called by the members only, never a world-wide collective.
+ */
+XFFL_API xffl_status_t xffl_create_process_group(xffl_state_t *st, const int *ranks, size_t n,
+                                                 const char *description, xffl_group_t **out);
+
+/** @brief Destroy an owned group. NULL and borrowed groups are ignored. Local, never blocks. */
+XFFL_API void xffl_group_destroy(xffl_group_t *group);
+
+/** @brief Number of members. @return XFFL_OK; XFFL_EINVAL for NULL. */
+XFFL_API xffl_status_t xffl_group_size(const xffl_group_t *group, int *size);
+
+/** @brief The caller's index among the members. @return XFFL_OK; XFFL_EINVAL for NULL. */
+XFFL_API xffl_status_t xffl_group_rank(const xffl_group_t *group, int *rank);
+
+/**
+ * @brief The members as global ranks.
+ * @param[out] len number of members, written on XFFL_OK and XFFL_EBUFSIZE
+ * @return XFFL_OK; XFFL_EINVAL; XFFL_EBUFSIZE when cap < len.
+ */
+XFFL_API xffl_status_t xffl_group_ranks(const xffl_group_t *group, int *buf, size_t cap, size_t *len);
+
+/**
+ * @brief A human-readable description ("federated group 0 of 3, shard 1").
+ * @return a string owned by the group, or "" for NULL.
+ */
+XFFL_API const char *xffl_group_description(const xffl_group_t *group);
+
+XFFL_END_DECLS
+
+#endif /* XFFL_GROUP_H */

@@ -1,0 +1,36 @@
+/**
+ * @file xffl/mesh.h
+ * @brief Device meshes: the rank grids of FSDP (1-D "shard") and HSDP (2-D "replica", "shard").
+ */
+#ifndef XFFL_MESH_H
+#define XFFL_MESH_H
+
+#include <stddef.h>
+
+#include "types.h"
+
+XFFL_BEGIN_DECLS
+
+/**
+ * @brief The mesh of the current layout that contains this rank.
+ * @param[in] kind XFFL_MESH_FSDP or XFFL_MESH_HSDP
+ * @param[out] shape receives ndim extents; must hold 2 entries
+ * @param[out] ndim 1 (FSDP) or 2 (HSDP)
+ * @param[out] ranks the global ranks in row-major order; may be NULL when cap is 0
+ * @param[out] len number of ranks, written on XFFL_OK and XFFL_EBUFSIZE
+ * @return XFFL_OK; XFFL_EINVAL; XFFL_ENOTSET when the layout has no such mesh; XFFL_EBUFSIZE.
+ */
+XFFL_API xffl_status_t xffl_get_mesh(const xffl_state_t *st, xffl_mesh_kind_t kind, int *shape, size_t *ndim,
+                                     int *ranks, size_t cap, size_t *len);
+
+/**
+ * @brief Pure helper: the row-major rank grid 0 .. prod(shape)-1 of a mesh shape.
+ * @param[in] shape ndim extents, each >= 1
+ * @param[out] len prod(shape), written on XFFL_OK and XFFL_EBUFSIZE
+ * @return XFFL_OK; XFFL_EINVAL; XFFL_EBUFSIZE.
+ */
+XFFL_API xffl_status_t xffl_create_device_mesh(const int *shape, size_t ndim, int *ranks, size_t cap, size_t *len);
+
+XFFL_END_DECLS
+
+#endif /* XFFL_MESH_H */

@@ -1,0 +1,151 @@
+/**
+ * @file xffl/types.h
+ * @brief Enumerations and opaque handle types shared by the whole xffl C API.
+ *
+ * Every constant is an enum value (never a macro) so that bindgen, Julia and Fortran see it.
+ * Enums are int-sized; new values may be appended in later minor releases, never renumbered.
+ */
+#ifndef XFFL_TYPES_H
+#define XFFL_TYPES_H
+
+#include "export.h"
+
+XFFL_BEGIN_DECLS
+
+/** Opaque distributed state: one per process. Owned by the caller (xffl_state_create / xffl_state_destroy). */
+typedef struct xffl_state xffl_state_t;
+
+/** Opaque process group: a member list, the caller's place in it, and (with a backend) a communicator. */
+typedef struct xffl_group xffl_group_t;
+
+/** Result of every fallible call. XFFL_OK is zero, errors are negative. */
+typedef enum xffl_status {
+    XFFL_OK = 0,
+    XFFL_EINVAL = -1,       /**< an argument is invalid (NULL, out of range, inconsistent) */
+    XFFL_ESTATE = -2,       /**< the call is out of order for the state (e.g. set_hsdp before set_global) */
+    XFFL_ENOTSET = -3,      /**< the requested field or group is not set (Python would hold None) */
+    XFFL_ENOMEM = -4,       /**< an allocation failed */
+    XFFL_EUNSUPPORTED = -5, /**< the feature is not available in this build or with this backend */
+    XFFL_ETIMEOUT = -6,     /**< a bounded wait expired; the message names rank, group and what was awaited */
+    XFFL_EPEER = -7,        /**< a peer failed; the message names its rank */
+    XFFL_EAUTH = -8,        /**< rendezvous authentication failed */
+    XFFL_ENETWORK = -9,     /**< a network operation failed */
+    XFFL_EBACKEND = -10,    /**< UCX, NCCL or CUDA refused; the message carries their words */
+    XFFL_EBUFSIZE = -11,    /**< an output buffer is too small; the required length is still written */
+    XFFL_EINTERNAL = -12    /**< a bug in xffl; please report the message */
+} xffl_status_t;
+
+/** Communication backend, chosen once in xffl_set_global. */
+typedef enum xffl_backend {
+    XFFL_BACKEND_NONE = 0, /**< topology only: no communication; collectives work on one-member groups only */
+    XFFL_BACKEND_UCX = 1,  /**< host memory over any network UCX reaches */
+    XFFL_BACKEND_NCCL = 2  /**< CUDA memory through NCCL */
+} xffl_backend_t;
+
+/** Device kinds, for execution (CPU, CUDA) and for initialization (CPU, CUDA, META). */
+typedef enum xffl_device {
+    XFFL_DEVICE_CPU = 0,
+    XFFL_DEVICE_CUDA = 1,
+    XFFL_DEVICE_META = 2 /**< initialization only: parameters without storage, filled by a broadcast */
+} xffl_device_t;
+
+/** Element types of communication buffers. f16 and bf16 are reduced with f32 accumulation. */
+typedef enum xffl_dtype {
+    XFFL_F32 = 0,
+    XFFL_F64 = 1,
+    XFFL_F16 = 2,
+    XFFL_BF16 = 3,
+    XFFL_I8 = 4,
+    XFFL_U8 = 5,
+    XFFL_I32 = 6,
+    XFFL_I64 = 7
+} xffl_dtype_t;
+
+/** Reduction operations. AVG is a true mean (sum divided by the member count) on every backend. */
+typedef enum xffl_redop {
+    XFFL_SUM = 0,
+    XFFL_AVG = 1,
+    XFFL_MIN = 2,
+    XFFL_MAX = 3,
+    XFFL_PROD = 4
+} xffl_redop_t;
+
+/**
+ * Integer fields of the state, read with xffl_get_int (scalars) or xffl_get_ints (tuples and scalars).
+ * Names follow the fields of xFFL's Python DistributedState.
+ */
+typedef enum xffl_attr {
+    XFFL_ATTR_BACKEND = 0,              /**< an xffl_backend_t */
+    XFFL_ATTR_DEVICE_TYPE = 1,          /**< an xffl_device_t (execution device kind) */
+    XFFL_ATTR_MASTER_PORT = 2,
+    XFFL_ATTR_RANK = 3,
+    XFFL_ATTR_WORLD_SIZE = 4,
+    XFFL_ATTR_NODE_LOCAL_RANK = 5,
+    XFFL_ATTR_NODE_LOCAL_SIZE = 6,
+    XFFL_ATTR_NODE_RANK = 7,
+    XFFL_ATTR_NODE_WORLD_SIZE = 8,
+    XFFL_ATTR_REPLICA_LOCAL_RANK = 9,
+    XFFL_ATTR_REPLICA_LOCAL_SIZE = 10,
+    XFFL_ATTR_REPLICA_RANK = 11,
+    XFFL_ATTR_REPLICA_WORLD_SIZE = 12,  /**< tuple: replicas per federated group (one entry without federation) */
+    XFFL_ATTR_FEDERATED_LOCAL_RANK = 13,
+    XFFL_ATTR_FEDERATED_LOCAL_SIZE = 14, /**< tuple: the federated group sizes, in processes */
+    XFFL_ATTR_FEDERATED_RANK = 15,
+    XFFL_ATTR_FEDERATED_WORLD_SIZE = 16,
+    XFFL_ATTR_IS_SENDER = 17,           /**< 0 or 1; set only with federated scaling */
+    XFFL_ATTR_RECEIVE_FROM = 18,        /**< global rank of this rank's sender; set only for non-senders */
+    XFFL_ATTR_STREAMS = 19,             /**< number of stream instances K of the FEDERATED and REPLICA groups */
+    XFFL_ATTR_CURRENT_DEVICE = 20,      /**< device index chosen by xffl_set_exec_device */
+    XFFL_ATTR_DEVICE_COUNT = 21,        /**< devices of the execution kind visible to this process */
+    XFFL_ATTR_INIT_DEVICE = 22,         /**< an xffl_device_t chosen by xffl_set_init_device */
+    XFFL_ATTR_META_INITIALIZATION = 23, /**< 0 or 1 */
+    XFFL_ATTR_HSDP = 24                 /**< replica size S of the HSDP layout */
+} xffl_attr_t;
+
+/** Tunable options of a state, set with xffl_set_option and read with xffl_get_option. */
+typedef enum xffl_option {
+    XFFL_OPT_TIMEOUT_MS = 0,         /**< bound of every wait, in milliseconds (default 300000, or XFFL_TIMEOUT seconds) */
+    XFFL_OPT_FEDERATED_STRATEGY = 1, /**< an xffl_federated_strategy_t (default HIERARCHICAL) */
+    XFFL_OPT_LOG_LEVEL = 2           /**< an xffl_log_level_t (default WARN, or XFFL_LOG_LEVEL) */
+} xffl_option_t;
+
+/** How xffl_federated_average moves data (DESIGN.md section 5). */
+typedef enum xffl_federated_strategy {
+    XFFL_FEDAVG_HIERARCHICAL = 0, /**< senders all-reduce across groups, then broadcast to their replica group */
+    XFFL_FEDAVG_FLAT = 1          /**< every rank all-reduces over its FEDERATED group (xFFL's symmetric way) */
+} xffl_federated_strategy_t;
+
+/** Verbosity of the library's own log lines on stderr. */
+typedef enum xffl_log_level {
+    XFFL_LOG_ERROR = 0,
+    XFFL_LOG_WARN = 1,
+    XFFL_LOG_INFO = 2,
+    XFFL_LOG_DEBUG = 3
+} xffl_log_level_t;
+
+/** Process-group families computed by the layout calls. */
+typedef enum xffl_group_kind {
+    XFFL_GROUP_WORLD = 0,        /**< every rank; set by xffl_set_global */
+    XFFL_GROUP_FSDP = 1,         /**< the ranks of the FSDP mesh */
+    XFFL_GROUP_HSDP_REPLICA = 2, /**< the column of the HSDP mesh: same shard, every replica */
+    XFFL_GROUP_HSDP_SHARD = 3,   /**< the row of the HSDP mesh: the shards of one replica */
+    XFFL_GROUP_FEDERATED = 4,    /**< ranks that average across federated groups (K instances) */
+    XFFL_GROUP_REPLICA = 5,      /**< same shard inside the federated group (K instances) */
+    XFFL_GROUP_FEDERATION = 6    /**< every rank of this rank's federated group */
+} xffl_group_kind_t;
+
+/** Device meshes. */
+typedef enum xffl_mesh_kind {
+    XFFL_MESH_FSDP = 0, /**< one dimension ("shard") */
+    XFFL_MESH_HSDP = 1  /**< two dimensions ("replica", "shard") */
+} xffl_mesh_kind_t;
+
+/** Output formats of xffl_state_describe. */
+typedef enum xffl_format {
+    XFFL_FORMAT_TEXT = 0, /**< the layout of xFFL's DistributedState.__str__ */
+    XFFL_FORMAT_JSON = 1  /**< one object; keys are the DistributedState field names, null for None */
+} xffl_format_t;
+
+XFFL_END_DECLS
+
+#endif /* XFFL_TYPES_H */

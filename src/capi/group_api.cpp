@@ -1,0 +1,74 @@
+// extern "C" shims of xffl/group.h.
+#include <memory>
+#include <vector>
+
+#include "capi/copy_out.h"
+#include "capi/guard.h"
+#include "state/distributed_state.h"
+#include "xffl/group.h"
+
+using xffl::capi::require_arg;
+
+extern "C" {
+
+XFFL_API xffl_status_t xffl_get_group(const xffl_state_t *st, xffl_group_kind_t kind, int instance,
+                                      xffl_group_t **out) {
+  XFFL_API_BEGIN
+  require_arg(st, __func__, "st");
+  require_arg(out, __func__, "out");
+  *out = st->group(kind, instance);
+  XFFL_API_END("xffl_get_group")
+}
+
+XFFL_API xffl_status_t xffl_create_process_group(xffl_state_t *st, const int *ranks, size_t n,
+                                                 const char *description, xffl_group_t **out) {
+  XFFL_API_BEGIN
+  require_arg(st, __func__, "st");
+  require_arg(ranks, __func__, "ranks");
+  require_arg(out, __func__, "out");
+  if (n == 0) xffl::fail(XFFL_EINVAL, "n is 0; a process group needs at least one rank");
+  *out = st->create_process_group(std::vector<int>(ranks, ranks + n), description ? description : "custom").release();
+  XFFL_API_END("xffl_create_process_group")
+}
+
+XFFL_API void xffl_group_destroy(xffl_group_t *group) {
+  if (!group || !group->owned()) return;  // borrowed groups belong to their state
+  try {
+    delete group;
+  } catch (...) {
+  }
+}
+
+XFFL_API xffl_status_t xffl_group_size(const xffl_group_t *group, int *size) {
+  XFFL_API_BEGIN
+  require_arg(group, __func__, "group");
+  require_arg(size, __func__, "size");
+  *size = group->members().size();
+  XFFL_API_END("xffl_group_size")
+}
+
+XFFL_API xffl_status_t xffl_group_rank(const xffl_group_t *group, int *rank) {
+  XFFL_API_BEGIN
+  require_arg(group, __func__, "group");
+  require_arg(rank, __func__, "rank");
+  *rank = group->my_index();
+  XFFL_API_END("xffl_group_rank")
+}
+
+XFFL_API xffl_status_t xffl_group_ranks(const xffl_group_t *group, int *buf, size_t cap, size_t *len) {
+  XFFL_API_BEGIN
+  require_arg(group, __func__, "group");
+  require_arg(len, __func__, "len");
+  if (cap < static_cast<size_t>(group->members().size())) {
+    *len = static_cast<size_t>(group->members().size());
+    xffl::fail(XFFL_EBUFSIZE, "the group has ", group->members().size(), " members, buffer holds ", cap);
+  }
+  xffl::capi::copy_out(group->members().to_vector(), buf, cap, len, "the group");
+  XFFL_API_END("xffl_group_ranks")
+}
+
+XFFL_API const char *xffl_group_description(const xffl_group_t *group) {
+  return group ? group->description().c_str() : "";
+}
+
+}  // extern "C"

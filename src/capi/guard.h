@@ -1,0 +1,40 @@
+// The begin/end guard around every exported function body: no exception ever crosses into C.
+// xffl::Error keeps its status; std::bad_alloc becomes XFFL_ENOMEM; anything else XFFL_EINTERNAL.
+#ifndef XFFL_SRC_CAPI_GUARD_H
+#define XFFL_SRC_CAPI_GUARD_H
+
+#include <new>
+#include <string>
+
+#include "common/error.h"
+#include "xffl/types.h"
+
+namespace xffl::capi {
+
+// Records the thread-local message and returns the status.
+xffl_status_t set_error(xffl_status_t status, const std::string &message) noexcept;
+xffl_status_t set_error(xffl_status_t status, const char *message) noexcept;
+
+// Throws XFFL_EINVAL "<function>: <name> is NULL" when pointer is null.
+void require_arg(const void *pointer, const char *function, const char *name);
+
+}  // namespace xffl::capi
+
+#define XFFL_API_BEGIN try {
+#define XFFL_API_END(function)                                                                     \
+  }                                                                                                \
+  catch (const ::xffl::Error &error) {                                                             \
+    return ::xffl::capi::set_error(error.status(), std::string(function) + ": " + error.what());   \
+  }                                                                                                \
+  catch (const std::bad_alloc &) {                                                                 \
+    return ::xffl::capi::set_error(XFFL_ENOMEM, function ": out of memory");                       \
+  }                                                                                                \
+  catch (const std::exception &error) {                                                            \
+    return ::xffl::capi::set_error(XFFL_EINTERNAL, std::string(function) + ": internal error: " + error.what()); \
+  }                                                                                                \
+  catch (...) {                                                                                    \
+    return ::xffl::capi::set_error(XFFL_EINTERNAL, function ": internal error: unknown exception"); \
+  }                                                                                                \
+  return XFFL_OK;
+
+#endif

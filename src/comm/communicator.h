@@ -1,0 +1,48 @@
+// The one internal communication interface (DESIGN.md section 4). A Backend is chosen once in
+// set_global; it makes a Communicator for each group instance. comm/ never includes state/.
+#ifndef XFFL_SRC_COMM_COMMUNICATOR_H
+#define XFFL_SRC_COMM_COMMUNICATOR_H
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "topology/rank_list.h"
+#include "xffl/types.h"
+
+namespace xffl::comm {
+
+// One group instance's communicator. Arguments arrive validated (capi/ checks pointers, enums,
+// membership of root). Errors are thrown as xffl::Error.
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual void allreduce(const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
+                         void *stream) = 0;
+  // root_index: the root's index among the members.
+  virtual void broadcast(void *buf, size_t count, xffl_dtype_t dtype, int root_index, void *stream) = 0;
+  virtual void allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype, void *stream) = 0;
+  virtual void reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op,
+                              void *stream) = 0;
+  virtual void barrier() = 0;
+};
+
+// What a backend needs to know of a group to make its communicator.
+struct GroupSpec {
+  topology::RankList members;
+  int my_index = 0;          // the caller's index among members
+  std::string description;   // for messages: "federated group (instance 1)"
+  unsigned long long tag = 0;  // distinct per group instance, identical on every member
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual xffl_backend_t kind() const = 0;
+  // Local: never a collective round. May be called lazily, on a group's first collective.
+  virtual std::unique_ptr<Communicator> create_communicator(const GroupSpec &group) = 0;
+};
+
+}  // namespace xffl::comm
+
+#endif

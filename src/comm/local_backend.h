@@ -1,0 +1,18 @@
+// XFFL_BACKEND_NONE: topology only. One-member groups work (the collective is a local copy);
+// groups with more members refuse with XFFL_EUNSUPPORTED.
+#ifndef XFFL_SRC_COMM_LOCAL_BACKEND_H
+#define XFFL_SRC_COMM_LOCAL_BACKEND_H
+
+#include "comm/communicator.h"
+
+namespace xffl::comm {
+
+class LocalBackend final : public Backend {
+ public:
+  xffl_backend_t kind() const override { return XFFL_BACKEND_NONE; }
+  std::unique_ptr<Communicator> create_communicator(const GroupSpec &group) override;
+};
+
+}  // namespace xffl::comm
+
+#endif

@@ -1,0 +1,384 @@
+#include "state/distributed_state.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "comm/local_backend.h"
+#include "common/error.h"
+#include "topology/layout.h"
+
+namespace xffl {
+
+namespace {
+
+const char *layout_call(Layout layout) {
+  switch (layout) {
+    case Layout::Fsdp: return "xffl_set_fsdp";
+    case Layout::Hsdp: return "xffl_set_hsdp";
+    case Layout::Federated: return "xffl_federated_scaling";
+    case Layout::None: break;
+  }
+  return "no layout";
+}
+
+const char *unset_call(Layout layout) {
+  switch (layout) {
+    case Layout::Fsdp: return "xffl_unset_fsdp";
+    case Layout::Hsdp: return "xffl_unset_hsdp";
+    case Layout::Federated: return "xffl_unset_federated_scaling";
+    case Layout::None: break;
+  }
+  return "nothing";
+}
+
+const char *group_kind_name(xffl_group_kind_t kind) {
+  switch (kind) {
+    case XFFL_GROUP_WORLD: return "world";
+    case XFFL_GROUP_FSDP: return "fsdp";
+    case XFFL_GROUP_HSDP_REPLICA: return "hsdp replica";
+    case XFFL_GROUP_HSDP_SHARD: return "hsdp shard";
+    case XFFL_GROUP_FEDERATED: return "federated";
+    case XFFL_GROUP_REPLICA: return "replica";
+    case XFFL_GROUP_FEDERATION: return "federation";
+  }
+  return "unknown";
+}
+
+// FNV-1a over 64-bit words: group tags must be equal on every member and distinct between groups.
+unsigned long long mix(std::initializer_list<unsigned long long> words) {
+  unsigned long long hash = 1469598103934665603ULL;
+  for (unsigned long long word : words)
+    for (int byte = 0; byte < 8; ++byte) {
+      hash ^= (word >> (8 * byte)) & 0xffULL;
+      hash *= 1099511628211ULL;
+    }
+  return hash;
+}
+
+}  // namespace
+
+DistributedState::DistributedState() : options_(Options::from_environment()) {}
+DistributedState::~DistributedState() = default;
+
+void DistributedState::require_global(const char *call) const {
+  if (!is_global_setup()) fail(XFFL_ESTATE, call, " needs xffl_set_global first");
+}
+
+void DistributedState::require_no_layout(const char *call) const {
+  require_global(call);
+  if (layout_ != Layout::None)
+    fail(XFFL_ESTATE, call, " after ", layout_call(layout_), ": call ", unset_call(layout_), " first");
+}
+
+void DistributedState::require_layout(Layout layout, const char *call) const {
+  if (layout_ != layout)
+    fail(XFFL_ESTATE, call, ": the layout is ", layout_ == Layout::None ? "not set" : layout_call(layout_),
+         ", not ", layout_call(layout));
+}
+
+void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_type, const std::string &master_addr,
+                                  int master_port, int rank, int world_size) {
+  if (is_global_setup()) fail(XFFL_ESTATE, "xffl_set_global was already called on this state");
+  if (backend < XFFL_BACKEND_NONE || backend > XFFL_BACKEND_NCCL)
+    fail(XFFL_EINVAL, "backend ", static_cast<int>(backend), " is not XFFL_BACKEND_NONE, UCX or NCCL");
+  if (device_type != XFFL_DEVICE_CPU && device_type != XFFL_DEVICE_CUDA)
+    fail(XFFL_EINVAL, "device type ", static_cast<int>(device_type), " is not XFFL_DEVICE_CPU or XFFL_DEVICE_CUDA");
+  if (master_addr.empty()) fail(XFFL_EINVAL, "master address is empty");
+  if (master_port < 0 || master_port > 65535) fail(XFFL_EINVAL, "master port ", master_port, " outside [0, 65535]");
+  topology::check_rank(rank, world_size);
+  if (device_type == XFFL_DEVICE_CUDA)
+    fail(XFFL_EUNSUPPORTED, "device type cuda: this build of xffl has no CUDA support");
+  if (backend != XFFL_BACKEND_NONE)
+    fail(XFFL_EUNSUPPORTED, "backend ", backend == XFFL_BACKEND_UCX ? "ucx" : "nccl",
+         " is not built into this version of xffl yet; use XFFL_BACKEND_NONE for topology only");
+
+  backend_ = std::make_shared<comm::LocalBackend>();
+  backend_kind_ = backend;
+  device_type_ = device_type;
+  master_addr_ = master_addr;
+  master_port_ = master_port;
+  rank_ = rank;
+  world_size_ = world_size;
+  device_count_ = 1;
+  comm::GroupSpec world{topology::RankList::progression(0, 1, world_size), rank, "world group", mix({0, 0, 0})};
+  groups_[XFFL_GROUP_WORLD].push_back(std::make_unique<xffl_group>(std::move(world), backend_, false));
+}
+
+void DistributedState::set_node(int local_rank, int local_size, int node_rank, int node_world_size) {
+  require_global("xffl_set_node");
+  if (layout_ != Layout::None)
+    fail(XFFL_ESTATE, "xffl_set_node after ", layout_call(layout_), ": set the node before the layout");
+  if (local_size < 1) fail(XFFL_EINVAL, "node local size ", local_size, " must be at least 1");
+  if (local_rank < 0 || local_rank >= local_size)
+    fail(XFFL_EINVAL, "node local rank ", local_rank, " outside [0, ", local_size, ")");
+  if (world_size_ % local_size != 0)
+    fail(XFFL_EINVAL, "node local size ", local_size, " does not divide world size ", world_size_);
+  if (world_size_ / local_size != node_world_size)
+    fail(XFFL_EINVAL, "node world size ", node_world_size, " is not world size ", world_size_, " / node local size ",
+         local_size, " = ", world_size_ / local_size);
+  if (node_rank < 0 || node_rank >= node_world_size)
+    fail(XFFL_EINVAL, "node rank ", node_rank, " outside [0, ", node_world_size, ")");
+  node_ = NodeInfo{local_rank, local_size, node_rank, node_world_size};
+}
+
+void DistributedState::set_exec_device(int device_index, int streams) {
+  require_global("xffl_set_exec_device");
+  if (layout_ != Layout::None)
+    fail(XFFL_ESTATE, "xffl_set_exec_device after ", layout_call(layout_),
+         ": the stream count shapes the layout's groups, so set the device first");
+  if (streams < 1) fail(XFFL_EINVAL, "streams ", streams, " must be at least 1");
+  if (device_index < -1) fail(XFFL_EINVAL, "device index ", device_index, " must be -1 (choose) or a device index");
+  // CPU execution: one device, index 0 (CUDA is refused in set_global by this build).
+  if (device_index > 0)
+    fail(XFFL_EINVAL, "device index ", device_index, " outside [0, 1) for cpu execution (use -1 or 0)");
+  current_device_ = 0;
+  streams_ = streams;
+}
+
+void DistributedState::set_init_device(xffl_device_t init_device, bool meta_initialization) {
+  require_global("xffl_set_init_device");
+  if (init_device != XFFL_DEVICE_CPU && init_device != XFFL_DEVICE_CUDA && init_device != XFFL_DEVICE_META)
+    fail(XFFL_EINVAL, "init device ", static_cast<int>(init_device), " is not cpu, cuda or meta");
+  if (init_device == XFFL_DEVICE_CUDA && device_type_ != XFFL_DEVICE_CUDA)
+    fail(XFFL_EINVAL, "init device cuda needs device type cuda in xffl_set_global");
+  init_device_ = init_device;
+  meta_initialization_ = meta_initialization;
+}
+
+void DistributedState::add_group(xffl_group_kind_t kind, int instances, const topology::RankList &members,
+                                 const std::string &description) {
+  const int my_index = members.index_of(rank_);
+  if (my_index < 0) fail(XFFL_EINTERNAL, description, " does not contain rank ", rank_);
+  for (int instance = 0; instance < instances; ++instance) {
+    std::string text = description;
+    if (instances > 1) text += " (instance " + std::to_string(instance) + ")";
+    comm::GroupSpec spec{members, my_index, std::move(text),
+                         mix({static_cast<unsigned long long>(kind) + 1, static_cast<unsigned long long>(instance),
+                              layout_generation_})};
+    groups_[kind].push_back(std::make_unique<xffl_group>(std::move(spec), backend_, false));
+  }
+}
+
+void DistributedState::install_layout(Layout layout, topology::RankPlan plan) {
+  ++layout_generation_;
+  const topology::RankPlan &p = plan;
+  const std::string at = " of rank " + std::to_string(rank_);
+  if (p.fsdp_group) add_group(XFFL_GROUP_FSDP, 1, *p.fsdp_group, "fsdp group" + at);
+  if (p.hsdp_replica_group)
+    add_group(XFFL_GROUP_HSDP_REPLICA, 1, *p.hsdp_replica_group,
+              "hsdp replica group (shard " + std::to_string(*p.replica_local_rank) + ")" + at);
+  if (p.hsdp_shard_group)
+    add_group(XFFL_GROUP_HSDP_SHARD, 1, *p.hsdp_shard_group,
+              "hsdp shard group (replica " + std::to_string(*p.replica_rank) + ")" + at);
+  if (p.federation)
+    add_group(XFFL_GROUP_FEDERATION, 1, *p.federation,
+              "federation " + std::to_string(*p.federated_rank) + at);
+  if (p.federated_group) add_group(XFFL_GROUP_FEDERATED, streams_, *p.federated_group, "federated group" + at);
+  if (p.replica_group)
+    add_group(XFFL_GROUP_REPLICA, streams_, *p.replica_group,
+              "replica group of federation " + std::to_string(*p.federated_rank) + at);
+  plan_ = std::move(plan);
+  layout_ = layout;
+}
+
+void DistributedState::clear_layout() {
+  for (int kind = XFFL_GROUP_FSDP; kind <= XFFL_GROUP_FEDERATION; ++kind) groups_[static_cast<size_t>(kind)].clear();
+  plan_.reset();
+  layout_ = Layout::None;
+}
+
+void DistributedState::set_fsdp() {
+  require_no_layout("xffl_set_fsdp");
+  install_layout(Layout::Fsdp, topology::plan_fsdp(world_size_, rank_));
+}
+
+void DistributedState::set_hsdp(int hsdp) {
+  require_no_layout("xffl_set_hsdp");
+  install_layout(Layout::Hsdp, topology::plan_hsdp(world_size_, hsdp, rank_));
+}
+
+void DistributedState::federated_scaling(const std::vector<int> &sizes, int hsdp) {
+  require_no_layout("xffl_federated_scaling");
+  auto expanded = std::make_shared<const std::vector<int>>(topology::expand_federated_sizes(world_size_, sizes));
+  install_layout(Layout::Federated, topology::plan_federated(world_size_, std::move(expanded), hsdp, rank_));
+}
+
+void DistributedState::unset_fsdp() {
+  require_layout(Layout::Fsdp, "xffl_unset_fsdp");
+  clear_layout();
+}
+
+void DistributedState::unset_hsdp() {
+  require_layout(Layout::Hsdp, "xffl_unset_hsdp");
+  clear_layout();
+}
+
+void DistributedState::unset_federated_scaling() {
+  require_layout(Layout::Federated, "xffl_unset_federated_scaling");
+  clear_layout();
+}
+
+const topology::RankPlan &DistributedState::plan() const {
+  if (!plan_) fail(XFFL_ESTATE, "no layout is set (call xffl_set_fsdp, xffl_set_hsdp or xffl_federated_scaling)");
+  return *plan_;
+}
+
+const std::string &DistributedState::master_addr() const {
+  if (!is_global_setup()) fail(XFFL_ENOTSET, "master address is not set (call xffl_set_global)");
+  return master_addr_;
+}
+
+namespace {
+
+int require(const std::optional<int> &value, const char *name) {
+  if (!value) fail(XFFL_ENOTSET, name, " is not set");
+  return *value;
+}
+
+bool is_tuple(xffl_attr_t attr) {
+  return attr == XFFL_ATTR_REPLICA_WORLD_SIZE || attr == XFFL_ATTR_FEDERATED_LOCAL_SIZE;
+}
+
+const char *attr_name(xffl_attr_t attr) {
+  switch (attr) {
+    case XFFL_ATTR_BACKEND: return "backend";
+    case XFFL_ATTR_DEVICE_TYPE: return "device_type";
+    case XFFL_ATTR_MASTER_PORT: return "master_port";
+    case XFFL_ATTR_RANK: return "rank";
+    case XFFL_ATTR_WORLD_SIZE: return "world_size";
+    case XFFL_ATTR_NODE_LOCAL_RANK: return "node_local_rank";
+    case XFFL_ATTR_NODE_LOCAL_SIZE: return "node_local_size";
+    case XFFL_ATTR_NODE_RANK: return "node_rank";
+    case XFFL_ATTR_NODE_WORLD_SIZE: return "node_world_size";
+    case XFFL_ATTR_REPLICA_LOCAL_RANK: return "replica_local_rank";
+    case XFFL_ATTR_REPLICA_LOCAL_SIZE: return "replica_local_size";
+    case XFFL_ATTR_REPLICA_RANK: return "replica_rank";
+    case XFFL_ATTR_REPLICA_WORLD_SIZE: return "replica_world_size";
+    case XFFL_ATTR_FEDERATED_LOCAL_RANK: return "federated_local_rank";
+    case XFFL_ATTR_FEDERATED_LOCAL_SIZE: return "federated_local_size";
+    case XFFL_ATTR_FEDERATED_RANK: return "federated_rank";
+    case XFFL_ATTR_FEDERATED_WORLD_SIZE: return "federated_world_size";
+    case XFFL_ATTR_IS_SENDER: return "is_sender";
+    case XFFL_ATTR_RECEIVE_FROM: return "receive_from";
+    case XFFL_ATTR_STREAMS: return "streams";
+    case XFFL_ATTR_CURRENT_DEVICE: return "current_device";
+    case XFFL_ATTR_DEVICE_COUNT: return "device_count";
+    case XFFL_ATTR_INIT_DEVICE: return "init_device";
+    case XFFL_ATTR_META_INITIALIZATION: return "meta_initialization";
+    case XFFL_ATTR_HSDP: return "hsdp";
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int DistributedState::get_int(xffl_attr_t attr) const {
+  const char *name = attr_name(attr);
+  if (!name) fail(XFFL_EINVAL, "unknown attribute ", static_cast<int>(attr));
+  if (is_tuple(attr)) fail(XFFL_EINVAL, name, " is a tuple: read it with xffl_get_ints");
+  const bool global = is_global_setup();
+  const std::optional<int> none;
+  auto from_plan = [&](std::optional<int> topology::RankPlan::*field) -> std::optional<int> {
+    return plan_ ? (*plan_).*field : none;
+  };
+  switch (attr) {
+    case XFFL_ATTR_BACKEND: return require(global ? std::optional<int>(backend_kind_) : none, name);
+    case XFFL_ATTR_DEVICE_TYPE: return require(global ? std::optional<int>(device_type_) : none, name);
+    case XFFL_ATTR_MASTER_PORT: return require(global ? std::optional<int>(master_port_) : none, name);
+    case XFFL_ATTR_RANK: return require(global ? std::optional<int>(rank_) : none, name);
+    case XFFL_ATTR_WORLD_SIZE: return require(global ? std::optional<int>(world_size_) : none, name);
+    case XFFL_ATTR_NODE_LOCAL_RANK: return require(node_ ? std::optional<int>(node_->local_rank) : none, name);
+    case XFFL_ATTR_NODE_LOCAL_SIZE: return require(node_ ? std::optional<int>(node_->local_size) : none, name);
+    case XFFL_ATTR_NODE_RANK: return require(node_ ? std::optional<int>(node_->rank) : none, name);
+    case XFFL_ATTR_NODE_WORLD_SIZE: return require(node_ ? std::optional<int>(node_->world_size) : none, name);
+    case XFFL_ATTR_REPLICA_LOCAL_RANK: return require(from_plan(&topology::RankPlan::replica_local_rank), name);
+    case XFFL_ATTR_REPLICA_LOCAL_SIZE: return require(from_plan(&topology::RankPlan::replica_local_size), name);
+    case XFFL_ATTR_REPLICA_RANK: return require(from_plan(&topology::RankPlan::replica_rank), name);
+    case XFFL_ATTR_FEDERATED_LOCAL_RANK: return require(from_plan(&topology::RankPlan::federated_local_rank), name);
+    case XFFL_ATTR_FEDERATED_RANK: return require(from_plan(&topology::RankPlan::federated_rank), name);
+    case XFFL_ATTR_FEDERATED_WORLD_SIZE: return require(from_plan(&topology::RankPlan::federated_world_size), name);
+    case XFFL_ATTR_IS_SENDER:
+      return require(plan_ && plan_->is_sender ? std::optional<int>(*plan_->is_sender ? 1 : 0) : none, name);
+    case XFFL_ATTR_RECEIVE_FROM: return require(from_plan(&topology::RankPlan::receive_from), name);
+    case XFFL_ATTR_STREAMS: return require(global ? std::optional<int>(streams_) : none, name);
+    case XFFL_ATTR_CURRENT_DEVICE: return require(current_device_, name);
+    case XFFL_ATTR_DEVICE_COUNT: return require(global ? std::optional<int>(device_count_) : none, name);
+    case XFFL_ATTR_INIT_DEVICE:
+      return require(init_device_ ? std::optional<int>(*init_device_) : none, name);
+    case XFFL_ATTR_META_INITIALIZATION:
+      return require(meta_initialization_ ? std::optional<int>(*meta_initialization_ ? 1 : 0) : none, name);
+    case XFFL_ATTR_HSDP: return require(plan_ && plan_->hsdp > 0 ? std::optional<int>(plan_->hsdp) : none, name);
+    default: break;
+  }
+  fail(XFFL_EINTERNAL, "attribute ", name, " has no reader");
+}
+
+std::vector<int> DistributedState::get_ints(xffl_attr_t attr) const {
+  if (attr == XFFL_ATTR_REPLICA_WORLD_SIZE) {
+    if (!plan_ || plan_->replica_world_size.empty()) fail(XFFL_ENOTSET, "replica_world_size is not set");
+    return plan_->replica_world_size;
+  }
+  if (attr == XFFL_ATTR_FEDERATED_LOCAL_SIZE) {
+    if (!plan_ || !plan_->federated_local_size) fail(XFFL_ENOTSET, "federated_local_size is not set");
+    return *plan_->federated_local_size;
+  }
+  return {get_int(attr)};
+}
+
+xffl_group *DistributedState::group(xffl_group_kind_t kind, int instance) const {
+  if (kind < XFFL_GROUP_WORLD || kind > XFFL_GROUP_FEDERATION)
+    fail(XFFL_EINVAL, "unknown group kind ", static_cast<int>(kind));
+  const auto &instances = groups_[static_cast<size_t>(kind)];
+  if (instance < 0) fail(XFFL_EINVAL, "group instance ", instance, " must not be negative");
+  if (instances.empty()) {
+    if (!is_global_setup()) fail(XFFL_ENOTSET, "the ", group_kind_name(kind), " group is not set (call xffl_set_global)");
+    fail(XFFL_ENOTSET, "the ", group_kind_name(kind), " group is not set in the current layout (",
+         layout_ == Layout::None ? "none" : layout_call(layout_), ")");
+  }
+  if (static_cast<size_t>(instance) >= instances.size())
+    fail(XFFL_EINVAL, "group instance ", instance, " outside [0, ", instances.size(), ") for the ",
+         group_kind_name(kind), " group (streams = ", streams_, ")");
+  return instances[static_cast<size_t>(instance)].get();
+}
+
+std::unique_ptr<xffl_group> DistributedState::create_process_group(const std::vector<int> &ranks,
+                                                                   const std::string &description) {
+  require_global("xffl_create_process_group");
+  if (ranks.empty()) fail(XFFL_EINVAL, "a process group needs at least one rank");
+  std::vector<int> sorted = ranks;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] < 0 || sorted[i] >= world_size_)
+      fail(XFFL_EINVAL, "rank ", sorted[i], " of the process group outside [0, ", world_size_, ")");
+    if (i && sorted[i] == sorted[i - 1]) fail(XFFL_EINVAL, "rank ", sorted[i], " appears twice in the process group");
+  }
+  auto members = topology::RankList::explicit_ranks(ranks);
+  const int my_index = members.index_of(rank_);
+  if (my_index < 0)
+    fail(XFFL_EINVAL, "rank ", rank_, " is not a member of the process group it creates (only members call it)");
+  // Members create groups of one member list in the same order, so the count makes equal tags.
+  unsigned count = 0;
+  auto found = std::find_if(custom_group_counts_.begin(), custom_group_counts_.end(),
+                            [&](const auto &entry) { return entry.first == ranks; });
+  if (found == custom_group_counts_.end()) {
+    custom_group_counts_.emplace_back(ranks, 1u);
+  } else {
+    count = found->second++;
+  }
+  unsigned long long hash = mix({0xC057ULL, static_cast<unsigned long long>(count)});
+  for (int r : ranks) hash = mix({hash, static_cast<unsigned long long>(r)});
+  comm::GroupSpec spec{std::move(members), my_index, description, hash};
+  return std::make_unique<xffl_group>(std::move(spec), backend_, true);
+}
+
+const topology::Mesh &DistributedState::mesh(xffl_mesh_kind_t kind) const {
+  if (kind != XFFL_MESH_FSDP && kind != XFFL_MESH_HSDP) fail(XFFL_EINVAL, "unknown mesh kind ", static_cast<int>(kind));
+  const char *name = kind == XFFL_MESH_FSDP ? "fsdp_mesh" : "hsdp_mesh";
+  if (!plan_) fail(XFFL_ENOTSET, name, " is not set");
+  const std::optional<topology::Mesh> &mesh = kind == XFFL_MESH_FSDP ? plan_->fsdp_mesh : plan_->hsdp_mesh;
+  if (!mesh) fail(XFFL_ENOTSET, name, " is not set");
+  return *mesh;
+}
+
+}  // namespace xffl

@@ -1,0 +1,102 @@
+// The C++ DistributedState: validates calls in order, owns the groups of the current layout, and
+// drives the backend. Mirrors xFFL's Python DistributedState; see DESIGN.md sections 2 and 3.
+#ifndef XFFL_SRC_STATE_DISTRIBUTED_STATE_H
+#define XFFL_SRC_STATE_DISTRIBUTED_STATE_H
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "state/group.h"
+#include "state/options.h"
+#include "topology/plan.h"
+
+namespace xffl {
+
+enum class Layout { None, Fsdp, Hsdp, Federated };
+
+struct NodeInfo {
+  int local_rank = 0, local_size = 0, rank = 0, world_size = 0;
+};
+
+class DistributedState {
+ public:
+  DistributedState();
+  ~DistributedState();
+  DistributedState(const DistributedState &) = delete;
+  DistributedState &operator=(const DistributedState &) = delete;
+
+  void set_global(xffl_backend_t backend, xffl_device_t device_type, const std::string &master_addr, int master_port,
+                  int rank, int world_size);
+  void set_node(int local_rank, int local_size, int node_rank, int node_world_size);
+  void set_exec_device(int device_index, int streams);
+  void set_init_device(xffl_device_t init_device, bool meta_initialization);
+  void set_fsdp();
+  void set_hsdp(int hsdp);
+  void federated_scaling(const std::vector<int> &sizes, int hsdp);
+  void unset_fsdp();
+  void unset_hsdp();
+  void unset_federated_scaling();
+
+  bool is_global_setup() const { return backend_ != nullptr; }
+  bool is_node_setup() const { return node_.has_value(); }
+  bool is_fsdp_setup() const { return plan_ && plan_->fsdp_mesh.has_value(); }
+  bool is_hsdp_setup() const { return plan_ && plan_->hsdp_mesh.has_value(); }
+  bool is_federated_scaling_setup() const { return layout_ == Layout::Federated; }
+
+  int get_int(xffl_attr_t attr) const;
+  std::vector<int> get_ints(xffl_attr_t attr) const;
+  const std::string &master_addr() const;
+
+  Options &options() { return options_; }
+  const Options &options() const { return options_; }
+
+  xffl_group *group(xffl_group_kind_t kind, int instance) const;
+  std::unique_ptr<xffl_group> create_process_group(const std::vector<int> &ranks, const std::string &description);
+  const topology::Mesh &mesh(xffl_mesh_kind_t kind) const;
+
+  std::string describe(xffl_format_t format) const;
+
+  // The plan of the current layout; requires one.
+  const topology::RankPlan &plan() const;
+
+ private:
+  void require_global(const char *call) const;
+  void require_no_layout(const char *call) const;
+  void require_layout(Layout layout, const char *call) const;
+  void install_layout(Layout layout, topology::RankPlan plan);
+  void clear_layout();
+  void add_group(xffl_group_kind_t kind, int instances, const topology::RankList &members,
+                 const std::string &description);
+
+  Options options_;
+  std::shared_ptr<comm::Backend> backend_;
+  xffl_backend_t backend_kind_ = XFFL_BACKEND_NONE;
+  xffl_device_t device_type_ = XFFL_DEVICE_CPU;
+  std::string master_addr_;
+  int master_port_ = 0;
+  int rank_ = 0;
+  int world_size_ = 0;
+  std::optional<NodeInfo> node_;
+  std::optional<int> current_device_;
+  int device_count_ = 0;
+  int streams_ = 1;
+  std::optional<xffl_device_t> init_device_;
+  std::optional<bool> meta_initialization_;
+
+  Layout layout_ = Layout::None;
+  unsigned layout_generation_ = 0;  // advances identically on every rank: part of each group's tag
+  std::optional<topology::RankPlan> plan_;
+  // Groups by xffl_group_kind_t, then instance. WORLD lives from set_global; the rest with the layout.
+  std::array<std::vector<std::unique_ptr<xffl_group>>, 7> groups_;
+  std::vector<std::pair<std::vector<int>, unsigned>> custom_group_counts_;
+};
+
+}  // namespace xffl
+
+struct xffl_state final : xffl::DistributedState {};
+
+#endif

@@ -1,0 +1,40 @@
+// A process group instance: members, the caller's place, and its communicator (made lazily by the
+// backend, so creating a group never costs a collective round).
+#ifndef XFFL_SRC_STATE_GROUP_H
+#define XFFL_SRC_STATE_GROUP_H
+
+#include <memory>
+#include <string>
+
+#include "comm/communicator.h"
+
+namespace xffl {
+
+class Group {
+ public:
+  Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, bool owned);
+  virtual ~Group() = default;
+
+  const comm::GroupSpec &spec() const { return spec_; }
+  const topology::RankList &members() const { return spec_.members; }
+  int my_index() const { return spec_.my_index; }
+  const std::string &description() const { return spec_.description; }
+  bool owned() const { return owned_; }
+  xffl_backend_t backend_kind() const { return backend_->kind(); }
+  comm::Communicator &communicator();
+
+ private:
+  comm::GroupSpec spec_;
+  std::shared_ptr<comm::Backend> backend_;  // shared: an owned group may outlive its state safely
+  std::unique_ptr<comm::Communicator> communicator_;
+  bool owned_;
+};
+
+}  // namespace xffl
+
+// The C handle is the C++ object itself.
+struct xffl_group final : xffl::Group {
+  using xffl::Group::Group;
+};
+
+#endif
