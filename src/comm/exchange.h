@@ -1,0 +1,24 @@
+// How a backend publishes and looks up small blobs (UCX worker addresses, NCCL ids) during bring-up.
+// The rendezvous store (bootstrap/) implements it; tests use an in-memory one.
+#ifndef XFFL_SRC_COMM_EXCHANGE_H
+#define XFFL_SRC_COMM_EXCHANGE_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xffl::comm {
+
+class Exchange {
+ public:
+  virtual ~Exchange() = default;
+  // Stores value under key for every rank of the job to read. Keys are written once.
+  virtual void publish(const std::string &key, const std::vector<uint8_t> &value) = 0;
+  // Waits until key exists, at most timeout_ms; throws xffl::Error(XFFL_ETIMEOUT) naming the key and
+  // what was awaited, or XFFL_ENETWORK / XFFL_EPEER when the store is gone.
+  virtual std::vector<uint8_t> fetch(const std::string &key, int timeout_ms) = 0;
+};
+
+}  // namespace xffl::comm
+
+#endif
