@@ -3,7 +3,7 @@
  * @brief Federated averaging: make every copy of every shard identical across federated groups.
  *
  * After a successful call every replica in every federated group holds the same bytes: the mean over
- * federated groups. Strategy: XFFL_OPT_FEDERATED_STRATEGY.
+ * federated groups (weighted by xffl_set_federated_weights if set). Strategy: XFFL_OPT_FEDERATED_STRATEGY.
  * Collective over the whole job: every rank calls it with the same count and dtype.
  */
 #ifndef XFFL_FEDERATED_H
@@ -28,6 +28,16 @@ XFFL_API xffl_status_t xffl_federated_average(xffl_state_t *st, void *buf, size_
  */
 XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const *bufs, const size_t *counts,
                                                    size_t n, xffl_dtype_t dtype, void *stream);
+
+/**
+ * @brief Weight of each federated group in the average (FedAvg by sample count); default unweighted.
+ * @param[in] weights G finite, non-negative values with a positive sum (G = federated world size), or
+ *            NULL with n == 0 to return to the plain mean
+ * @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE without federated scaling.
+ * @note Local, but every rank must set the same weights. Weighted averages need a floating-point dtype;
+ *       unset_federated_scaling clears them.
+ */
+XFFL_API xffl_status_t xffl_set_federated_weights(xffl_state_t *st, const double *weights, size_t n);
 
 XFFL_END_DECLS
 

@@ -39,6 +39,22 @@ XFFL_API xffl_status_t xffl_state_create(xffl_state_t **out);
 XFFL_API void xffl_state_destroy(xffl_state_t *st);
 
 /**
+ * @brief Create a state and set it up entirely from the launcher's environment.
+ *
+ * Reads torchrun (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE,
+ * MASTER_ADDR, MASTER_PORT), SLURM (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NODEID, ...),
+ * Open MPI (OMPI_COMM_WORLD_*) and xffl's own variables (XFFL_BACKEND, XFFL_DEVICE, XFFL_FEDERATED,
+ * XFFL_FEDERATED_LOCAL_WORLD_SIZE, XFFL_HSDP, XFFL_STREAMS, XFFL_TIMEOUT, XFFL_AUTH_TOKEN,
+ * XFFL_LOG_LEVEL, XFFL_JOB_ID); explicit XFFL_* values win over torchrun, torchrun over SLURM, SLURM
+ * over Open MPI. Then calls set_global, set_node, set_exec_device and the layout (federated scaling if
+ * XFFL_FEDERATED* is set, else HSDP if XFFL_HSDP is set, else FSDP).
+ * @param[out] out the new state, owned by the caller; written only on success.
+ * @return XFFL_OK; XFFL_EINVAL naming a missing or contradictory variable; any status of the calls above.
+ * @note Collective like xffl_set_global.
+ */
+XFFL_API xffl_status_t xffl_state_from_env(xffl_state_t **out);
+
+/**
  * @brief Set the global information and bring up the backend.
  * @param[in] st the state (no set_global yet)
  * @param[in] backend XFFL_BACKEND_NONE (topology only), UCX or NCCL

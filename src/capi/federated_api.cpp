@@ -20,6 +20,12 @@ xffl::federated::Roles roles_of(xffl_state_t *st, void *stream) {
   if (stream && federated->backend_kind() != XFFL_BACKEND_NCCL)
     xffl::fail(XFFL_EINVAL, "stream must be NULL for host memory (backend is not NCCL)");
   roles.is_sender = plan.is_sender.value_or(true);
+  const std::vector<double> &weights = st->federated_weights();
+  if (!weights.empty()) {
+    double sum = 0;
+    for (double w : weights) sum += w;
+    roles.weight_factor = static_cast<double>(weights.size()) * weights[static_cast<size_t>(*plan.federated_rank)] / sum;
+  }
   if (plan.replica_group) {
     xffl_group *replica = st->group(XFFL_GROUP_REPLICA, 0);
     const int sender = plan.receive_from.value_or(plan.rank);
@@ -36,6 +42,10 @@ xffl::federated::Roles roles_of(xffl_state_t *st, void *stream) {
   }
   return roles;
 }
+
+// Buckets of _many: large enough to amortise a collective's latency, small enough to stay in cache-friendly
+// staging memory and to balance buckets across streams.
+constexpr size_t kBucketBytes = size_t{16} << 20;
 
 void check_buffer(const void *buf, size_t count, int dtype) {
   if (!xffl::comm::valid_dtype(dtype)) xffl::fail(XFFL_EINVAL, "unknown dtype ", dtype);
@@ -64,9 +74,16 @@ XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const
     require_arg(counts, __func__, "counts");
   }
   for (size_t i = 0; i < n; ++i) check_buffer(bufs[i], counts[i], dtype);
-  const xffl::federated::Roles roles = roles_of(st, stream);
-  for (size_t i = 0; i < n; ++i) xffl::federated::average(roles, bufs[i], counts[i], dtype, stream);
+  xffl::federated::average_many(roles_of(st, stream), bufs, counts, n, dtype, stream, kBucketBytes);
   XFFL_API_END("xffl_federated_average_many")
+}
+
+XFFL_API xffl_status_t xffl_set_federated_weights(xffl_state_t *st, const double *weights, size_t n) {
+  XFFL_API_BEGIN
+  require_arg(st, __func__, "st");
+  if (n > 0) require_arg(weights, __func__, "weights");
+  st->set_federated_weights(std::vector<double>(weights, weights + n));
+  XFFL_API_END("xffl_set_federated_weights")
 }
 
 }  // extern "C"

@@ -18,6 +18,13 @@ XFFL_API xffl_status_t xffl_state_create(xffl_state_t **out) {
   XFFL_API_END("xffl_state_create")
 }
 
+XFFL_API xffl_status_t xffl_state_from_env(xffl_state_t **out) {
+  XFFL_API_BEGIN
+  require_arg(out, __func__, "out");
+  xffl::fail(XFFL_EUNSUPPORTED, "reading the launcher environment is being wired in");
+  XFFL_API_END("xffl_state_from_env")
+}
+
 XFFL_API void xffl_state_destroy(xffl_state_t *st) {
   try {
     delete st;

@@ -4,6 +4,7 @@
 #define XFFL_SRC_FEDERATED_AVERAGE_H
 
 #include <cstddef>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "xffl/types.h"
@@ -12,14 +13,23 @@ namespace xffl::federated {
 
 struct Roles {
   comm::Communicator *federated = nullptr;  // FEDERATED group (instance chosen by the caller)
-  comm::Communicator *replica = nullptr;    // REPLICA group, or null without HSDP
+  comm::Communicator *replica = nullptr;    // REPLICA group for HIERARCHICAL with HSDP, else null
   bool is_sender = true;
-  int sender_index = 0;                     // index of this rank's sender among the REPLICA members
+  int sender_index = 0;  // index of this rank's sender among the REPLICA members
   xffl_federated_strategy_t strategy = XFFL_FEDAVG_HIERARCHICAL;
+  // Factor applied to this rank's copy before the cross-group AVG, so that the AVG yields the weighted
+  // mean: G * w_f / sum(w). 1 for the plain mean.
+  double weight_factor = 1.0;
 };
 
 // In place: afterwards every copy of the shard holds the mean over federated groups.
+// On failure the buffer's content is unspecified (as with any failed collective).
 void average(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream);
+
+// Several buffers: small ones are coalesced into buckets of about bucket_bytes (copied in, averaged,
+// copied back exactly); buffers of at least bucket_bytes are averaged in place.
+void average_many(const Roles &roles, void *const *bufs, const size_t *counts, size_t n, xffl_dtype_t dtype,
+                  void *stream, size_t bucket_bytes);
 
 }  // namespace xffl::federated
 

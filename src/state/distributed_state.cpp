@@ -185,6 +185,7 @@ void DistributedState::install_layout(Layout layout, topology::RankPlan plan) {
 void DistributedState::clear_layout() {
   for (int kind = XFFL_GROUP_FSDP; kind <= XFFL_GROUP_FEDERATION; ++kind) groups_[static_cast<size_t>(kind)].clear();
   plan_.reset();
+  federated_weights_.clear();
   layout_ = Layout::None;
 }
 
@@ -379,6 +380,25 @@ const topology::Mesh &DistributedState::mesh(xffl_mesh_kind_t kind) const {
   const std::optional<topology::Mesh> &mesh = kind == XFFL_MESH_FSDP ? plan_->fsdp_mesh : plan_->hsdp_mesh;
   if (!mesh) fail(XFFL_ENOTSET, name, " is not set");
   return *mesh;
+}
+
+void DistributedState::set_federated_weights(const std::vector<double> &weights) {
+  require_layout(Layout::Federated, "xffl_set_federated_weights");
+  if (weights.empty()) {
+    federated_weights_.clear();
+    return;
+  }
+  const int groups = *plan_->federated_world_size;
+  if (static_cast<int>(weights.size()) != groups)
+    fail(XFFL_EINVAL, "federated weights: ", weights.size(), " values for ", groups, " federated groups");
+  double sum = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (!std::isfinite(weights[i]) || weights[i] < 0)
+      fail(XFFL_EINVAL, "federated weight ", weights[i], " of group ", i, " must be finite and non-negative");
+    sum += weights[i];
+  }
+  if (!(sum > 0) || !std::isfinite(sum)) fail(XFFL_EINVAL, "federated weights sum to ", sum, "; it must be positive and finite");
+  federated_weights_ = weights;
 }
 
 }  // namespace xffl

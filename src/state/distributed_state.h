@@ -60,6 +60,9 @@ class DistributedState {
 
   std::string describe(xffl_format_t format) const;
 
+  // FedAvg weights per federated group; empty means the plain mean.
+  void set_federated_weights(const std::vector<double> &weights);
+  const std::vector<double> &federated_weights() const { return federated_weights_; }
   // The plan of the current layout; requires one.
   const topology::RankPlan &plan() const;
 
@@ -93,6 +96,7 @@ class DistributedState {
   // Groups by xffl_group_kind_t, then instance. WORLD lives from set_global; the rest with the layout.
   std::array<std::vector<std::unique_ptr<xffl_group>>, 7> groups_;
   std::vector<std::pair<std::vector<int>, unsigned>> custom_group_counts_;
+  std::vector<double> federated_weights_;
 };
 
 }  // namespace xffl
