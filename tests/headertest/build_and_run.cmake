@@ -1,0 +1,20 @@
+# Builds one EXCLUDE_FROM_ALL link test, runs it and checks it counted every declared function.
+# -DBINARY_DIR=<build tree> -DTARGET=<target> -DEXECUTABLE=<its file> -DEXPECTED=<declared count>
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${BINARY_DIR} --target ${TARGET}
+                RESULT_VARIABLE build_rc OUTPUT_VARIABLE build_out ERROR_VARIABLE build_out)
+if(NOT build_rc EQUAL 0)
+  string(REGEX MATCHALL "undefined reference to [^\n]*" missing "${build_out}")
+  if(missing)
+    string(REPLACE ";" "\n  " missing "${missing}")
+    message(FATAL_ERROR "a public header declares functions libxffl.so does not export:\n  ${missing}")
+  endif()
+  message(FATAL_ERROR "building ${TARGET} failed:\n${build_out}")
+endif()
+execute_process(COMMAND ${EXECUTABLE} RESULT_VARIABLE run_rc OUTPUT_VARIABLE run_out ERROR_VARIABLE run_out)
+message("${run_out}")
+if(NOT run_rc EQUAL 0)
+  message(FATAL_ERROR "${TARGET} exited with ${run_rc}")
+endif()
+if(NOT run_out MATCHES "^${EXPECTED} public functions declared and linked")
+  message(FATAL_ERROR "${TARGET} did not report ${EXPECTED} linked functions")
+endif()
