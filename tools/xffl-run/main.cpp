@@ -1,0 +1,51 @@
+// xffl-run: a torchrun-style local launcher. See usage_text() and DESIGN.md section 6.
+#include <cstdio>
+#include <exception>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "errors.h"
+#include "free_port.h"
+#include "options.h"
+#include "rank_env.h"
+#include "signal_watch.h"
+#include "supervisor.h"
+
+namespace {
+
+int launch(int argc, const char* const* argv) {
+  using namespace xffl_run;
+  LaunchOptions opts = parse_options(argc, argv);
+  if (opts.show_help) {
+    std::fputs(usage_text(), stdout);
+    return 0;
+  }
+  JobInfo job{opts.master_addr, opts.master_port ? *opts.master_port : find_free_port(opts.master_addr),
+              make_job_id()};
+#ifdef __linux__
+  // Processes a rank leaves behind are re-parented to us rather than to init, so we can reap them.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+#endif
+  SignalWatch signals;
+  Supervisor supervisor(opts, job, signals);
+  return supervisor.run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return launch(argc, argv);
+  } catch (const xffl_run::UsageError& e) {
+    std::fprintf(stderr, "xffl-run: error: %s\n", e.what());
+    return xffl_run::kExitUsage;
+  } catch (const xffl_run::ExecError& e) {
+    std::fprintf(stderr, "xffl-run: %s\n", e.what());
+    return xffl_run::kExitCannotExecute;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "xffl-run: %s\n", e.what());
+    return xffl_run::kExitSystem;
+  }
+}

@@ -1,0 +1,84 @@
+#include "rank_process.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "errors.h"
+
+extern char** environ;
+
+namespace xffl_run {
+namespace {
+
+std::vector<char*> as_argv(const std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (const std::string& s : strings) pointers.push_back(const_cast<char*>(s.c_str()));
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+// Between fork and exec only async-signal-safe calls: everything was prepared by the parent.
+[[noreturn]] void become_rank(char** argv, char** envp, int null_fd, int out_fd, int err_fd, int status_fd,
+                              const SignalWatch& signals) {
+  ::setpgid(0, 0);
+  signals.restore_in_child();
+  if (::dup2(null_fd, STDIN_FILENO) < 0 || ::dup2(out_fd, STDOUT_FILENO) < 0 || ::dup2(err_fd, STDERR_FILENO) < 0) {
+    int err = errno;
+    ssize_t ignored = ::write(status_fd, &err, sizeof err);
+    (void)ignored;
+    ::_exit(kExitCannotExecute);
+  }
+  environ = envp;  // execvp searches PATH and passes environ on
+  ::execvp(argv[0], argv);
+  int err = errno;
+  ssize_t ignored = ::write(status_fd, &err, sizeof err);  // close-on-exec: silence means success
+  (void)ignored;
+  ::_exit(kExitCannotExecute);
+}
+
+}  // namespace
+
+StartedRank start_rank(const std::vector<std::string>& command, const std::vector<std::string>& environment,
+                       const SignalWatch& signals) {
+  std::vector<char*> argv = as_argv(command);
+  std::vector<char*> envp = as_argv(environment);
+  UniqueFd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (!null_fd) throw SystemError("open /dev/null", errno);
+  Pipe out = make_pipe();
+  Pipe err = make_pipe();
+  Pipe status = make_pipe();
+
+  pid_t pid;
+  {
+    SignalWatch::BlockedScope blocked;
+    pid = ::fork();
+    if (pid == 0)
+      become_rank(argv.data(), envp.data(), null_fd.get(), out.write_end.get(), err.write_end.get(),
+                  status.write_end.get(), signals);
+  }
+  if (pid < 0) throw SystemError("fork", errno);
+  ::setpgid(pid, pid);  // also here, so the group exists before we might signal it; EACCES after exec is fine
+  out.write_end.reset();
+  err.write_end.reset();
+  status.write_end.reset();
+
+  int exec_errno = 0;
+  ssize_t got;
+  do {
+    got = ::read(status.read_end.get(), &exec_errno, sizeof exec_errno);
+  } while (got < 0 && errno == EINTR);
+  if (got > 0) {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    throw ExecError("cannot execute '" + command[0] + "': " + std::strerror(exec_errno));
+  }
+
+  set_nonblocking(out.read_end.get());
+  set_nonblocking(err.read_end.get());
+  return StartedRank{pid, std::move(out.read_end), std::move(err.read_end)};
+}
+
+}  // namespace xffl_run
