@@ -110,7 +110,7 @@ void draw_lanes(Canvas &c, const Picture &picture, double label_right, double la
     c.svg.text(label_right - 12, y + 4, picture.lanes[l].label, 12,
                "font-weight=\"600\" " + fill(lane_color(lane)), "end");
     c.svg.line(label_right - 6, y, right + 6, y,
-               "stroke=\"" + std::string(lane_color(lane)) + "\" stroke-width=\"3\" stroke-linecap=\"round\"");
+               "class=\"lane\" stroke=\"" + std::string(lane_color(lane)) + "\" stroke-width=\"3\" stroke-linecap=\"round\"");
     for (double x : drop_x[l]) c.svg.circle(x, y, 3.5, fill(lane_color(lane)));
   }
 }
@@ -187,7 +187,9 @@ void draw_detailed(Canvas &c, const World &world, const Picture &picture, double
   // Boxes first, then drops over their background, then cells over the drops.
   for (const auto &b : boxes) {
     const Facility &f = *b.facility;
-    c.svg.rect(b.x, b.y, b.w, b.h, 12, fill_stroke(kBoxFill, kBoxStroke, 1.5));
+    c.svg.rect(b.x, b.y, b.w, b.h, 12,
+               "class=\"facility\" data-facility=\"" + std::to_string(f.index) + "\" " +
+                   fill_stroke(kBoxFill, kBoxStroke, 1.5));
     if (world.hsdp) {
       for (int row = 0; row < f.rows; ++row)
         c.svg.text(b.x + 14, cell_y(b, row) + kCellH / 2 + 4, "replica " + std::to_string(row), 10.5, fill(kFaint));
@@ -221,7 +223,9 @@ void draw_detailed(Canvas &c, const World &world, const Picture &picture, double
       const bool sender = info.is_sender.value_or(false) && world.federated();
       const std::string cell_fill = lane >= 0 ? lane_tint(lane) : (world.federated() ? "#ffffff" : "#eef2f7");
       const std::string stroke = sender && lane >= 0 ? lane_color(lane) : (sender ? kInk : kCellStroke);
-      c.svg.rect(cx, cy, kCellW, kCellH, 7, fill_stroke(cell_fill, stroke, sender ? 3 : 1));
+      c.svg.rect(cx, cy, kCellW, kCellH, 7,
+                 std::string("class=\"") + (sender ? "rank sender" : "rank") + "\" data-rank=\"" + std::to_string(r) +
+                     "\" " + fill_stroke(cell_fill, stroke, sender ? 3 : 1));
       c.svg.text(cx + kCellW / 2, cy + (info.receive_from ? 23 : 28), std::to_string(r), 15,
                  "font-weight=\"600\" " + fill(kInk), "middle");
       if (info.receive_from)
@@ -301,7 +305,8 @@ void draw_summary(Canvas &c, const World &world, const Picture &picture, double 
   for (const auto &b : boxes) {
     c.extend(b.x + b.w, b.y + b.h);
     if (!b.facility) {
-      c.svg.rect(b.x, b.y, b.w, b.h, 12, fill_stroke("#ffffff", kBoxStroke, 1.5) + " stroke-dasharray=\"6 4\"");
+      c.svg.rect(b.x, b.y, b.w, b.h, 12,
+                 "class=\"left-out\" " + fill_stroke("#ffffff", kBoxStroke, 1.5) + " stroke-dasharray=\"6 4\"");
       c.svg.text(b.x + b.w / 2, b.y + b.h / 2 - 10, "\u22ef", 28, fill(kFaint), "middle");
       c.svg.text(b.x + b.w / 2, b.y + b.h / 2 + 18,
                  plural(picture.left_out, "more facility", "more facilities"), 12, fill(kMuted), "middle");
@@ -316,7 +321,9 @@ void draw_summary(Canvas &c, const World &world, const Picture &picture, double 
       continue;
     }
     const Facility &f = *b.facility;
-    c.svg.rect(b.x, b.y, b.w, b.h, 12, fill_stroke(kBoxFill, kBoxStroke, 1.5));
+    c.svg.rect(b.x, b.y, b.w, b.h, 12,
+               "class=\"facility summary\" data-facility=\"" + std::to_string(f.index) + "\" " +
+                   fill_stroke(kBoxFill, kBoxStroke, 1.5));
     c.svg.text(b.x + 16, b.y + 28, facility_title(world, f), 15, "font-weight=\"700\" " + fill(kInk));
     c.svg.text(b.x + 16, b.y + 48, "ranks " + rank_range(f) + " (" + std::to_string(f.size()) + ")", 11.5, fill(kMuted));
     c.svg.text(b.x + 16, b.y + 66, mesh_shape(world, f), 11.5, fill(kMuted));
@@ -331,7 +338,9 @@ void draw_summary(Canvas &c, const World &world, const Picture &picture, double 
         const bool sender = info.is_sender.value_or(false) && world.federated();
         const double cx = gx + col * (kMiniCell + kMiniGap), cy = gy + row * (kMiniCell + kMiniGap);
         c.svg.rect(cx, cy, kMiniCell, kMiniCell, 3,
-                   fill_stroke(lane >= 0 ? lane_tint(lane) : "#ffffff",
+                   std::string("class=\"") + (sender ? "rank sender" : "rank") + "\" data-rank=\"" +
+                       std::to_string(r) + "\" " +
+                       fill_stroke(lane >= 0 ? lane_tint(lane) : "#ffffff",
                                sender && lane >= 0 ? lane_color(lane) : kCellStroke, sender ? 2 : 0.8));
         if (r == picture.highlight)
           c.svg.rect(cx - 3, cy - 3, kMiniCell + 6, kMiniCell + 6, 4,
