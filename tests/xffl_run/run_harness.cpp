@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
+#include <iterator>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,7 +21,7 @@ namespace run_test {
 const char* launcher_path() { return XFFL_RUN_EXE; }
 const char* probe_path() { return XFFL_RUN_PROBE; }
 
-Launch::Launch(const std::vector<std::string>& args, const std::vector<std::string>& extra_env) {
+Launch::Launch(const std::vector<std::string>& args, const std::vector<std::string>& extra_env, bool own_group) {
   std::vector<std::string> argv_strings{launcher_path()};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   for (const std::string& a : argv_strings) command_ += (command_.empty() ? "" : " ") + a;
@@ -39,11 +40,13 @@ Launch::Launch(const std::vector<std::string>& args, const std::vector<std::stri
   pid_ = ::fork();
   if (pid_ < 0) fail_msg("fork: %s", std::strerror(errno));
   if (pid_ == 0) {
+    if (own_group) ::setpgid(0, 0);
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
     ::execve(argv[0], argv.data(), envp.data());
     ::_exit(126);
   }
+  if (own_group) ::setpgid(pid_, pid_);  // before any signal to the group can be sent
   ::close(out[1]);
   ::close(err[1]);
   out_fd_ = out[0];
@@ -60,6 +63,8 @@ Launch::~Launch() {
 }
 
 void Launch::send(int signo) const { ::kill(pid_, signo); }
+
+void Launch::send_to_group(int signo) const { ::kill(-pid_, signo); }
 
 Outcome Launch::finish(double seconds) {
   using Clock = std::chrono::steady_clock;
@@ -154,6 +159,11 @@ std::vector<long> read_numbers(const std::string& dir, const std::string& suffix
 }
 
 bool file_exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+std::string read_file(const std::string& path) {
+  std::ifstream file(path);
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
 
 bool process_gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 

@@ -19,13 +19,17 @@ struct Outcome {
 class Launch {
  public:
   // args are xffl-run's arguments (the probe's path is available as probe_path()).
-  explicit Launch(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {});
+  // own_group: xffl-run leads its own process group, as a shell's foreground job does.
+  explicit Launch(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {},
+                  bool own_group = false);
   ~Launch();  // SIGKILLs xffl-run if a failed test left it running
   Launch(const Launch&) = delete;
   Launch& operator=(const Launch&) = delete;
 
   pid_t pid() const { return pid_; }
   void send(int signo) const;
+  // To xffl-run's whole process group, as a terminal's Ctrl-C does (needs own_group).
+  void send_to_group(int signo) const;
   // Reads everything and waits for exit, bounded by `seconds`; fails the test naming the command if
   // xffl-run is still there by then.
   Outcome finish(double seconds = 30);
@@ -58,6 +62,7 @@ void await_files(const std::string& dir, const std::string& suffix, int count, d
 // Reads DIR/<rank><suffix> for each rank as an integer; fails the test if one is missing.
 std::vector<long> read_numbers(const std::string& dir, const std::string& suffix, int ranks);
 bool file_exists(const std::string& path);
+std::string read_file(const std::string& path);
 // True if no process with this pid exists any more (not even a zombie).
 bool process_gone(pid_t pid);
 

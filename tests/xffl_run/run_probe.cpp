@@ -9,6 +9,7 @@
 //   raise=SIG      send ourselves signal SIG (default disposition)
 //   ignore=SIG     ignore signal SIG
 //   trap=DIR       on SIGINT/SIGTERM/SIGHUP: DIR/<rank>.signal gets the number, then exit 0
+//   note=DIR       on SIGINT/SIGTERM/SIGHUP: append the number to DIR/<rank>.signal and carry on
 //   chatter=N      N lines to stdout and N to stderr, each written in three pieces
 //   bytes          one stdout line with every byte value except '\n'
 //   long=N         one stdout line of N pattern bytes
@@ -16,7 +17,8 @@
 //   print=TEXT     TEXT and a newline on stdout
 //   close          close stdout and stderr
 //   touch=DIR      create DIR/<rank>.done
-//   spawn=DIR      start a child in our process group that writes DIR/<rank>.child and sleeps 60 s
+//   spawn=DIR      start a child in our process group that writes DIR/<rank>.child and sleeps 60 s;
+//                  returns once the file is there
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -85,6 +87,18 @@ void on_trapped_signal(int signo) {
   ::_exit(0);
 }
 
+void on_noted_signal(int signo) {
+  std::string path = g_trap_dir + "/" + g_rank + ".signal";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd >= 0) {
+    char text[16];
+    int length = std::snprintf(text, sizeof text, "%d\n", signo);
+    ssize_t ignored = ::write(fd, text, static_cast<std::size_t>(length));
+    (void)ignored;
+    ::close(fd);
+  }
+}
+
 const char* kVariables[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
                             "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
                             "TORCHELASTIC_RUN_ID", "XFFL_JOB_ID", "XFFL_FEDERATED", "XFFL_HSDP", "XFFL_BACKEND",
@@ -125,6 +139,9 @@ void run_step(const std::string& step) {
   } else if (name == "trap") {
     g_trap_dir = value;
     for (int signo : {SIGINT, SIGTERM, SIGHUP}) std::signal(signo, on_trapped_signal);
+  } else if (name == "note") {
+    g_trap_dir = value;
+    for (int signo : {SIGINT, SIGTERM, SIGHUP}) std::signal(signo, on_noted_signal);
   } else if (name == "chatter") {
     int lines = std::atoi(value.c_str());
     for (int i = 0; i < lines; ++i) {
@@ -162,6 +179,10 @@ void run_step(const std::string& step) {
       write_file(value + "/" + g_rank + ".child", std::to_string(::getpid()));
       sleep_seconds(60);
       std::_Exit(0);
+    }
+    for (int tries = 0; ::access((value + "/" + g_rank + ".child").c_str(), F_OK) != 0; ++tries) {
+      if (tries > 3000) std::_Exit(99);
+      sleep_seconds(0.01);
     }
   } else {
     write_all(2, "probe: unknown step " + step + "\n");

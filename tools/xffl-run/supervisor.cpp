@@ -112,6 +112,7 @@ void Supervisor::supervise() {
     SignalWatch::Arrived arrived = signals_.take();
     for (int signo : arrived.forwarded) on_forwarded_signal(signo);
     reap();  // every round, not only on SIGCHLD: cheap, and immune to coalesced signals
+    forget_empty_groups();
 
     Clock::time_point now = Clock::now();
     if (max_time_deadline_ && now >= *max_time_deadline_) {
@@ -126,8 +127,19 @@ void Supervisor::supervise() {
   }
 }
 
+void Supervisor::forget_empty_groups() {
+  for (Rank& rank : ranks_)
+    if (rank.left_members && !group_alive(rank.pid)) rank.left_members = false;
+}
+
 int Supervisor::poll_timeout_ms() const {
+  // While a finished rank's group has members, look at it every second: once it is empty its id may
+  // be reused by an unrelated process, and we must have stopped signalling it by then.
+  constexpr int kLeftoverCheckMs = 1000;
+  bool watching_leftovers =
+      std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& rank) { return rank.left_members; });
   std::optional<Clock::time_point> next;
+  if (watching_leftovers) next = Clock::now() + std::chrono::milliseconds(kLeftoverCheckMs);
   for (const auto& deadline : {kill_deadline_, max_time_deadline_})
     if (deadline && (!next || *deadline < *next)) next = deadline;
   if (!next) return -1;
@@ -173,6 +185,7 @@ void Supervisor::on_rank_exit(Rank& rank, int wait_status) {
     stream->relay.finish();
     stream->fd.reset();
   }
+  rank.left_members = group_alive(rank.pid);
   if (failed(wait_status) && reason_ == StopReason::none) {
     failed_rank_ = rank.index;
     begin_stop(StopReason::rank_failed, SIGTERM);
@@ -196,6 +209,7 @@ void Supervisor::begin_stop(StopReason reason, int stop_signal) {
   terminated_ = running_ranks();
   for (Rank& rank : ranks_)
     if (rank.running) signal_rank(rank.pid, stop_signal);
+  signal_leftover_groups(stop_signal);
   kill_deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(opts_.grace_seconds));
 }
@@ -206,7 +220,13 @@ void Supervisor::kill_running(int signo) {
     signal_rank(rank.pid, signo);
     if (std::find(killed_.begin(), killed_.end(), rank.index) == killed_.end()) killed_.push_back(rank.index);
   }
+  signal_leftover_groups(signo);
   sent_kill_ = true;
+}
+
+void Supervisor::signal_leftover_groups(int signo) {
+  for (Rank& rank : ranks_)
+    if (!rank.running && rank.left_members && group_alive(rank.pid)) ::kill(-rank.pid, signo);
 }
 
 std::vector<int> Supervisor::running_ranks() const {
@@ -222,7 +242,7 @@ void Supervisor::sweep_leftover_groups() {
   reap();  // zombies of re-parented descendants would look like living members
   std::vector<const Rank*> leftovers;
   for (const Rank& rank : ranks_)
-    if (group_alive(rank.pid)) leftovers.push_back(&rank);
+    if (rank.left_members && group_alive(rank.pid)) leftovers.push_back(&rank);
   if (leftovers.empty()) return;
 
   std::vector<int> owners;

@@ -42,18 +42,23 @@ class Supervisor {
     Stream err;
     bool running = true;
     int wait_status = 0;
+    // Its process group still had members when it was reaped. Only such groups are signalled after
+    // the rank is gone: while a group has members its id cannot be handed to another process.
+    bool left_members = false;
   };
   enum class StopReason { none, rank_failed, signal, max_time };
 
   void start_all();
   void supervise();
   int poll_timeout_ms() const;
+  void forget_empty_groups();
   void pump(Stream& stream, std::size_t budget);
   void reap();
   void on_rank_exit(Rank& rank, int wait_status);
   void on_forwarded_signal(int signo);
   void begin_stop(StopReason reason, int stop_signal);
   void kill_running(int signo);
+  void signal_leftover_groups(int signo);
   void sweep_leftover_groups();
   std::vector<int> running_ranks() const;
   std::string final_message() const;
