@@ -111,7 +111,11 @@ std::string crossing_summary(const World &world) {
   const auto ranks = world.crossing_ranks();
   if (groups.empty()) return "one facility: no rank crosses facilities";
   std::string out;
-  const std::string listed = compact_ranks(ranks, 60);
+  std::string listed = compact_ranks(ranks, 60);
+  if (ranks.size() <= 8) {  // a handful of ranks reads better spelled out: "0,1,2,5", not "0-2,5"
+    listed.clear();
+    for (int r : ranks) listed += (listed.empty() ? "" : ",") + std::to_string(r);
+  }
   if (static_cast<int>(ranks.size()) == world.world_size)
     out = "every rank crosses facilities";
   else if (listed.find("..") == std::string::npos)
