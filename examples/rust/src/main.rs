@@ -8,8 +8,11 @@
 //! ```
 //!
 //! Variables: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LOCAL_RANK + LOCAL_WORLD_SIZE (+ GROUP_RANK,
-//! GROUP_WORLD_SIZE) for the node, XFFL_BACKEND (none, ucx, nccl), XFFL_FEDERATED (one size, or sizes
-//! separated by commas) and XFFL_HSDP (the replica size, absent or 0 for none).
+//! GROUP_WORLD_SIZE) for the node, XFFL_BACKEND (none, ucx, nccl; default none for one rank, ucx for
+//! more), XFFL_FEDERATED (one size, or sizes separated by commas; default one group of the whole job),
+//! XFFL_HSDP (the replica size, absent or 0 for none) and XFFL_STREAMS (stream instances K).
+//! The library itself reads XFFL_TIMEOUT and XFFL_LOG_LEVEL. (`xffl::State::from_env` does all of
+//! this in one call; the example spells the steps out.)
 //!
 //! Every rank fills its model with values that depend only on its federated group f, then averages:
 //! afterwards every element i must be the mean over the G groups of 10 (f + 1) + i on every rank.
@@ -29,6 +32,7 @@ struct Job {
     rank: i32,
     world_size: i32,
     node: Option<(i32, i32, i32, i32)>,
+    streams: Option<i32>,
     federated: Vec<i32>,
     hsdp: Option<i32>,
 }
@@ -57,6 +61,7 @@ fn read_job() -> Result<Job, String> {
         Some(name) => name
             .parse::<Backend>()
             .map_err(|e| format!("XFFL_BACKEND: {}", e.message))?,
+        None if world_size > 1 => Backend::Ucx, // several ranks must talk to each other
         None => Backend::None,
     };
     let node = match (
@@ -89,6 +94,7 @@ fn read_job() -> Result<Job, String> {
         rank,
         world_size,
         node,
+        streams: int_var("XFFL_STREAMS")?,
         federated,
         hsdp,
     })
@@ -106,6 +112,9 @@ fn set_up(job: &Job) -> xffl::Result<State> {
     )?;
     if let Some((local_rank, local_size, node_rank, node_world)) = job.node {
         st.set_node(local_rank, local_size, node_rank, node_world)?;
+    }
+    if let Some(streams) = job.streams {
+        st.set_exec_device(-1, streams)?;
     }
     st.federated_scaling(&job.federated, job.hsdp)?;
     Ok(st)
