@@ -14,5 +14,7 @@
 //! `DEP_XFFL_LIB_DIR` (when known) and `DEP_XFFL_INCLUDE` to dependent build scripts.
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
 #![allow(clippy::all)]
+// The doc comments are the header's Doxygen (`@param[in]`), not rustdoc links.
+#![allow(rustdoc::broken_intra_doc_links)]
 
 include!("bindings.rs");
