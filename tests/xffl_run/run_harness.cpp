@@ -1,5 +1,6 @@
 #include "run_harness.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -177,6 +178,14 @@ std::vector<std::string> split_lines(const std::string& text) {
     start = end + 1;
   }
   return lines;
+}
+
+std::string sorted_lines(const std::string& text) {
+  std::vector<std::string> lines = split_lines(text);
+  std::sort(lines.begin(), lines.end());
+  std::string joined;
+  for (const std::string& line : lines) joined += line + "|";
+  return joined;
 }
 
 bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }

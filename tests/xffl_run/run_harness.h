@@ -67,6 +67,8 @@ std::string read_file(const std::string& path);
 bool process_gone(pid_t pid);
 
 std::vector<std::string> split_lines(const std::string& text);
+// The lines sorted and joined with '|': for comparing output whose rank order is not fixed.
+std::string sorted_lines(const std::string& text);
 bool starts_with(const std::string& text, const std::string& prefix);
 
 }  // namespace run_test

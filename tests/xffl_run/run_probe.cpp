@@ -4,6 +4,7 @@
 //   env            one line "env NAME=value ..." with every launcher variable ("<unset>" if absent)
 //   pid=DIR        DIR/<rank>.pid holds our pid (written atomically)
 //   await=DIR:N    wait until DIR holds N "*.pid" files (bounded; exit 99 if they never come)
+//   gone=DIR:R     wait until the process in DIR/R.pid no longer exists (bounded; exit 99 if it stays)
 //   sleep=SEC      sleep (fractions allowed), resumed after signals we survive
 //   exit=CODE      exit now with CODE
 //   raise=SIG      send ourselves signal SIG (default disposition)
@@ -123,6 +124,20 @@ void run_step(const std::string& step) {
       if (tries > 3000) {
         write_all(2, "probe: peers never wrote their pid files\n");
         std::_Exit(99);
+      }
+      sleep_seconds(0.01);
+    }
+  } else if (name == "gone") {
+    std::string path = value.substr(0, value.rfind(':')) + "/" + value.substr(value.rfind(':') + 1) + ".pid";
+    for (int tries = 0;; ++tries) {
+      if (tries > 3000) std::_Exit(99);
+      int fd = ::open(path.c_str(), O_RDONLY);
+      char text[32] = {0};
+      if (fd >= 0) {
+        ssize_t ignored = ::read(fd, text, sizeof text - 1);
+        (void)ignored;
+        ::close(fd);
+        if (::kill(static_cast<pid_t>(std::atol(text)), 0) != 0 && errno == ESRCH) break;
       }
       sleep_seconds(0.01);
     }
