@@ -1,0 +1,1099 @@
+!> The Fortran face of xffl: derived types xffl_state and xffl_group with type-bound procedures.
+!>
+!> Errors: every fallible procedure ends with `integer, optional, intent(out) :: stat` and
+!> `character(len=:), allocatable, optional, intent(out) :: errmsg`. stat receives the C status
+!> (XFFL_OK = 0, errors negative), errmsg the library's message naming the values involved. Without
+!> stat, a failure stops the program (error stop) with that message, like an I/O statement without
+!> iostat.
+!>
+!> Lifetimes: call destroy explicitly (gfortran 12 does not run finalizers reliably). A state's
+!> destroy is local and never blocks on peers. Groups from st%group are borrowed from the state;
+!> groups from st%create_process_group are owned and must be destroyed before their state.
+module xffl
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_int, c_size_t, c_double, c_char, &
+                                         c_null_char, c_loc, c_associated, c_f_pointer
+  use, intrinsic :: iso_fortran_env, only: real32, real64, int32, int64
+  use xffl_c
+  implicit none
+  private
+
+  public :: xffl_state, xffl_group
+  public :: xffl_status_name, xffl_library_version, xffl_get_version, xffl_device_mesh
+  ! every constant of xffl_c, so that `use xffl` is enough
+  public :: XFFL_OK, XFFL_EINVAL, XFFL_ESTATE, XFFL_ENOTSET, XFFL_ENOMEM, XFFL_EUNSUPPORTED, XFFL_ETIMEOUT
+  public :: XFFL_EPEER, XFFL_EAUTH, XFFL_ENETWORK, XFFL_EBACKEND, XFFL_EBUFSIZE, XFFL_EINTERNAL
+  public :: XFFL_BACKEND_NONE, XFFL_BACKEND_UCX, XFFL_BACKEND_NCCL, XFFL_DEVICE_CPU, XFFL_DEVICE_CUDA
+  public :: XFFL_DEVICE_META, XFFL_F32, XFFL_F64, XFFL_F16, XFFL_BF16, XFFL_I8, XFFL_U8, XFFL_I32
+  public :: XFFL_I64, XFFL_SUM, XFFL_AVG, XFFL_MIN, XFFL_MAX, XFFL_PROD, XFFL_ATTR_BACKEND
+  public :: XFFL_ATTR_DEVICE_TYPE, XFFL_ATTR_MASTER_PORT, XFFL_ATTR_RANK, XFFL_ATTR_WORLD_SIZE
+  public :: XFFL_ATTR_NODE_LOCAL_RANK, XFFL_ATTR_NODE_LOCAL_SIZE, XFFL_ATTR_NODE_RANK
+  public :: XFFL_ATTR_NODE_WORLD_SIZE, XFFL_ATTR_REPLICA_LOCAL_RANK, XFFL_ATTR_REPLICA_LOCAL_SIZE
+  public :: XFFL_ATTR_REPLICA_RANK, XFFL_ATTR_REPLICA_WORLD_SIZE, XFFL_ATTR_FEDERATED_LOCAL_RANK
+  public :: XFFL_ATTR_FEDERATED_LOCAL_SIZE, XFFL_ATTR_FEDERATED_RANK, XFFL_ATTR_FEDERATED_WORLD_SIZE
+  public :: XFFL_ATTR_IS_SENDER, XFFL_ATTR_RECEIVE_FROM, XFFL_ATTR_STREAMS, XFFL_ATTR_CURRENT_DEVICE
+  public :: XFFL_ATTR_DEVICE_COUNT, XFFL_ATTR_INIT_DEVICE, XFFL_ATTR_META_INITIALIZATION, XFFL_ATTR_HSDP
+  public :: XFFL_OPT_TIMEOUT_MS, XFFL_OPT_FEDERATED_STRATEGY, XFFL_OPT_LOG_LEVEL, XFFL_FEDAVG_HIERARCHICAL
+  public :: XFFL_FEDAVG_FLAT, XFFL_LOG_ERROR, XFFL_LOG_WARN, XFFL_LOG_INFO, XFFL_LOG_DEBUG
+  public :: XFFL_GROUP_WORLD, XFFL_GROUP_FSDP, XFFL_GROUP_HSDP_REPLICA, XFFL_GROUP_HSDP_SHARD
+  public :: XFFL_GROUP_FEDERATED, XFFL_GROUP_REPLICA, XFFL_GROUP_FEDERATION, XFFL_MESH_FSDP
+  public :: XFFL_MESH_HSDP, XFFL_FORMAT_TEXT, XFFL_FORMAT_JSON
+
+  !> One process's distributed state (xFFL's DistributedState). Not thread-safe.
+  type :: xffl_state
+    private
+    type(c_ptr) :: handle = c_null_ptr
+  contains
+    procedure :: create => state_create
+    procedure :: from_env => state_from_env
+    procedure :: destroy => state_destroy
+    procedure :: is_created => state_is_created
+    procedure :: set_global => state_set_global
+    procedure :: set_node => state_set_node
+    procedure :: set_exec_device => state_set_exec_device
+    procedure :: set_init_device => state_set_init_device
+    procedure :: set_fsdp => state_set_fsdp
+    procedure :: set_hsdp => state_set_hsdp
+    procedure :: federated_scaling => state_federated_scaling
+    procedure :: unset_fsdp => state_unset_fsdp
+    procedure :: unset_hsdp => state_unset_hsdp
+    procedure :: unset_federated_scaling => state_unset_federated_scaling
+    procedure :: is_node_setup => state_is_node_setup
+    procedure :: is_fsdp_setup => state_is_fsdp_setup
+    procedure :: is_hsdp_setup => state_is_hsdp_setup
+    procedure :: is_federated_scaling_setup => state_is_federated_scaling_setup
+    procedure :: get_int => state_get_int
+    procedure :: get_ints => state_get_ints
+    procedure :: master_addr => state_master_addr
+    procedure :: describe => state_describe
+    procedure :: group => state_group
+    procedure :: mesh => state_mesh
+    procedure :: create_process_group => state_create_process_group
+    procedure :: set_option => state_set_option
+    procedure :: get_option => state_get_option
+    procedure :: set_federated_weights => state_set_federated_weights
+    procedure, private :: state_federated_average_r32, state_federated_average_r64
+    procedure, private :: state_federated_average_i32, state_federated_average_i64
+    generic :: federated_average => state_federated_average_r32, state_federated_average_r64, &
+                                    state_federated_average_i32, state_federated_average_i64
+  end type xffl_state
+
+  !> A process group: borrowed from the state's layout, or owned (create_process_group).
+  type :: xffl_group
+    private
+    type(c_ptr) :: handle = c_null_ptr
+  contains
+    procedure :: destroy => group_destroy
+    procedure :: is_valid => group_is_valid
+    procedure :: size => group_size
+    procedure :: rank => group_rank
+    procedure :: ranks => group_ranks
+    procedure :: description => group_description
+    procedure :: barrier => group_barrier
+    procedure, private :: group_allreduce_r32, group_allreduce_r64, group_allreduce_i32, group_allreduce_i64
+    procedure, private :: group_allreduce_inplace_r32, group_allreduce_inplace_r64
+    procedure, private :: group_allreduce_inplace_i32, group_allreduce_inplace_i64
+    generic :: allreduce => group_allreduce_r32, group_allreduce_r64, group_allreduce_i32, group_allreduce_i64, &
+                            group_allreduce_inplace_r32, group_allreduce_inplace_r64, &
+                            group_allreduce_inplace_i32, group_allreduce_inplace_i64
+    procedure, private :: group_broadcast_r32, group_broadcast_r64, group_broadcast_i32, group_broadcast_i64
+    generic :: broadcast => group_broadcast_r32, group_broadcast_r64, group_broadcast_i32, group_broadcast_i64
+    procedure, private :: group_allgather_r32, group_allgather_r64, group_allgather_i32, group_allgather_i64
+    generic :: allgather => group_allgather_r32, group_allgather_r64, group_allgather_i32, group_allgather_i64
+    procedure, private :: group_reduce_scatter_r32, group_reduce_scatter_r64
+    procedure, private :: group_reduce_scatter_i32, group_reduce_scatter_i64
+    generic :: reduce_scatter => group_reduce_scatter_r32, group_reduce_scatter_r64, &
+                                 group_reduce_scatter_i32, group_reduce_scatter_i64
+  end type xffl_group
+
+  interface
+    ! libc's strlen, to read the C strings the library returns (not part of the xffl ABI).
+    pure function c_strlen(s) bind(C, name="strlen") result(n)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: s
+      integer(c_size_t) :: n
+    end function c_strlen
+  end interface
+
+contains
+
+  ! ---- helpers ----------------------------------------------------------------------------------
+
+  !> A NUL-terminated copy of a Fortran string (trailing blanks kept: the caller trims if it wants).
+  pure function to_c(text) result(c_text)
+    character(len=*), intent(in) :: text
+    character(kind=c_char, len=:), allocatable :: c_text
+    c_text = text // c_null_char
+  end function to_c
+
+  !> A Fortran copy of a NUL-terminated C string owned by the library ("" for NULL).
+  function from_c(ptr) result(text)
+    type(c_ptr), intent(in) :: ptr
+    character(len=:), allocatable :: text
+    character(kind=c_char), pointer :: chars(:)
+    integer :: n, i
+    if (.not. c_associated(ptr)) then
+      text = ""
+      return
+    end if
+    n = int(c_strlen(ptr))
+    call c_f_pointer(ptr, chars, [n])
+    allocate(character(len=n) :: text)
+    do i = 1, n
+      text(i:i) = chars(i)
+    end do
+  end function from_c
+
+  !> Report a status: set stat; put the library's message (or "") in why; without stat, stop with it.
+  !> Callers copy why into their optional errmsg themselves: gfortran 12 loses the value of an optional
+  !> deferred-length character dummy passed on to another procedure, so errmsg is never passed on.
+  subroutine check(rc, stat, why)
+    integer(c_int), intent(in) :: rc
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, intent(out) :: why
+    if (present(stat)) stat = int(rc)
+    if (rc == XFFL_OK) then
+      why = ""
+      return
+    end if
+    why = from_c(xffl_last_error_message())
+    if (.not. present(stat)) error stop "xffl: " // from_c(xffl_status_string(rc)) // ": " // why
+  end subroutine check
+
+  !> A failure found on the Fortran side, before calling C: sets stat, or stops with the message.
+  !> The caller assigns errmsg itself (see check for why).
+  subroutine fail_here(rc, message, stat)
+    integer(c_int), intent(in) :: rc
+    character(len=*), intent(in) :: message
+    integer, optional, intent(out) :: stat
+    if (present(stat)) stat = int(rc)
+    if (.not. present(stat)) error stop "xffl: " // from_c(xffl_status_string(rc)) // ": " // message
+  end subroutine fail_here
+
+  ! ---- module procedures ------------------------------------------------------------------------
+
+  !> "XFFL_EINVAL: invalid argument" for any status value.
+  function xffl_status_name(status) result(text)
+    integer, intent(in) :: status
+    character(len=:), allocatable :: text
+    text = from_c(xffl_status_string(int(status, c_int)))
+  end function xffl_status_name
+
+  !> The loaded library's version as "MAJOR.MINOR.PATCH".
+  function xffl_library_version() result(text)
+    character(len=:), allocatable :: text
+    text = from_c(xffl_version_string())
+  end function xffl_library_version
+
+  subroutine xffl_get_version(major, minor, patch)
+    integer, intent(out) :: major, minor, patch
+    integer(c_int) :: c_major, c_minor, c_patch
+    call xffl_version(c_major, c_minor, c_patch)
+    major = int(c_major)
+    minor = int(c_minor)
+    patch = int(c_patch)
+  end subroutine xffl_get_version
+
+  !> The row-major rank grid 0 .. product(shape)-1 of a mesh shape (pure arithmetic).
+  function xffl_device_mesh(shape, stat, errmsg) result(ranks)
+    integer, intent(in) :: shape(:)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer, allocatable :: ranks(:)
+    integer(c_int) :: c_shape(max(size(shape), 1)), probe(1), rc
+    integer(c_int), allocatable :: c_ranks(:)
+    integer(c_size_t) :: length, cap
+    c_shape(1:size(shape)) = int(shape, c_int)
+    rc = xffl_create_device_mesh(c_shape, size(shape, kind=c_size_t), probe, 0_c_size_t, length)
+    if (rc == XFFL_EBUFSIZE .or. rc == XFFL_OK) then
+      allocate(c_ranks(max(length, 1_c_size_t)))
+      cap = length
+      rc = xffl_create_device_mesh(c_shape, size(shape, kind=c_size_t), c_ranks, cap, length)
+    end if
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+    if (rc == XFFL_OK) then
+      ranks = int(c_ranks(1:length))
+    else
+      allocate(ranks(0))
+    end if
+  end function xffl_device_mesh
+
+  ! ---- xffl_state: lifetime ----------------------------------------------------------------------
+
+  !> An empty state (local; options start from XFFL_TIMEOUT and XFFL_LOG_LEVEL).
+  subroutine state_create(self, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    type(c_ptr) :: handle
+    integer(c_int) :: rc
+    if (c_associated(self%handle)) then
+      if (present(errmsg)) errmsg = "create: this xffl_state already holds a state; destroy it first"
+      call fail_here(XFFL_ESTATE, "create: this xffl_state already holds a state; destroy it first", stat)
+      return
+    end if
+    rc = xffl_state_create(handle)
+    if (rc == XFFL_OK) self%handle = handle
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_create
+
+  !> A fully set-up state from the launcher's environment (torchrun, SLURM, Open MPI, XFFL_*). Collective.
+  subroutine state_from_env(self, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    type(c_ptr) :: handle
+    integer(c_int) :: rc
+    if (c_associated(self%handle)) then
+      if (present(errmsg)) errmsg = "from_env: this xffl_state already holds a state; destroy it first"
+      call fail_here(XFFL_ESTATE, "from_env: this xffl_state already holds a state; destroy it first", stat)
+      return
+    end if
+    rc = xffl_state_from_env(handle)
+    if (rc == XFFL_OK) self%handle = handle
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_from_env
+
+  !> Destroy the state and every group it owns (local, never blocks). Safe to call twice.
+  subroutine state_destroy(self)
+    class(xffl_state), intent(inout) :: self
+    call xffl_state_destroy(self%handle)
+    self%handle = c_null_ptr
+  end subroutine state_destroy
+
+  logical function state_is_created(self)
+    class(xffl_state), intent(in) :: self
+    state_is_created = c_associated(self%handle)
+  end function state_is_created
+
+  ! ---- xffl_state: set-up -------------------------------------------------------------------------
+
+  !> Global information and the backend (collective for UCX and NCCL).
+  subroutine state_set_global(self, backend, device_type, master_addr, master_port, rank, world_size, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, intent(in) :: backend, device_type
+    character(len=*), intent(in) :: master_addr
+    integer, intent(in) :: master_port, rank, world_size
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_set_global(self%handle, int(backend, c_int), int(device_type, c_int), to_c(trim(master_addr)), &
+                               int(master_port, c_int), int(rank, c_int), int(world_size, c_int)), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_set_global
+
+  subroutine state_set_node(self, node_local_rank, node_local_size, node_rank, node_world_size, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, intent(in) :: node_local_rank, node_local_size, node_rank, node_world_size
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_set_node(self%handle, int(node_local_rank, c_int), int(node_local_size, c_int), &
+                             int(node_rank, c_int), int(node_world_size, c_int)), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_set_node
+
+  !> Execution device (-1: node_local_rank modulo the device count) and stream instances (default 1).
+  subroutine state_set_exec_device(self, device_index, streams, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, intent(in) :: device_index
+    integer, optional, intent(in) :: streams
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer(c_int) :: k
+    k = 1
+    if (present(streams)) k = int(streams, c_int)
+    call check(xffl_set_exec_device(self%handle, int(device_index, c_int), k), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_set_exec_device
+
+  subroutine state_set_init_device(self, init_device, meta_initialization, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, intent(in) :: init_device
+    logical, intent(in) :: meta_initialization
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_set_init_device(self%handle, int(init_device, c_int), merge(1_c_int, 0_c_int, &
+                                    meta_initialization)), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_set_init_device
+
+  subroutine state_set_fsdp(self, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_set_fsdp(self%handle), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_set_fsdp
+
+  subroutine state_set_hsdp(self, hsdp, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, intent(in) :: hsdp
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_set_hsdp(self%handle, int(hsdp, c_int)), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_set_hsdp
+
+  !> Federated groups of the given sizes in processes (one size expands); hsdp 0 or absent: none.
+  subroutine state_federated_scaling(self, sizes, hsdp, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, intent(in) :: sizes(:)
+    integer, optional, intent(in) :: hsdp
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer(c_int) :: c_sizes(max(size(sizes), 1)), s
+    s = 0
+    if (present(hsdp)) s = int(hsdp, c_int)
+    c_sizes(1:size(sizes)) = int(sizes, c_int)
+    call check(xffl_federated_scaling(self%handle, c_sizes, size(sizes, kind=c_size_t), s), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_federated_scaling
+
+  subroutine state_unset_fsdp(self, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_unset_fsdp(self%handle), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_unset_fsdp
+
+  subroutine state_unset_hsdp(self, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_unset_hsdp(self%handle), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_unset_hsdp
+
+  subroutine state_unset_federated_scaling(self, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_unset_federated_scaling(self%handle), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_unset_federated_scaling
+
+  logical function state_is_node_setup(self)
+    class(xffl_state), intent(in) :: self
+    state_is_node_setup = xffl_is_node_setup(self%handle) /= 0
+  end function state_is_node_setup
+
+  logical function state_is_fsdp_setup(self)
+    class(xffl_state), intent(in) :: self
+    state_is_fsdp_setup = xffl_is_fsdp_setup(self%handle) /= 0
+  end function state_is_fsdp_setup
+
+  logical function state_is_hsdp_setup(self)
+    class(xffl_state), intent(in) :: self
+    state_is_hsdp_setup = xffl_is_hsdp_setup(self%handle) /= 0
+  end function state_is_hsdp_setup
+
+  logical function state_is_federated_scaling_setup(self)
+    class(xffl_state), intent(in) :: self
+    state_is_federated_scaling_setup = xffl_is_federated_scaling_setup(self%handle) /= 0
+  end function state_is_federated_scaling_setup
+
+  ! ---- xffl_state: fields -------------------------------------------------------------------------
+
+  !> A scalar field (XFFL_ATTR_*); XFFL_ENOTSET where Python would hold None (the result is then -1).
+  function state_get_int(self, attr, stat, errmsg) result(value)
+    class(xffl_state), intent(in) :: self
+    integer, intent(in) :: attr
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer :: value
+    integer(c_int) :: c_value, rc
+    rc = xffl_get_int(self%handle, int(attr, c_int), c_value)
+    value = -1
+    if (rc == XFFL_OK) value = int(c_value)
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end function state_get_int
+
+  !> A tuple field (replica_world_size, federated_local_size), or a scalar as a 1-element array.
+  function state_get_ints(self, attr, stat, errmsg) result(values)
+    class(xffl_state), intent(in) :: self
+    integer, intent(in) :: attr
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer, allocatable :: values(:)
+    integer(c_int), allocatable :: buf(:)
+    integer(c_size_t) :: length, cap
+    integer(c_int) :: rc
+    allocate(buf(1))
+    rc = xffl_get_ints(self%handle, int(attr, c_int), buf, 0_c_size_t, length)
+    if (rc == XFFL_EBUFSIZE .or. rc == XFFL_OK) then
+      deallocate(buf)
+      allocate(buf(max(length, 1_c_size_t)))
+      cap = length
+      rc = xffl_get_ints(self%handle, int(attr, c_int), buf, cap, length)
+    end if
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+    if (rc == XFFL_OK) then
+      values = int(buf(1:length))
+    else
+      allocate(values(0))
+    end if
+  end function state_get_ints
+
+  !> Read a string with the library's two-step EBUFSIZE protocol (ask the length, then copy).
+  function read_text(self, format, want_addr, rc) result(text)
+    class(xffl_state), intent(in) :: self
+    integer(c_int), intent(in) :: format
+    logical, intent(in) :: want_addr
+    integer(c_int), intent(out) :: rc
+    character(len=:), allocatable :: text
+    character(kind=c_char), allocatable :: buf(:)
+    integer(c_size_t) :: length, cap, i
+    allocate(buf(1))
+    if (want_addr) then
+      rc = xffl_get_master_addr(self%handle, buf, 0_c_size_t, length)
+    else
+      rc = xffl_state_describe(self%handle, format, buf, 0_c_size_t, length)
+    end if
+    text = ""
+    if (rc /= XFFL_EBUFSIZE .and. rc /= XFFL_OK) return
+    deallocate(buf)
+    allocate(buf(length + 1))
+    if (want_addr) then
+      cap = length + 1
+      rc = xffl_get_master_addr(self%handle, buf, cap, length)
+    else
+      cap = length + 1
+      rc = xffl_state_describe(self%handle, format, buf, cap, length)
+    end if
+    if (rc /= XFFL_OK) return
+    deallocate(text)
+    allocate(character(len=length) :: text)
+    do i = 1, length
+      text(i:i) = buf(i)
+    end do
+  end function read_text
+
+  !> The master address given to set_global.
+  function state_master_addr(self, stat, errmsg) result(text)
+    class(xffl_state), intent(in) :: self
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    character(len=:), allocatable :: text
+    integer(c_int) :: rc
+    text = read_text(self, XFFL_FORMAT_TEXT, .true., rc)
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end function state_master_addr
+
+  !> The state as text (xFFL's __str__ layout; default) or JSON (format = XFFL_FORMAT_JSON).
+  function state_describe(self, format, stat, errmsg) result(text)
+    class(xffl_state), intent(in) :: self
+    integer, optional, intent(in) :: format
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    character(len=:), allocatable :: text
+    integer(c_int) :: rc, fmt
+    fmt = XFFL_FORMAT_TEXT
+    if (present(format)) fmt = int(format, c_int)
+    text = read_text(self, fmt, .false., rc)
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end function state_describe
+
+  !> A group of the current layout (XFFL_GROUP_*), borrowed from the state; instance < streams (default 0).
+  function state_group(self, kind, instance, stat, errmsg) result(group)
+    class(xffl_state), intent(in) :: self
+    integer, intent(in) :: kind
+    integer, optional, intent(in) :: instance
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    type(xffl_group) :: group
+    type(c_ptr) :: handle
+    integer(c_int) :: rc, k
+    k = 0
+    if (present(instance)) k = int(instance, c_int)
+    rc = xffl_get_group(self%handle, int(kind, c_int), k, handle)
+    if (rc == XFFL_OK) group%handle = handle
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end function state_group
+
+  !> The mesh (XFFL_MESH_FSDP or XFFL_MESH_HSDP) containing this rank: its shape (1 or 2 extents) and
+  !> its ranks in row-major order (for HSDP: replica by replica).
+  subroutine state_mesh(self, kind, shape, ranks, stat, errmsg)
+    class(xffl_state), intent(in) :: self
+    integer, intent(in) :: kind
+    integer, allocatable, intent(out) :: shape(:), ranks(:)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer(c_int) :: c_shape(2), rc
+    integer(c_int), allocatable :: c_ranks(:)
+    integer(c_size_t) :: ndim, length, cap
+    allocate(c_ranks(1))
+    rc = xffl_get_mesh(self%handle, int(kind, c_int), c_shape, ndim, c_ranks, 0_c_size_t, length)
+    if (rc == XFFL_EBUFSIZE .or. rc == XFFL_OK) then
+      deallocate(c_ranks)
+      allocate(c_ranks(max(length, 1_c_size_t)))
+      cap = length
+      rc = xffl_get_mesh(self%handle, int(kind, c_int), c_shape, ndim, c_ranks, cap, length)
+    end if
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+    if (rc == XFFL_OK) then
+      shape = int(c_shape(1:ndim))
+      ranks = int(c_ranks(1:length))
+    else
+      allocate(shape(0), ranks(0))
+    end if
+  end subroutine state_mesh
+
+  !> A new owned group of the given global ranks (called by the members only). Destroy it before the state.
+  function state_create_process_group(self, ranks, description, stat, errmsg) result(group)
+    class(xffl_state), intent(inout) :: self
+    integer, intent(in) :: ranks(:)
+    character(len=*), optional, intent(in) :: description
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    type(xffl_group) :: group
+    type(c_ptr) :: handle
+    integer(c_int) :: c_ranks(max(size(ranks), 1)), rc
+    c_ranks(1:size(ranks)) = int(ranks, c_int)
+    if (present(description)) then
+      rc = xffl_create_process_group(self%handle, c_ranks, size(ranks, kind=c_size_t), to_c(description), handle)
+    else
+      rc = xffl_create_process_group(self%handle, c_ranks, size(ranks, kind=c_size_t), out=handle)
+    end if
+    if (rc == XFFL_OK) group%handle = handle
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end function state_create_process_group
+
+  subroutine state_set_option(self, option, value, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, intent(in) :: option, value
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_set_option(self%handle, int(option, c_int), int(value, c_int)), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_set_option
+
+  function state_get_option(self, option, stat, errmsg) result(value)
+    class(xffl_state), intent(in) :: self
+    integer, intent(in) :: option
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer :: value
+    integer(c_int) :: c_value, rc
+    rc = xffl_get_option(self%handle, int(option, c_int), c_value)
+    value = -1
+    if (rc == XFFL_OK) value = int(c_value)
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end function state_get_option
+
+  !> Weight of each federated group in the average (FedAvg by sample count); an empty array clears them.
+  subroutine state_set_federated_weights(self, weights, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    real(real64), intent(in) :: weights(:)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    real(c_double) :: c_weights(max(size(weights), 1))
+    if (size(weights) == 0) then
+      call check(xffl_set_federated_weights(self%handle, n=0_c_size_t), stat, why)
+      if (present(errmsg)) errmsg = why
+    else
+      c_weights(1:size(weights)) = real(weights, c_double)
+      call check(xffl_set_federated_weights(self%handle, c_weights, size(weights, kind=c_size_t)), stat, why)
+      if (present(errmsg)) errmsg = why
+    end if
+  end subroutine state_set_federated_weights
+
+  ! ---- xffl_group ---------------------------------------------------------------------------------
+
+  !> End an owned group (local). Borrowed groups are only forgotten: their state owns them.
+  subroutine group_destroy(self)
+    class(xffl_group), intent(inout) :: self
+    call xffl_group_destroy(self%handle)
+    self%handle = c_null_ptr
+  end subroutine group_destroy
+
+  logical function group_is_valid(self)
+    class(xffl_group), intent(in) :: self
+    group_is_valid = c_associated(self%handle)
+  end function group_is_valid
+
+  !> Number of members.
+  function group_size(self, stat, errmsg) result(n)
+    class(xffl_group), intent(in) :: self
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer :: n
+    integer(c_int) :: c_n, rc
+    rc = xffl_group_size(self%handle, c_n)
+    n = -1
+    if (rc == XFFL_OK) n = int(c_n)
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end function group_size
+
+  !> The caller's index among the members (0-based, as in C).
+  function group_rank(self, stat, errmsg) result(r)
+    class(xffl_group), intent(in) :: self
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer :: r
+    integer(c_int) :: c_r, rc
+    rc = xffl_group_rank(self%handle, c_r)
+    r = -1
+    if (rc == XFFL_OK) r = int(c_r)
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end function group_rank
+
+  !> The members as global ranks, in group-rank order.
+  function group_ranks(self, stat, errmsg) result(ranks)
+    class(xffl_group), intent(in) :: self
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer, allocatable :: ranks(:)
+    integer(c_int), allocatable :: buf(:)
+    integer(c_size_t) :: length, cap
+    integer(c_int) :: rc
+    allocate(buf(1))
+    rc = xffl_group_ranks(self%handle, buf, 0_c_size_t, length)
+    if (rc == XFFL_EBUFSIZE .or. rc == XFFL_OK) then
+      deallocate(buf)
+      allocate(buf(max(length, 1_c_size_t)))
+      cap = length
+      rc = xffl_group_ranks(self%handle, buf, cap, length)
+    end if
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+    if (rc == XFFL_OK) then
+      ranks = int(buf(1:length))
+    else
+      allocate(ranks(0))
+    end if
+  end function group_ranks
+
+  !> A human-readable description ("" for an invalid group).
+  function group_description(self) result(text)
+    class(xffl_group), intent(in) :: self
+    character(len=:), allocatable :: text
+    text = from_c(xffl_group_description(self%handle))
+  end function group_description
+
+  !> Returns once every member has entered (bounded by the state's timeout).
+  subroutine group_barrier(self, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_barrier(self%handle), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_barrier
+
+  ! ---- typed collectives and federated averaging (one specific per element type; same shape) -----
+
+  !> Federated average of this rank's shard, in place (collective over the whole job).
+  subroutine state_federated_average_r32(self, buf, stat, errmsg)
+    class(xffl_state), intent(in) :: self
+    real(real32), intent(inout), contiguous, target :: buf(:)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_federated_average(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_F32, c_null_ptr), &
+               stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_federated_average_r32
+
+  !> recv = op over the members' send arrays.
+  subroutine group_allreduce_r32(self, send, recv, op, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    real(real32), intent(in), contiguous, target :: send(:)
+    real(real32), intent(inout), contiguous, target :: recv(:)
+    integer, intent(in) :: op
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    if (size(recv) /= size(send)) then
+      if (present(errmsg)) errmsg = "allreduce: send and recv differ in size"
+      call fail_here(XFFL_EINVAL, "allreduce: send and recv differ in size", stat)
+      return
+    end if
+    call check(xffl_allreduce(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_F32, &
+                              int(op, c_int), c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_allreduce_r32
+
+  !> buf = op over the members' buf arrays, in place.
+  subroutine group_allreduce_inplace_r32(self, buf, op, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    real(real32), intent(inout), contiguous, target :: buf(:)
+    integer, intent(in) :: op
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_allreduce(self%handle, c_loc(buf), c_loc(buf), size(buf, kind=c_size_t), XFFL_F32, &
+                              int(op, c_int), c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_allreduce_inplace_r32
+
+  !> buf of the member whose global rank is root, copied to every member.
+  subroutine group_broadcast_r32(self, buf, root, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    real(real32), intent(inout), contiguous, target :: buf(:)
+    integer, intent(in) :: root
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_broadcast(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_F32, int(root, c_int), &
+                              c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_broadcast_r32
+
+  !> recv = the members' send arrays concatenated in group-rank order (size(recv) = size(send) * members).
+  subroutine group_allgather_r32(self, send, recv, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    real(real32), intent(in), contiguous, target :: send(:)
+    real(real32), intent(inout), contiguous, target :: recv(:)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    if (size(recv, kind=c_size_t) /= size(send, kind=c_size_t) * int(self%size(), c_size_t)) then
+      if (present(errmsg)) errmsg = "allgather: size(recv) must be size(send) times the group size"
+      call fail_here(XFFL_EINVAL, "allgather: size(recv) must be size(send) times the group size", stat)
+      return
+    end if
+    call check(xffl_allgather(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_F32, &
+                              c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_allgather_r32
+
+  !> recv = this member's block of the reduction (size(send) = size(recv) * members).
+  subroutine group_reduce_scatter_r32(self, send, recv, op, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    real(real32), intent(in), contiguous, target :: send(:)
+    real(real32), intent(inout), contiguous, target :: recv(:)
+    integer, intent(in) :: op
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    if (size(send, kind=c_size_t) /= size(recv, kind=c_size_t) * int(self%size(), c_size_t)) then
+      if (present(errmsg)) errmsg = "reduce_scatter: size(send) must be size(recv) times the group size"
+      call fail_here(XFFL_EINVAL, "reduce_scatter: size(send) must be size(recv) times the group size", stat)
+      return
+    end if
+    call check(xffl_reduce_scatter(self%handle, c_loc(send), c_loc(recv), size(recv, kind=c_size_t), XFFL_F32, &
+                                   int(op, c_int), c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_reduce_scatter_r32
+
+  !> Federated average of this rank's shard, in place (collective over the whole job).
+  subroutine state_federated_average_r64(self, buf, stat, errmsg)
+    class(xffl_state), intent(in) :: self
+    real(real64), intent(inout), contiguous, target :: buf(:)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_federated_average(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_F64, c_null_ptr), &
+               stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_federated_average_r64
+
+  !> recv = op over the members' send arrays.
+  subroutine group_allreduce_r64(self, send, recv, op, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    real(real64), intent(in), contiguous, target :: send(:)
+    real(real64), intent(inout), contiguous, target :: recv(:)
+    integer, intent(in) :: op
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    if (size(recv) /= size(send)) then
+      if (present(errmsg)) errmsg = "allreduce: send and recv differ in size"
+      call fail_here(XFFL_EINVAL, "allreduce: send and recv differ in size", stat)
+      return
+    end if
+    call check(xffl_allreduce(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_F64, &
+                              int(op, c_int), c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_allreduce_r64
+
+  !> buf = op over the members' buf arrays, in place.
+  subroutine group_allreduce_inplace_r64(self, buf, op, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    real(real64), intent(inout), contiguous, target :: buf(:)
+    integer, intent(in) :: op
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_allreduce(self%handle, c_loc(buf), c_loc(buf), size(buf, kind=c_size_t), XFFL_F64, &
+                              int(op, c_int), c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_allreduce_inplace_r64
+
+  !> buf of the member whose global rank is root, copied to every member.
+  subroutine group_broadcast_r64(self, buf, root, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    real(real64), intent(inout), contiguous, target :: buf(:)
+    integer, intent(in) :: root
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_broadcast(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_F64, int(root, c_int), &
+                              c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_broadcast_r64
+
+  !> recv = the members' send arrays concatenated in group-rank order (size(recv) = size(send) * members).
+  subroutine group_allgather_r64(self, send, recv, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    real(real64), intent(in), contiguous, target :: send(:)
+    real(real64), intent(inout), contiguous, target :: recv(:)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    if (size(recv, kind=c_size_t) /= size(send, kind=c_size_t) * int(self%size(), c_size_t)) then
+      if (present(errmsg)) errmsg = "allgather: size(recv) must be size(send) times the group size"
+      call fail_here(XFFL_EINVAL, "allgather: size(recv) must be size(send) times the group size", stat)
+      return
+    end if
+    call check(xffl_allgather(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_F64, &
+                              c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_allgather_r64
+
+  !> recv = this member's block of the reduction (size(send) = size(recv) * members).
+  subroutine group_reduce_scatter_r64(self, send, recv, op, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    real(real64), intent(in), contiguous, target :: send(:)
+    real(real64), intent(inout), contiguous, target :: recv(:)
+    integer, intent(in) :: op
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    if (size(send, kind=c_size_t) /= size(recv, kind=c_size_t) * int(self%size(), c_size_t)) then
+      if (present(errmsg)) errmsg = "reduce_scatter: size(send) must be size(recv) times the group size"
+      call fail_here(XFFL_EINVAL, "reduce_scatter: size(send) must be size(recv) times the group size", stat)
+      return
+    end if
+    call check(xffl_reduce_scatter(self%handle, c_loc(send), c_loc(recv), size(recv, kind=c_size_t), XFFL_F64, &
+                                   int(op, c_int), c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_reduce_scatter_r64
+
+  !> Federated average of this rank's shard, in place (collective over the whole job).
+  subroutine state_federated_average_i32(self, buf, stat, errmsg)
+    class(xffl_state), intent(in) :: self
+    integer(int32), intent(inout), contiguous, target :: buf(:)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_federated_average(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_I32, c_null_ptr), &
+               stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_federated_average_i32
+
+  !> recv = op over the members' send arrays.
+  subroutine group_allreduce_i32(self, send, recv, op, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    integer(int32), intent(in), contiguous, target :: send(:)
+    integer(int32), intent(inout), contiguous, target :: recv(:)
+    integer, intent(in) :: op
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    if (size(recv) /= size(send)) then
+      if (present(errmsg)) errmsg = "allreduce: send and recv differ in size"
+      call fail_here(XFFL_EINVAL, "allreduce: send and recv differ in size", stat)
+      return
+    end if
+    call check(xffl_allreduce(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_I32, &
+                              int(op, c_int), c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_allreduce_i32
+
+  !> buf = op over the members' buf arrays, in place.
+  subroutine group_allreduce_inplace_i32(self, buf, op, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    integer(int32), intent(inout), contiguous, target :: buf(:)
+    integer, intent(in) :: op
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_allreduce(self%handle, c_loc(buf), c_loc(buf), size(buf, kind=c_size_t), XFFL_I32, &
+                              int(op, c_int), c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_allreduce_inplace_i32
+
+  !> buf of the member whose global rank is root, copied to every member.
+  subroutine group_broadcast_i32(self, buf, root, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    integer(int32), intent(inout), contiguous, target :: buf(:)
+    integer, intent(in) :: root
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_broadcast(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_I32, int(root, c_int), &
+                              c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_broadcast_i32
+
+  !> recv = the members' send arrays concatenated in group-rank order (size(recv) = size(send) * members).
+  subroutine group_allgather_i32(self, send, recv, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    integer(int32), intent(in), contiguous, target :: send(:)
+    integer(int32), intent(inout), contiguous, target :: recv(:)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    if (size(recv, kind=c_size_t) /= size(send, kind=c_size_t) * int(self%size(), c_size_t)) then
+      if (present(errmsg)) errmsg = "allgather: size(recv) must be size(send) times the group size"
+      call fail_here(XFFL_EINVAL, "allgather: size(recv) must be size(send) times the group size", stat)
+      return
+    end if
+    call check(xffl_allgather(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_I32, &
+                              c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_allgather_i32
+
+  !> recv = this member's block of the reduction (size(send) = size(recv) * members).
+  subroutine group_reduce_scatter_i32(self, send, recv, op, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    integer(int32), intent(in), contiguous, target :: send(:)
+    integer(int32), intent(inout), contiguous, target :: recv(:)
+    integer, intent(in) :: op
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    if (size(send, kind=c_size_t) /= size(recv, kind=c_size_t) * int(self%size(), c_size_t)) then
+      if (present(errmsg)) errmsg = "reduce_scatter: size(send) must be size(recv) times the group size"
+      call fail_here(XFFL_EINVAL, "reduce_scatter: size(send) must be size(recv) times the group size", stat)
+      return
+    end if
+    call check(xffl_reduce_scatter(self%handle, c_loc(send), c_loc(recv), size(recv, kind=c_size_t), XFFL_I32, &
+                                   int(op, c_int), c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_reduce_scatter_i32
+
+  !> Federated average of this rank's shard, in place (collective over the whole job).
+  subroutine state_federated_average_i64(self, buf, stat, errmsg)
+    class(xffl_state), intent(in) :: self
+    integer(int64), intent(inout), contiguous, target :: buf(:)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_federated_average(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_I64, c_null_ptr), &
+               stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_federated_average_i64
+
+  !> recv = op over the members' send arrays.
+  subroutine group_allreduce_i64(self, send, recv, op, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    integer(int64), intent(in), contiguous, target :: send(:)
+    integer(int64), intent(inout), contiguous, target :: recv(:)
+    integer, intent(in) :: op
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    if (size(recv) /= size(send)) then
+      if (present(errmsg)) errmsg = "allreduce: send and recv differ in size"
+      call fail_here(XFFL_EINVAL, "allreduce: send and recv differ in size", stat)
+      return
+    end if
+    call check(xffl_allreduce(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_I64, &
+                              int(op, c_int), c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_allreduce_i64
+
+  !> buf = op over the members' buf arrays, in place.
+  subroutine group_allreduce_inplace_i64(self, buf, op, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    integer(int64), intent(inout), contiguous, target :: buf(:)
+    integer, intent(in) :: op
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_allreduce(self%handle, c_loc(buf), c_loc(buf), size(buf, kind=c_size_t), XFFL_I64, &
+                              int(op, c_int), c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_allreduce_inplace_i64
+
+  !> buf of the member whose global rank is root, copied to every member.
+  subroutine group_broadcast_i64(self, buf, root, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    integer(int64), intent(inout), contiguous, target :: buf(:)
+    integer, intent(in) :: root
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_broadcast(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_I64, int(root, c_int), &
+                              c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_broadcast_i64
+
+  !> recv = the members' send arrays concatenated in group-rank order (size(recv) = size(send) * members).
+  subroutine group_allgather_i64(self, send, recv, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    integer(int64), intent(in), contiguous, target :: send(:)
+    integer(int64), intent(inout), contiguous, target :: recv(:)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    if (size(recv, kind=c_size_t) /= size(send, kind=c_size_t) * int(self%size(), c_size_t)) then
+      if (present(errmsg)) errmsg = "allgather: size(recv) must be size(send) times the group size"
+      call fail_here(XFFL_EINVAL, "allgather: size(recv) must be size(send) times the group size", stat)
+      return
+    end if
+    call check(xffl_allgather(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_I64, &
+                              c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_allgather_i64
+
+  !> recv = this member's block of the reduction (size(send) = size(recv) * members).
+  subroutine group_reduce_scatter_i64(self, send, recv, op, stat, errmsg)
+    class(xffl_group), intent(in) :: self
+    integer(int64), intent(in), contiguous, target :: send(:)
+    integer(int64), intent(inout), contiguous, target :: recv(:)
+    integer, intent(in) :: op
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    if (size(send, kind=c_size_t) /= size(recv, kind=c_size_t) * int(self%size(), c_size_t)) then
+      if (present(errmsg)) errmsg = "reduce_scatter: size(send) must be size(recv) times the group size"
+      call fail_here(XFFL_EINVAL, "reduce_scatter: size(send) must be size(recv) times the group size", stat)
+      return
+    end if
+    call check(xffl_reduce_scatter(self%handle, c_loc(send), c_loc(recv), size(recv, kind=c_size_t), XFFL_I64, &
+                                   int(op, c_int), c_null_ptr), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine group_reduce_scatter_i64
+
+end module xffl

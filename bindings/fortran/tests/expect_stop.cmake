@@ -1,0 +1,12 @@
+# Run PROGRAM; pass only if it exits non-zero and its output matches EXPECT (a regular expression).
+execute_process(COMMAND ${PROGRAM} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 30)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "${PROGRAM} exited 0; expected a stop.\nstdout: ${out}\nstderr: ${err}")
+endif()
+if(NOT "${out}${err}" MATCHES "${EXPECT}")
+  message(FATAL_ERROR "${PROGRAM} exited ${rc} without the expected message '${EXPECT}'.\nstdout: ${out}\nstderr: ${err}")
+endif()
+if("${out}" MATCHES "UNREACHABLE")
+  message(FATAL_ERROR "${PROGRAM} carried on after the failure:\n${out}")
+endif()
+message(STATUS "stopped with exit ${rc}: ${err}")
