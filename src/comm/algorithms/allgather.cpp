@@ -1,0 +1,49 @@
+#include <algorithm>
+#include <vector>
+
+#include "comm/algorithms/chunks.h"
+#include "comm/algorithms/schedules.h"
+
+namespace xffl::comm::algorithms {
+
+// Step s: send block (me - s) to the right, receive block (me - s - 1) from the left, chunk by
+// chunk; a received chunk is forwarded in the next step as soon as it is complete.
+void ring_allgather(PointToPoint &p2p, void *buffer, size_t block_bytes, const Tuning &tuning) {
+  const int n = p2p.size();
+  const int me = p2p.index();
+  const int right = (me + 1) % n;
+  const int left = (me - 1 + n) % n;
+  const int total_steps = n - 1;
+  auto *data = static_cast<unsigned char *>(buffer);
+  const size_t chunk = tuning.chunk_bytes;
+  const size_t chunks = std::max<size_t>(1, chunk_count(block_bytes, chunk));
+  auto block = [&](int b) { return data + static_cast<size_t>((b % n + n) % n) * block_bytes; };
+  auto length = [&](size_t c) { return std::min(chunk, block_bytes - c * chunk); };
+
+  std::vector<RequestId> receives(static_cast<size_t>(total_steps) * chunks);
+  for (int s = 0; s < total_steps; ++s)
+    for (size_t c = 0; c < chunks; ++c)
+      receives[static_cast<size_t>(s) * chunks + c] = p2p.recv(left, block(me - s - 1) + c * chunk, length(c), Step{s, total_steps});
+  for (size_t c = 0; c < chunks; ++c) p2p.send(right, block(me) + c * chunk, length(c), Step{0, total_steps});
+  for (int s = 0; s + 1 < total_steps; ++s) {
+    for (size_t c = 0; c < chunks; ++c) {
+      p2p.wait(receives[static_cast<size_t>(s) * chunks + c]);
+      p2p.send(right, block(me - s - 1) + c * chunk, length(c), Step{s + 1, total_steps});
+    }
+  }
+  p2p.wait_all();
+}
+
+void dissemination_barrier(PointToPoint &p2p) {
+  const int n = p2p.size();
+  const int me = p2p.index();
+  int total_steps = 0;
+  while ((1 << total_steps) < n) ++total_steps;
+  for (int step = 0, distance = 1; distance < n; ++step, distance <<= 1) {
+    p2p.recv((me - distance + n) % n, nullptr, 0, Step{step, total_steps});
+    p2p.send((me + distance) % n, nullptr, 0, Step{step, total_steps});
+    p2p.wait_all();
+  }
+}
+
+}  // namespace xffl::comm::algorithms

@@ -1,0 +1,122 @@
+#include "comm/algorithms/collectives.h"
+
+#include <cstring>
+
+#include "comm/algorithms/chunks.h"
+#include "comm/algorithms/schedules.h"
+#include "comm/algorithms/scratch.h"
+#include "comm/dtype.h"
+#include "comm/reduce.h"
+
+namespace xffl::comm::algorithms {
+
+namespace {
+
+void copy_if_apart(const void *from, void *to, size_t bytes) {
+  if (bytes && from != to) std::memmove(to, from, bytes);
+}
+
+unsigned char *at(void *base, size_t elements, size_t element_size) {
+  return static_cast<unsigned char *>(base) + elements * element_size;
+}
+
+}  // namespace
+
+void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
+               const Tuning &tuning) {
+  const int n = p2p.size();
+  const size_t element = dtype_size(dtype);
+  if (count == 0) return;
+  if (n == 1) return copy_if_apart(send, recv, count * element);
+
+  const xffl_dtype_t reduce_type = accumulation_dtype(dtype, op);
+  const size_t reduce_element = dtype_size(reduce_type);
+  const bool widened = reduce_type != dtype;
+
+  if (count * element <= tuning.small_allreduce_bytes || count < static_cast<size_t>(n)) {
+    Scratch wide(widened ? count * reduce_element : 0);
+    void *buffer = widened ? static_cast<void *>(wide.data()) : recv;
+    convert(send, dtype, buffer, reduce_type, count);
+    recursive_doubling_allreduce(p2p, buffer, count, reduce_type, op, tuning);
+    if (op == XFFL_AVG) divide(buffer, count, reduce_type, n);
+    if (widened) convert(buffer, reduce_type, recv, dtype, count);
+    return;
+  }
+
+  RingReduce job;
+  job.bounds = balanced_bounds(count, n);
+  job.type = reduce_type;
+  job.op = op;
+  job.output = recv;
+  job.output_element_size = element;
+  Scratch wide(widened ? count * reduce_element : 0);
+  if (widened) {
+    convert(send, dtype, wide.data(), reduce_type, count);
+    job.input = job.partial = wide.data();
+  } else {
+    job.input = send;
+    job.partial = recv;
+  }
+  job.finish = [&](size_t first, size_t chunk) {
+    void *reduced = at(job.partial, first, reduce_element);
+    if (op == XFFL_AVG) divide(reduced, chunk, reduce_type, n);
+    if (widened) convert(reduced, reduce_type, at(recv, first, element), dtype, chunk);
+  };
+  ring_reduce(p2p, job, tuning);
+}
+
+void reduce_scatter(PointToPoint &p2p, const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype,
+                    xffl_redop_t op, const Tuning &tuning) {
+  const int n = p2p.size();
+  const size_t element = dtype_size(dtype);
+  if (recv_count == 0) return;
+  const size_t my_first = static_cast<size_t>(p2p.index()) * recv_count;
+  if (n == 1) return copy_if_apart(send, recv, recv_count * element);
+
+  const xffl_dtype_t reduce_type = accumulation_dtype(dtype, op);
+  const size_t reduce_element = dtype_size(reduce_type);
+  const size_t count = recv_count * static_cast<size_t>(n);
+  // Partial sums need room of their own: send is read-only and recv holds one segment.
+  Scratch work(count * reduce_element);
+  RingReduce job;
+  job.bounds = block_bounds(recv_count, n);
+  job.type = reduce_type;
+  job.op = op;
+  job.partial = work.data();
+  if (reduce_type != dtype) {
+    convert(send, dtype, work.data(), reduce_type, count);
+    job.input = work.data();
+  } else {
+    job.input = send;
+  }
+  job.finish = [&](size_t first, size_t chunk) {
+    void *reduced = at(job.partial, first, reduce_element);
+    if (op == XFFL_AVG) divide(reduced, chunk, reduce_type, n);
+    convert(reduced, reduce_type, at(recv, first - my_first, element), dtype, chunk);
+  };
+  ring_reduce(p2p, job, tuning);
+}
+
+void broadcast(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t dtype, int root, const Tuning &tuning) {
+  const size_t bytes = count * dtype_size(dtype);
+  if (bytes == 0 || p2p.size() == 1) return;
+  if (bytes <= tuning.small_broadcast_bytes)
+    binomial_broadcast(p2p, buffer, bytes, root, tuning);
+  else
+    chain_broadcast(p2p, buffer, bytes, root, tuning);
+}
+
+void allgather(PointToPoint &p2p, const void *send, void *recv, size_t send_count, xffl_dtype_t dtype,
+               const Tuning &tuning) {
+  const size_t block = send_count * dtype_size(dtype);
+  if (block == 0) return;
+  copy_if_apart(send, at(recv, static_cast<size_t>(p2p.index()), block), block);
+  if (p2p.size() == 1) return;
+  ring_allgather(p2p, recv, block, tuning);
+}
+
+void barrier(PointToPoint &p2p) {
+  if (p2p.size() > 1) dissemination_barrier(p2p);
+}
+
+}  // namespace xffl::comm::algorithms

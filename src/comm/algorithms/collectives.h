@@ -1,0 +1,27 @@
+// The collectives of comm::Communicator on any PointToPoint: argument conventions of NCCL (in place
+// when recv == send for allreduce, send == recv + index * count for allgather and
+// recv == send + index * recv_count for reduce_scatter), the algorithm chosen by size, and the
+// widening of f16/bf16 (and integer AVG) to their accumulation type. Every member must call with the
+// same counts, dtype, op and root; a zero count returns at once without messages.
+#ifndef XFFL_SRC_COMM_ALGORITHMS_COLLECTIVES_H
+#define XFFL_SRC_COMM_ALGORITHMS_COLLECTIVES_H
+
+#include <cstddef>
+
+#include "comm/algorithms/point_to_point.h"
+#include "xffl/types.h"
+
+namespace xffl::comm::algorithms {
+
+void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
+               const Tuning &tuning);
+void broadcast(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t dtype, int root, const Tuning &tuning);
+void allgather(PointToPoint &p2p, const void *send, void *recv, size_t send_count, xffl_dtype_t dtype,
+               const Tuning &tuning);
+void reduce_scatter(PointToPoint &p2p, const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype,
+                    xffl_redop_t op, const Tuning &tuning);
+void barrier(PointToPoint &p2p);
+
+}  // namespace xffl::comm::algorithms
+
+#endif

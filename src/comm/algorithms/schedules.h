@@ -1,0 +1,54 @@
+// The collective schedules, each written once against PointToPoint. Buffers hold elements of the
+// type they are reduced in (see comm/reduce.h); collectives.h picks a schedule and does the
+// conversions. Every schedule needs at least two members and leaves every member bit-identical.
+#ifndef XFFL_SRC_COMM_ALGORITHMS_SCHEDULES_H
+#define XFFL_SRC_COMM_ALGORITHMS_SCHEDULES_H
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "comm/algorithms/point_to_point.h"
+#include "xffl/types.h"
+
+namespace xffl::comm::algorithms {
+
+// Ring reduce-scatter, optionally followed by the ring all-gather, pipelined chunk by chunk: a chunk
+// is forwarded as soon as it is reduced, receives are posted `window` chunks ahead into staging.
+// Member i ends the reduce-scatter owning segment i [bounds[i], bounds[i+1]). 2(n-1) steps with the
+// all-gather, n-1 without.
+struct RingReduce {
+  const void *input = nullptr;  // my contribution (reduce type), bounds.back() elements
+  void *partial = nullptr;      // where partial sums are built (reduce type, same extent; may be input)
+  std::vector<size_t> bounds;   // size() + 1 segment offsets
+  xffl_dtype_t type = XFFL_F32;
+  xffl_redop_t op = XFFL_SUM;
+  // Called once per fully reduced chunk of my own segment, [first, first + count) in elements,
+  // before it is gathered: writes the final values (AVG division, narrowing) into `output`.
+  std::function<void(size_t first, size_t count)> finish;
+  void *output = nullptr;       // all-gather target, same element positions; nullptr: reduce-scatter only
+  size_t output_element_size = 0;
+};
+void ring_reduce(PointToPoint &p2p, const RingReduce &job, const Tuning &tuning);
+
+// Recursive doubling over the largest power of two p <= n, with the other n - p members folded into
+// their neighbours first and sent the result last. Operands are always combined lower half on the
+// left, so every member computes the same tree of operations. log2(p) (+2 when folding) steps.
+void recursive_doubling_allreduce(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t type,
+                                  xffl_redop_t op, const Tuning &tuning);
+
+// Binomial tree from root: ceil(log2 n) steps; for small messages.
+void binomial_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root, const Tuning &tuning);
+
+// Pipelined chain root -> root+1 -> ...: each chunk is forwarded as soon as it arrives; for large ones.
+void chain_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root, const Tuning &tuning);
+
+// Ring all-gather of n blocks of block_bytes; my block must already be in place. n-1 steps.
+void ring_allgather(PointToPoint &p2p, void *buffer, size_t block_bytes, const Tuning &tuning);
+
+// Dissemination barrier: in step k everyone signals index + 2^k and hears from index - 2^k.
+void dissemination_barrier(PointToPoint &p2p);
+
+}  // namespace xffl::comm::algorithms
+
+#endif

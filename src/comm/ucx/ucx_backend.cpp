@@ -1,0 +1,53 @@
+#include "comm/ucx/ucx_backend.h"
+
+#include "comm/ucx/tag.h"
+#include "comm/ucx/ucx_communicator.h"
+#include "comm/ucx/ucx_worker.h"
+#include "common/error.h"
+
+namespace xffl::comm {
+
+UcxBackend::UcxBackend(int rank, int world_size, Exchange &exchange, int timeout_ms, xffl_log_level_t log_level) {
+  if (world_size < 1 || rank < 0 || rank >= world_size)
+    fail(XFFL_EINVAL, "UCX backend: rank ", rank, " outside [0, ", world_size, ")");
+  if (timeout_ms <= 0) fail(XFFL_EINVAL, "UCX backend: timeout ", timeout_ms, " ms is not positive");
+  ucx::UcxSettings settings;
+  settings.timeout_ms = timeout_ms;
+  settings.log_level = log_level;
+  worker_ = std::make_shared<ucx::UcxWorker>(rank, world_size, exchange, settings);
+}
+
+UcxBackend::~UcxBackend() = default;
+
+std::unique_ptr<Communicator> UcxBackend::create_communicator(const GroupSpec &group) {
+  const int size = group.members.size();
+  if (size < 1 || static_cast<uint64_t>(size) > ucx::kMaxGroupSize)
+    fail(XFFL_EUNSUPPORTED, "UCX backend: ", group.description, " has ", size, " members (1 to ",
+         ucx::kMaxGroupSize, " supported)");
+  if (group.my_index < 0 || group.my_index >= size || group.members.at(group.my_index) != worker_->rank())
+    fail(XFFL_EINTERNAL, "UCX backend: rank ", worker_->rank(), " is not member ", group.my_index, " of ",
+         group.description);
+  ucx::GroupView view;
+  view.members = group.members.to_vector();
+  for (int member : view.members)
+    if (member < 0 || member >= worker_->world_size())
+      fail(XFFL_EINTERNAL, "UCX backend: ", group.description, " names rank ", member, " outside [0, ",
+           worker_->world_size(), ")");
+  view.my_index = group.my_index;
+  view.description = group.description;
+  view.tag_bits = ucx::group_tag_bits(group.tag);
+  return std::make_unique<ucx::UcxCommunicator>(worker_, std::move(view));
+}
+
+void UcxBackend::set_timeout_ms(int timeout_ms) {
+  if (timeout_ms <= 0) fail(XFFL_EINVAL, "UCX backend: timeout ", timeout_ms, " ms is not positive");
+  worker_->settings().timeout_ms = timeout_ms;
+}
+
+int UcxBackend::timeout_ms() const { return worker_->settings().timeout_ms; }
+void UcxBackend::set_log_level(xffl_log_level_t level) { worker_->settings().log_level = level; }
+void UcxBackend::set_tuning(const algorithms::Tuning &tuning) { worker_->settings().tuning = tuning; }
+const algorithms::Tuning &UcxBackend::tuning() const { return worker_->settings().tuning; }
+void UcxBackend::set_peer_failure_detection_on_host(bool on) { worker_->settings().peer_failure_detection_on_host = on; }
+
+}  // namespace xffl::comm

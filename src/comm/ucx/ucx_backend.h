@@ -1,0 +1,49 @@
+// XFFL_BACKEND_UCX: host memory over whatever UCX reaches (shared memory, TCP, InfiniBand).
+// One context and worker per backend; peers' worker addresses come through the Exchange, endpoints
+// are made on first use. create_communicator is local: a group is its member list and tag space.
+//
+// Lifetime: the Exchange must outlive the backend and every communicator it made (endpoints are
+// made lazily and fetch addresses through it). Communicators may outlive the backend.
+// Not thread-safe: one thread drives a backend and its communicators.
+#ifndef XFFL_SRC_COMM_UCX_UCX_BACKEND_H
+#define XFFL_SRC_COMM_UCX_UCX_BACKEND_H
+
+#include <memory>
+
+#include "comm/algorithms/point_to_point.h"
+#include "comm/communicator.h"
+#include "comm/exchange.h"
+
+namespace xffl::comm::ucx {
+class UcxWorker;
+}
+
+namespace xffl::comm {
+
+class UcxBackend final : public Backend {
+ public:
+  // Brings up UCX and publishes this rank's worker address under "ucx/addr/<rank>". Throws
+  // xffl::Error: XFFL_EINVAL for a bad rank/size/timeout, XFFL_EBACKEND when UCX refuses, and
+  // whatever Exchange::publish throws.
+  UcxBackend(int rank, int world_size, Exchange &exchange, int timeout_ms, xffl_log_level_t log_level);
+  ~UcxBackend() override;
+
+  xffl_backend_t kind() const override { return XFFL_BACKEND_UCX; }
+  std::unique_ptr<Communicator> create_communicator(const GroupSpec &group) override;
+
+  // Apply to every collective started afterwards, on every communicator of this backend.
+  void set_timeout_ms(int timeout_ms);
+  int timeout_ms() const;
+  void set_log_level(xffl_log_level_t level);
+  void set_tuning(const algorithms::Tuning &tuning);
+  const algorithms::Tuning &tuning() const;
+  // Applies to endpoints made afterwards; see UcxSettings::peer_failure_detection_on_host.
+  void set_peer_failure_detection_on_host(bool on);
+
+ private:
+  std::shared_ptr<ucx::UcxWorker> worker_;
+};
+
+}  // namespace xffl::comm
+
+#endif

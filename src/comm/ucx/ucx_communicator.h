@@ -1,0 +1,41 @@
+// A group's communicator on the UCX backend: the member list plus its own tag space, nothing
+// negotiated with the members (creating one costs no message). Each collective runs a schedule of
+// comm/algorithms over a fresh UcxTransport; its sequence number keeps successive collectives apart.
+// After a failure the communicator is unusable: later calls throw the same error at once.
+#ifndef XFFL_SRC_COMM_UCX_UCX_COMMUNICATOR_H
+#define XFFL_SRC_COMM_UCX_UCX_COMMUNICATOR_H
+
+#include <memory>
+#include <optional>
+
+#include "comm/communicator.h"
+#include "comm/ucx/ucx_transport.h"
+#include "common/error.h"
+
+namespace xffl::comm::ucx {
+
+class UcxCommunicator final : public Communicator {
+ public:
+  UcxCommunicator(std::shared_ptr<UcxWorker> worker, GroupView group);
+
+  void allreduce(const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
+                 void *stream) override;
+  void broadcast(void *buf, size_t count, xffl_dtype_t dtype, int root_index, void *stream) override;
+  void allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype, void *stream) override;
+  void reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op,
+                      void *stream) override;
+  void barrier() override;
+
+ private:
+  template <typename Schedule>
+  void run(const char *operation, Schedule &&schedule);
+
+  std::shared_ptr<UcxWorker> worker_;
+  GroupView group_;
+  uint32_t sequence_ = 0;
+  std::optional<Error> failure_;
+};
+
+}  // namespace xffl::comm::ucx
+
+#endif

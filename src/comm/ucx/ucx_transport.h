@@ -1,0 +1,67 @@
+// PointToPoint over UCX tagged messages for one collective call on one group: maps member indices
+// to endpoints, builds tags (tag.h), and waits with the call's deadline. Errors name this rank, the
+// collective, the group, the peer awaited and the step. Destroying it with requests still
+// outstanding cancels the receives and abandons the peers of unfinished sends (ucx_worker.h), so no
+// buffer of the caller is touched after the collective has returned or thrown.
+#ifndef XFFL_SRC_COMM_UCX_UCX_TRANSPORT_H
+#define XFFL_SRC_COMM_UCX_UCX_TRANSPORT_H
+
+#include <string>
+#include <vector>
+
+#include "comm/algorithms/point_to_point.h"
+#include "comm/ucx/ucx_worker.h"
+
+namespace xffl::comm::ucx {
+
+// The group as the transport sees it.
+struct GroupView {
+  std::vector<int> members;  // global ranks
+  int my_index = 0;
+  std::string description;
+  uint64_t tag_bits = 0;     // tag.h group field
+};
+
+class UcxTransport final : public algorithms::PointToPoint {
+ public:
+  UcxTransport(UcxWorker &worker, const GroupView &group, uint32_t sequence, const char *operation);
+  ~UcxTransport() override;
+  UcxTransport(const UcxTransport &) = delete;
+  UcxTransport &operator=(const UcxTransport &) = delete;
+
+  int size() const override { return static_cast<int>(group_.members.size()); }
+  int index() const override { return group_.my_index; }
+  algorithms::RequestId send(int peer, const void *data, size_t bytes, algorithms::Step step) override;
+  algorithms::RequestId recv(int peer, void *data, size_t bytes, algorithms::Step step) override;
+  void wait(algorithms::RequestId request) override;
+  void wait_all() override;
+
+ private:
+  struct Request {
+    void *handle = nullptr;  // UCX request while in flight
+    int peer = 0;            // member index
+    bool is_send = false;
+    size_t bytes = 0;
+    algorithms::Step step;
+  };
+  bool finished(Request &request);
+  void check_received_length(const Request &request, size_t length);
+  [[noreturn]] void timed_out(const Request &request);
+  [[noreturn]] void peer_failed(const Request &request, const std::string &why);
+  void ensure_peer_alive(const Request &request);
+  std::string where(const Request &request) const;
+  void abandon_outstanding();
+
+  UcxWorker &worker_;
+  const GroupView &group_;
+  uint32_t sequence_;
+  const char *operation_;
+  int timeout_ms_;
+  Clock::time_point deadline_;
+  std::vector<Request> requests_;
+  size_t first_unfinished_ = 0;
+};
+
+}  // namespace xffl::comm::ucx
+
+#endif

@@ -1,0 +1,28 @@
+# The collective algorithms and reduction kernels (always built: they need no transport) and the
+# UCX backend (with XFFL_WITH_UCX). Included by src/CMakeLists.txt when present.
+set(xffl_comm_kernels comm/reduce.cpp comm/half.cpp)
+target_sources(xffl_obj PRIVATE
+  ${xffl_comm_kernels}
+  comm/algorithms/chunks.cpp
+  comm/algorithms/ring.cpp
+  comm/algorithms/recursive_doubling.cpp
+  comm/algorithms/broadcast.cpp
+  comm/algorithms/allgather.cpp
+  comm/algorithms/collectives.cpp)
+# The reduction and conversion loops are the hot path of every large allreduce: -O3 vectorises them.
+if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  set_source_files_properties(${xffl_comm_kernels} PROPERTIES COMPILE_OPTIONS "-O3")
+endif()
+
+if(XFFL_WITH_UCX)
+  find_package(ucx CONFIG REQUIRED)
+  target_sources(xffl_obj PRIVATE
+    comm/ucx/ucx_worker.cpp
+    comm/ucx/ucx_transport.cpp
+    comm/ucx/ucx_communicator.cpp
+    comm/ucx/ucx_backend.cpp)
+  target_link_libraries(xffl_obj PUBLIC ucx::ucp ucx::ucs)
+  set(XFFL_HAVE_UCX ON CACHE INTERNAL "")
+else()
+  set(XFFL_HAVE_UCX OFF CACHE INTERNAL "")
+endif()

@@ -1,0 +1,154 @@
+// Reduction kernels and f16/bf16 conversions: every f16 round-trips, f32 -> f16/bf16 rounds to
+// nearest even, integer SUM/PROD wrap, operand order and aliasing, AVG truncation.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "comm/half.h"
+#include "comm/reduce.h"
+
+// cmocka last: its fail() macro would rewrite xffl::fail in the headers above. It has no
+// extern "C" of its own.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace xffl::comm;
+
+namespace {
+
+uint32_t bits(float value) {
+  uint32_t b;
+  std::memcpy(&b, &value, 4);
+  return b;
+}
+
+float from_bits(uint32_t b) {
+  float value;
+  std::memcpy(&value, &b, 4);
+  return value;
+}
+
+void every_f16_round_trips_through_f32(void **) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float wide = f16_to_f32(static_cast<uint16_t>(h));
+    const bool nan = (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu);
+    if (nan) {
+      assert_true(std::isnan(wide));
+      assert_true(std::isnan(f16_to_f32(f32_to_f16(wide))));
+      continue;
+    }
+    if (f32_to_f16(wide) != h) fail_msg("f16 0x%04x -> %g -> 0x%04x", h, static_cast<double>(wide), f32_to_f16(wide));
+  }
+  assert_true(f16_to_f32(0x3c00) == 1.0f);
+  assert_true(f16_to_f32(0x0001) == std::ldexp(1.0f, -24));  // smallest subnormal
+  assert_true(f16_to_f32(0x7bff) == 65504.0f);
+}
+
+void f32_to_f16_rounds_to_nearest_even(void **) {
+  assert_int_equal(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);         // tie: stays even
+  assert_int_equal(f32_to_f16(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);     // tie: rounds up to even
+  assert_int_equal(f32_to_f16(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 0x3c01);
+  assert_int_equal(f32_to_f16(65520.0f), 0x7c00);                             // overflows to infinity
+  assert_int_equal(f32_to_f16(-1e9f), 0xfc00);
+  assert_int_equal(f32_to_f16(std::ldexp(1.0f, -25)), 0x0000);                // tie below the smallest: even
+  assert_int_equal(f32_to_f16(std::ldexp(3.0f, -26)), 0x0001);
+  assert_int_equal(f32_to_f16(std::numeric_limits<float>::quiet_NaN()) & 0x7e00, 0x7e00);
+  // Vector form agrees with the scalar one.
+  std::vector<float> values = {0.1f, -2.5f, 65504.0f, 1e-7f, 3.14159f};
+  std::vector<uint16_t> halves(values.size());
+  f32_to_f16(values.data(), halves.data(), values.size());
+  for (size_t i = 0; i < values.size(); ++i) assert_int_equal(halves[i], f32_to_f16(values[i]));
+}
+
+void bf16_keeps_the_upper_half_rounded_to_nearest_even(void **) {
+  assert_int_equal(f32_to_bf16(1.0f), 0x3f80);
+  assert_int_equal(f32_to_bf16(from_bits(0x3f808000u)), 0x3f80);  // tie: even
+  assert_int_equal(f32_to_bf16(from_bits(0x3f818000u)), 0x3f82);  // tie: up to even
+  assert_int_equal(f32_to_bf16(from_bits(0x3f808001u)), 0x3f81);
+  assert_true(std::isnan(bf16_to_f32(f32_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+  assert_int_equal(f32_to_bf16(from_bits(0x7f7fffffu)), 0x7f80);  // max float rounds to infinity
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float wide = bf16_to_f32(static_cast<uint16_t>(h));
+    if (!std::isnan(wide)) assert_int_equal(f32_to_bf16(wide), h);
+  }
+  assert_true(bits(bf16_to_f32(0x3f80)) == 0x3f800000u);
+}
+
+void integer_sum_and_prod_wrap(void **) {
+  std::vector<int8_t> a = {127, -128, 100}, b = {1, -1, 100};
+  std::vector<int8_t> out(3);
+  combine(out.data(), a.data(), b.data(), 3, XFFL_I8, XFFL_SUM);
+  assert_int_equal(out[0], -128);
+  assert_int_equal(out[1], 127);
+  assert_int_equal(out[2], -56);
+  combine(out.data(), a.data(), b.data(), 3, XFFL_I8, XFFL_PROD);
+  assert_int_equal(out[2], static_cast<int8_t>(10000 & 0xff));
+  std::vector<int64_t> big = {std::numeric_limits<int64_t>::max()}, one = {1};
+  combine(big.data(), big.data(), one.data(), 1, XFFL_I64, XFFL_SUM);
+  assert_true(big[0] == std::numeric_limits<int64_t>::min());
+  std::vector<uint8_t> u = {250}, v = {10};
+  combine(u.data(), u.data(), v.data(), 1, XFFL_U8, XFFL_SUM);
+  assert_int_equal(u[0], 4);
+}
+
+void operand_order_and_aliasing(void **) {
+  // MIN keeps a NaN on the left and drops one on the right: the order is part of the result.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> left = {nan, 1.0f, -0.0f}, right = {1.0f, nan, 0.0f}, out(3);
+  combine(out.data(), left.data(), right.data(), 3, XFFL_F32, XFFL_MIN);
+  assert_true(std::isnan(out[0]));
+  assert_true(out[1] == 1.0f);
+  assert_true(std::signbit(out[2]));
+  // out == left, out == right and all three the same give what the distinct form gives.
+  std::vector<double> x(1000), y(1000), expected(1000);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.5 * static_cast<double>(i), y[i] = 3.0 - static_cast<double>(i);
+  combine(expected.data(), x.data(), y.data(), x.size(), XFFL_F64, XFFL_SUM);
+  std::vector<double> in_left = x, in_right = y;
+  combine(in_left.data(), in_left.data(), y.data(), x.size(), XFFL_F64, XFFL_SUM);
+  combine(in_right.data(), x.data(), in_right.data(), x.size(), XFFL_F64, XFFL_SUM);
+  assert_true(in_left == expected);
+  assert_true(in_right == expected);
+  std::vector<double> twice = x;
+  combine(twice.data(), twice.data(), twice.data(), x.size(), XFFL_F64, XFFL_SUM);
+  for (size_t i = 0; i < x.size(); ++i) assert_true(twice[i] == 2 * x[i]);
+}
+
+void average_divides_once_and_truncates_toward_zero(void **) {
+  assert_int_equal(accumulation_dtype(XFFL_I8, XFFL_AVG), XFFL_I64);
+  assert_int_equal(accumulation_dtype(XFFL_I8, XFFL_SUM), XFFL_I8);
+  assert_int_equal(accumulation_dtype(XFFL_BF16, XFFL_MAX), XFFL_F32);
+  assert_int_equal(accumulation_dtype(XFFL_I64, XFFL_AVG), XFFL_I64);
+  std::vector<int64_t> sums = {-7, 7, 300};
+  divide(sums.data(), 3, XFFL_I64, 2);
+  assert_true(sums[0] == -3 && sums[1] == 3 && sums[2] == 150);
+  std::vector<int8_t> narrow(3);
+  convert(sums.data(), XFFL_I64, narrow.data(), XFFL_I8, 3);
+  assert_int_equal(narrow[0], -3);
+  std::vector<float> f = {1.0f, 2.0f};
+  divide(f.data(), 2, XFFL_F32, 3);
+  assert_true(f[0] == 1.0f / 3.0f);
+  std::vector<uint16_t> halves = {0x3c00, 0xc000};  // 1, -2
+  std::vector<float> wide(2);
+  convert(halves.data(), XFFL_F16, wide.data(), XFFL_F32, 2);
+  assert_true(wide[0] == 1.0f && wide[1] == -2.0f);
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_f16_round_trips_through_f32),
+      cmocka_unit_test(f32_to_f16_rounds_to_nearest_even),
+      cmocka_unit_test(bf16_keeps_the_upper_half_rounded_to_nearest_even),
+      cmocka_unit_test(integer_sum_and_prod_wrap),
+      cmocka_unit_test(operand_order_and_aliasing),
+      cmocka_unit_test(average_divides_once_and_truncates_toward_zero),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

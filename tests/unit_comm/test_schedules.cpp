@@ -1,0 +1,287 @@
+// The collective schedules on the fake transport (no UCX): results against locally computed
+// references, bit-identical on every member, and the shape of each schedule (steps, messages,
+// bytes, largest message) for 1 to 9 members.
+#include <cmath>
+#include <random>
+
+#include "comm/algorithms/chunks.h"
+#include "comm/algorithms/collectives.h"
+#include "comm/algorithms/schedules.h"
+#include "fake_transport.h"
+#include "reference.h"
+
+// cmocka last: its fail() macro would rewrite xffl::fail in the headers above. It has no
+// extern "C" of its own.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace xffl::comm;
+using algorithms::Tuning;
+
+namespace {
+
+const xffl_dtype_t kDtypes[] = {XFFL_F32, XFFL_F64, XFFL_F16, XFFL_BF16, XFFL_I8, XFFL_U8, XFFL_I32, XFFL_I64};
+const xffl_redop_t kOps[] = {XFFL_SUM, XFFL_AVG, XFFL_MIN, XFFL_MAX, XFFL_PROD};
+
+Tuning tiny_tuning() {
+  Tuning tuning;
+  tuning.chunk_bytes = 64;  // many chunks and a full window even for small buffers
+  tuning.window = 3;
+  tuning.small_allreduce_bytes = 256;
+  tuning.small_broadcast_bytes = 256;
+  return tuning;
+}
+
+void expect_ok(const std::string &error) {
+  if (!error.empty()) fail_msg("%s", error.c_str());
+}
+
+void check_allreduce(int n, size_t count, xffl_dtype_t dtype, xffl_redop_t op, bool in_place, const Tuning &tuning) {
+  const size_t element = dtype_size(dtype);
+  std::vector<reference::Bytes> results(static_cast<size_t>(n));
+  expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+    reference::Bytes send = reference::make_input(t.index(), count, dtype, op);
+    reference::Bytes &recv = results[static_cast<size_t>(t.index())];
+    if (in_place) {
+      recv = send;
+      algorithms::allreduce(t, recv.data(), recv.data(), count, dtype, op, tuning);
+    } else {
+      recv.assign(count * element, 0xee);
+      algorithms::allreduce(t, send.data(), recv.data(), count, dtype, op, tuning);
+    }
+  }));
+  const reference::Bytes expected = reference::reduced(n, count, dtype, op);
+  for (int m = 0; m < n; ++m)
+    if (results[static_cast<size_t>(m)] != expected)
+      fail_msg("allreduce n=%d count=%zu %s %s %s: member %d differs from the reference", n, count, dtype_name(dtype),
+               redop_name(op), in_place ? "in place" : "out of place", m);
+}
+
+void allreduce_matches_reference_for_every_dtype_op_and_size(void **) {
+  const Tuning tuning = tiny_tuning();
+  for (int n : {1, 2, 3, 4, 5, 8})
+    for (xffl_dtype_t dtype : kDtypes)
+      for (xffl_redop_t op : kOps)
+        for (size_t count : {size_t{0}, size_t{1}, size_t{3}, size_t{37}, size_t{301}})
+          for (bool in_place : {false, true}) check_allreduce(n, count, dtype, op, in_place, tuning);
+}
+
+void reduce_scatter_matches_reference(void **) {
+  const Tuning tuning = tiny_tuning();
+  for (int n : {1, 2, 3, 4, 7})
+    for (xffl_dtype_t dtype : kDtypes)
+      for (xffl_redop_t op : kOps)
+        for (size_t recv_count : {size_t{0}, size_t{1}, size_t{19}, size_t{100}})
+          for (bool in_place : {false, true}) {
+            const size_t element = dtype_size(dtype);
+            std::vector<reference::Bytes> results(static_cast<size_t>(n));
+            expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+              reference::Bytes send = reference::make_input(t.index(), recv_count * n, dtype, op);
+              const size_t mine = static_cast<size_t>(t.index()) * recv_count * element;
+              if (in_place) {
+                algorithms::reduce_scatter(t, send.data(), send.data() + mine, recv_count, dtype, op, tuning);
+                results[static_cast<size_t>(t.index())].assign(send.begin() + static_cast<long>(mine),
+                                                               send.begin() + static_cast<long>(mine + recv_count * element));
+              } else {
+                reference::Bytes recv(recv_count * element, 0xee);
+                algorithms::reduce_scatter(t, send.data(), recv.data(), recv_count, dtype, op, tuning);
+                results[static_cast<size_t>(t.index())] = recv;
+              }
+            }));
+            for (int m = 0; m < n; ++m)
+              if (results[static_cast<size_t>(m)] != reference::reduced(n, recv_count, dtype, op, m * recv_count))
+                fail_msg("reduce_scatter n=%d rc=%zu %s %s: member %d wrong", n, recv_count, dtype_name(dtype),
+                         redop_name(op), m);
+          }
+}
+
+void allgather_and_broadcast_deliver_every_block(void **) {
+  const Tuning tuning = tiny_tuning();
+  for (int n : {1, 2, 3, 5, 8})
+    for (size_t count : {size_t{0}, size_t{1}, size_t{33}, size_t{500}})
+      for (bool in_place : {false, true}) {
+        std::vector<reference::Bytes> gathered(static_cast<size_t>(n));
+        expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+          const reference::Bytes mine = reference::make_input(t.index(), count, XFFL_I32, XFFL_SUM);
+          reference::Bytes &all = gathered[static_cast<size_t>(t.index())];
+          all.assign(mine.size() * n, 0xee);
+          unsigned char *my_block = all.data() + mine.size() * t.index();
+          if (in_place) std::memcpy(my_block, mine.data(), mine.size());
+          algorithms::allgather(t, in_place ? my_block : mine.data(), all.data(), count, XFFL_I32, tuning);
+        }));
+        reference::Bytes expected;
+        for (int m = 0; m < n; ++m) {
+          const reference::Bytes block = reference::make_input(m, count, XFFL_I32, XFFL_SUM);
+          expected.insert(expected.end(), block.begin(), block.end());
+        }
+        for (int m = 0; m < n; ++m)
+          if (gathered[static_cast<size_t>(m)] != expected) fail_msg("allgather n=%d count=%zu: member %d wrong", n, count, m);
+      }
+
+  for (int n : {1, 2, 3, 6, 8})
+    for (int root = 0; root < n; ++root)
+      for (size_t count : {size_t{0}, size_t{5}, size_t{64}, size_t{1000}}) {  // binomial and chain
+        std::vector<reference::Bytes> buffers(static_cast<size_t>(n));
+        expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+          reference::Bytes &buffer = buffers[static_cast<size_t>(t.index())];
+          buffer = reference::make_input(t.index() == root ? 100 : t.index(), count, XFFL_F64, XFFL_SUM);
+          algorithms::broadcast(t, buffer.data(), count, XFFL_F64, root, tuning);
+        }));
+        for (int m = 0; m < n; ++m)
+          if (buffers[static_cast<size_t>(m)] != reference::make_input(100, count, XFFL_F64, XFFL_SUM))
+            fail_msg("broadcast n=%d root=%d count=%zu: member %d wrong", n, root, count, m);
+      }
+}
+
+// Random floats: sums depend on the order, so only the agreement of all members is exact.
+void random_float_results_are_bit_identical_on_every_member(void **) {
+  for (int n : {2, 3, 5, 6, 7, 8})
+    for (size_t count : {size_t{13}, size_t{4099}})
+      for (xffl_dtype_t dtype : {XFFL_F32, XFFL_F64, XFFL_F16, XFFL_BF16})
+        for (xffl_redop_t op : {XFFL_SUM, XFFL_AVG, XFFL_MIN, XFFL_PROD}) {
+          const size_t element = dtype_size(dtype);
+          std::vector<reference::Bytes> results(static_cast<size_t>(n));
+          expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+            std::mt19937 random(static_cast<unsigned>(t.index() * 31 + 7));
+            std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+            reference::Bytes buffer(count * element);
+            for (size_t i = 0; i < count; ++i) reference::store(buffer.data() + i * element, dtype, value(random));
+            Tuning tuning;
+            tuning.chunk_bytes = 512;
+            tuning.small_allreduce_bytes = 1024;
+            algorithms::allreduce(t, buffer.data(), buffer.data(), count, dtype, op, tuning);
+            results[static_cast<size_t>(t.index())] = buffer;
+          }));
+          for (int m = 1; m < n; ++m)
+            if (results[static_cast<size_t>(m)] != results[0])
+              fail_msg("n=%d count=%zu %s %s: member %d differs from member 0", n, count, dtype_name(dtype),
+                       redop_name(op), m);
+        }
+}
+
+void ring_has_2n_minus_2_steps_and_moves_2_n_minus_1_over_n_of_the_data(void **) {
+  for (int n : {2, 3, 4, 7, 8}) {
+    const size_t count = 1000;  // f32: 4000 bytes, ring (above 256)
+    std::vector<fake::Stats> stats;
+    expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+      reference::Bytes buffer = reference::make_input(t.index(), count, XFFL_F32, XFFL_SUM);
+      algorithms::allreduce(t, buffer.data(), buffer.data(), count, XFFL_F32, XFFL_SUM, tiny_tuning());
+    }, &stats));
+    const std::vector<size_t> bounds = algorithms::balanced_bounds(count, n);
+    for (int m = 0; m < n; ++m) {
+      const fake::Stats &s = stats[static_cast<size_t>(m)];
+      assert_int_equal(s.declared_total, 2 * (n - 1));
+      assert_int_equal(s.steps_seen, 2 * (n - 1));
+      assert_true(s.largest_message <= 64);
+      // Reduce-scatter sends every segment but my own, all-gather every segment but my right neighbour's.
+      size_t expected_bytes = 0;
+      for (int seg = 0; seg < n; ++seg) expected_bytes += (bounds[seg + 1] - bounds[seg]) * 4;
+      expected_bytes = 2 * expected_bytes;
+      const size_t own = (bounds[m + 1] - bounds[m]) * 4;
+      const size_t right = (bounds[(m + 1) % n + 1] - bounds[(m + 1) % n]) * 4;
+      assert_int_equal(s.bytes_sent, expected_bytes - own - right);
+    }
+  }
+}
+
+void recursive_doubling_folds_non_powers_of_two(void **) {
+  for (int n : {2, 3, 4, 5, 6, 7, 8, 9}) {
+    int p = 1, log_p = 0;
+    while (p * 2 <= n) p *= 2, ++log_p;
+    std::vector<fake::Stats> stats;
+    expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+      reference::Bytes buffer = reference::make_input(t.index(), 10, XFFL_I64, XFFL_MAX);
+      algorithms::allreduce(t, buffer.data(), buffer.data(), 10, XFFL_I64, XFFL_MAX, Tuning());
+      if (buffer != reference::reduced(t.size(), 10, XFFL_I64, XFFL_MAX)) (xffl::fail)(XFFL_EINTERNAL, "wrong max");
+    }, &stats));
+    const int extra = n - p;
+    for (int m = 0; m < n; ++m) {
+      const fake::Stats &s = stats[static_cast<size_t>(m)];
+      assert_int_equal(s.declared_total, log_p + (extra ? 2 : 0));
+      const bool folded_away = m < 2 * extra && m % 2 == 0;
+      const bool folds_in = m < 2 * extra && m % 2 == 1;
+      assert_int_equal(s.messages_sent, folded_away ? 1 : log_p + (folds_in ? 1 : 0));
+    }
+  }
+}
+
+void broadcast_trees_and_chains_have_their_shape(void **) {
+  for (int n : {2, 3, 5, 8}) {
+    int depth = 0;
+    while ((1 << depth) < n) ++depth;
+    for (int root : {0, n - 1}) {
+      std::vector<fake::Stats> tree, chain;
+      Tuning tuning;
+      tuning.chunk_bytes = 100;
+      tuning.small_broadcast_bytes = 1000;
+      expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+        std::vector<unsigned char> buffer(80, static_cast<unsigned char>(t.index() == root ? 9 : 0));
+        algorithms::broadcast(t, buffer.data(), buffer.size(), XFFL_U8, root, tuning);
+      }, &tree));
+      expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+        std::vector<unsigned char> buffer(1050, static_cast<unsigned char>(t.index() == root ? 9 : 0));
+        algorithms::broadcast(t, buffer.data(), buffer.size(), XFFL_U8, root, tuning);
+      }, &chain));
+      assert_int_equal(tree[static_cast<size_t>(root)].messages_sent, depth);
+      size_t tree_messages = 0;
+      for (const auto &s : tree) tree_messages += s.messages_sent;
+      assert_int_equal(tree_messages, n - 1);  // everyone but the root receives exactly once
+      for (int m = 0; m < n; ++m) {
+        const bool last = m == (root + n - 1) % n;
+        assert_int_equal(chain[static_cast<size_t>(m)].messages_sent, last ? 0 : 11);  // ceil(1050 / 100)
+        assert_true(chain[static_cast<size_t>(m)].largest_message <= 100);
+      }
+    }
+  }
+}
+
+void barrier_takes_ceil_log2_rounds(void **) {
+  for (int n : {1, 2, 3, 4, 5, 8, 9}) {
+    int rounds = 0;
+    while ((1 << rounds) < n) ++rounds;
+    std::vector<fake::Stats> stats;
+    expect_ok(fake::run_members(n, [&](fake::Transport &t) { algorithms::barrier(t); }, &stats));
+    for (const auto &s : stats) {
+      assert_int_equal(s.messages_sent, rounds);
+      assert_int_equal(s.bytes_sent, 0);
+    }
+  }
+}
+
+void partitions_hold_for_counts_beyond_32_bits(void **) {
+  const size_t huge = (size_t{1} << 40) + 3;
+  for (int parts : {1, 2, 3, 7, 8}) {
+    const std::vector<size_t> bounds = algorithms::balanced_bounds(huge, parts);
+    assert_int_equal(bounds.front(), 0);
+    assert_true(bounds.back() == huge);
+    for (int i = 0; i < parts; ++i) {
+      const size_t size = bounds[i + 1] - bounds[i];
+      assert_true(size == huge / parts || size == huge / parts + 1);
+    }
+  }
+  const std::vector<size_t> blocks = algorithms::block_bounds(size_t{3} << 31, 4);
+  assert_true(blocks[4] == (size_t{3} << 33));
+  assert_true(algorithms::chunk_count(size_t{5} << 31, size_t{1} << 20) == (size_t{5} << 11));
+  assert_true(algorithms::chunk_elements(size_t{1} << 20, 8) == (size_t{1} << 17));
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(allreduce_matches_reference_for_every_dtype_op_and_size),
+      cmocka_unit_test(reduce_scatter_matches_reference),
+      cmocka_unit_test(allgather_and_broadcast_deliver_every_block),
+      cmocka_unit_test(random_float_results_are_bit_identical_on_every_member),
+      cmocka_unit_test(ring_has_2n_minus_2_steps_and_moves_2_n_minus_1_over_n_of_the_data),
+      cmocka_unit_test(recursive_doubling_folds_non_powers_of_two),
+      cmocka_unit_test(broadcast_trees_and_chains_have_their_shape),
+      cmocka_unit_test(barrier_takes_ceil_log2_rounds),
+      cmocka_unit_test(partitions_hold_for_counts_beyond_32_bits),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

@@ -1,0 +1,103 @@
+// The UCX backend with threads as ranks: every collective x dtype x op x placement on world sizes
+// 1, 2, 3, 4 and 8 at counts 0, 1, odd and multi-chunk (small tuning so both algorithms of each
+// collective run), a few MiB with the default tuning, and random floats bit-identical on all ranks.
+#include <random>
+
+#include "collective_checks.h"
+#include "ucx_harness.h"
+
+// cmocka last: its fail() macro would rewrite xffl::fail in the headers above. It has no
+// extern "C" of its own.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+namespace {
+
+harness::Options small_chunks() {
+  harness::Options options;
+  options.tuning.chunk_bytes = 2048;
+  options.tuning.window = 4;
+  options.tuning.small_allreduce_bytes = 1024;
+  options.tuning.small_broadcast_bytes = 1024;
+  return options;
+}
+
+void expect_ok(const std::string &errors) {
+  if (!errors.empty()) fail_msg("%s", errors.c_str());
+}
+
+void world_matrix(int world) {
+  expect_ok(harness::run_ranks(world, [](int rank, int n, xffl::comm::UcxBackend &backend) {
+    std::vector<int> everyone;
+    for (int r = 0; r < n; ++r) everyone.push_back(r);
+    auto world_comm = harness::make_group(backend, everyone, rank, "world group", 1);
+    checks::full_matrix(*world_comm, rank, n, {0, 1, 7, 1001});
+  }, small_chunks()));
+}
+
+void every_collective_on_1_rank(void **) { world_matrix(1); }
+void every_collective_on_2_ranks(void **) { world_matrix(2); }
+void every_collective_on_3_ranks(void **) { world_matrix(3); }
+void every_collective_on_4_ranks(void **) { world_matrix(4); }
+void every_collective_on_8_ranks(void **) { world_matrix(8); }
+
+void a_few_mib_with_the_default_tuning(void **) {
+  for (int world : {2, 3}) {
+    expect_ok(harness::run_ranks(world, [](int rank, int n, xffl::comm::UcxBackend &backend) {
+      auto comm = harness::make_group(backend, n == 2 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2}, rank,
+                                      "world group", 7);
+      const size_t mib = size_t{1} << 20;
+      checks::allreduce(*comm, rank, n, 3 * mib / 4 + 5, XFFL_F32, XFFL_SUM, false);
+      checks::allreduce(*comm, rank, n, 3 * mib / 4 + 5, XFFL_F32, XFFL_AVG, true);
+      checks::allreduce(*comm, rank, n, mib + 3, XFFL_BF16, XFFL_AVG, true);
+      checks::allreduce(*comm, rank, n, 2 * mib + 1, XFFL_I8, XFFL_AVG, false);
+      checks::reduce_scatter(*comm, rank, n, mib / 2 + 1, XFFL_F64, XFFL_MAX, true);
+      checks::allgather(*comm, rank, n, mib / 2 + 3, XFFL_I32, false);
+      checks::broadcast(*comm, rank, 3 * mib + 1, XFFL_U8, n - 1);
+    }));
+  }
+}
+
+void random_floats_are_bit_identical_on_every_rank(void **) {
+  const int world = 5;
+  std::vector<std::vector<float>> results(world);
+  std::vector<std::vector<uint16_t>> halves(world);
+  expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, {0, 1, 2, 3, 4}, rank, "world group", 3);
+    std::mt19937 random(static_cast<unsigned>(rank + 1));
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    std::vector<float> data(100003);
+    for (float &x : data) x = value(random);
+    std::vector<uint16_t> half(data.size());
+    xffl::comm::f32_to_bf16(data.data(), half.data(), data.size());
+    comm->allreduce(data.data(), data.data(), data.size(), XFFL_F32, XFFL_SUM, nullptr);
+    comm->allreduce(half.data(), half.data(), 37, XFFL_BF16, XFFL_AVG, nullptr);  // recursive doubling
+    comm->allreduce(half.data() + 37, half.data() + 37, half.size() - 37, XFFL_BF16, XFFL_AVG, nullptr);
+    results[static_cast<size_t>(rank)] = data;
+    halves[static_cast<size_t>(rank)] = half;
+    (void)n;
+  }, small_chunks()));
+  for (int r = 1; r < world; ++r) {
+    assert_true(results[static_cast<size_t>(r)] == results[0]);
+    assert_true(halves[static_cast<size_t>(r)] == halves[0]);
+  }
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_collective_on_1_rank),
+      cmocka_unit_test(every_collective_on_2_ranks),
+      cmocka_unit_test(every_collective_on_3_ranks),
+      cmocka_unit_test(every_collective_on_4_ranks),
+      cmocka_unit_test(every_collective_on_8_ranks),
+      cmocka_unit_test(a_few_mib_with_the_default_tuning),
+      cmocka_unit_test(random_floats_are_bit_identical_on_every_rank),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

@@ -1,0 +1,106 @@
+// Threads as ranks for the UCX backend tests: an in-memory Exchange shared by all threads, one
+// UcxBackend per thread, errors collected per rank (cmocka may only fail on the main thread).
+#ifndef XFFL_TESTS_UNIT_COMM_UCX_HARNESS_H
+#define XFFL_TESTS_UNIT_COMM_UCX_HARNESS_H
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/exchange.h"
+#include "comm/ucx/ucx_backend.h"
+#include "common/error.h"
+
+namespace harness {
+
+class MemoryExchange final : public xffl::comm::Exchange {
+ public:
+  void publish(const std::string &key, const std::vector<uint8_t> &value) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    values_[key] = value;
+    published_.notify_all();
+  }
+  std::vector<uint8_t> fetch(const std::string &key, int timeout_ms) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!published_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return values_.count(key) > 0; }))
+      (xffl::fail)(XFFL_ETIMEOUT, "timed out after ", timeout_ms, " ms waiting for key ", key, " in the test exchange");
+    return values_[key];
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable published_;
+  std::map<std::string, std::vector<uint8_t>> values_;
+};
+
+// Counts down once per rank; wait() returns when all have arrived or after 30 s.
+class Latch {
+ public:
+  explicit Latch(int count) : count_(count) {}
+  void arrive() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--count_ <= 0) zero_.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    zero_.wait_for(lock, std::chrono::seconds(30), [&] { return count_ <= 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable zero_;
+  int count_;
+};
+
+inline std::unique_ptr<xffl::comm::Communicator> make_group(xffl::comm::Backend &backend, const std::vector<int> &members,
+                                                             int my_rank, const std::string &description,
+                                                             unsigned long long tag) {
+  xffl::comm::GroupSpec spec;
+  spec.members = xffl::topology::RankList::explicit_ranks(members);
+  spec.my_index = spec.members.index_of(my_rank);
+  spec.description = description;
+  spec.tag = tag;
+  return backend.create_communicator(spec);
+}
+
+struct Options {
+  int timeout_ms = 20000;
+  xffl::comm::algorithms::Tuning tuning;
+};
+
+using Body = std::function<void(int rank, int world, xffl::comm::UcxBackend &backend)>;
+
+// Runs body on `world` threads, each with its own backend. Returns "rank R: message" of every rank
+// that threw, joined by newlines ("" when all succeeded). Backends are destroyed on their threads.
+inline std::string run_ranks(int world, const Body &body, const Options &options = Options()) {
+  MemoryExchange exchange;
+  std::vector<std::string> errors(static_cast<size_t>(world));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        xffl::comm::UcxBackend backend(rank, world, exchange, options.timeout_ms, XFFL_LOG_ERROR);
+        backend.set_tuning(options.tuning);
+        body(rank, world, backend);
+      } catch (const std::exception &error) {
+        errors[static_cast<size_t>(rank)] = error.what();
+      }
+    });
+  for (auto &thread : threads) thread.join();
+  std::string all;
+  for (int rank = 0; rank < world; ++rank)
+    if (!errors[static_cast<size_t>(rank)].empty())
+      all += "rank " + std::to_string(rank) + ": " + errors[static_cast<size_t>(rank)] + "\n";
+  return all;
+}
+
+}  // namespace harness
+
+#endif
