@@ -1,0 +1,239 @@
+"""
+    LibXFFL
+
+The C API of xffl, one `@ccall` per function of `include/xffl/*.h`, named as in C, and every enum
+constant as a `Cint`. Nothing here allocates, checks or throws: see the module `XFFL` for that.
+`bindings/julia/check_ccalls.py` compares every `@ccall` below with clang's reading of the header.
+
+The library is `ENV["XFFL_LIBRARY"]` (a path or a name) read when the module is loaded, else `"libxffl"`
+found by the dynamic loader (`LD_LIBRARY_PATH`, the system paths).
+"""
+module LibXFFL
+
+using Libdl
+
+# Not `const` on purpose: resolved in `__init__` so that the environment of the running process wins over
+# the one that precompiled the package. Julia >= 1.6 accepts a global variable as the library of a ccall.
+libxffl = "libxffl"
+
+function __init__()
+    global libxffl = get(ENV, "XFFL_LIBRARY", "libxffl")
+    # Open it now so a wrong path fails at `using XFFL` with the loader's words, not at the first call.
+    Libdl.dlopen(libxffl)
+    return nothing
+end
+
+"Opaque `xffl_state_t`: only ever used behind a `Ptr`."
+mutable struct xffl_state_t end
+"Opaque `xffl_group_t`: only ever used behind a `Ptr`."
+mutable struct xffl_group_t end
+
+# ---- enum constants (every enum of xffl/types.h is int-sized) -----------------------------------------
+# xffl_status_t
+const XFFL_OK = Cint(0)
+const XFFL_EINVAL = Cint(-1)
+const XFFL_ESTATE = Cint(-2)
+const XFFL_ENOTSET = Cint(-3)
+const XFFL_ENOMEM = Cint(-4)
+const XFFL_EUNSUPPORTED = Cint(-5)
+const XFFL_ETIMEOUT = Cint(-6)
+const XFFL_EPEER = Cint(-7)
+const XFFL_EAUTH = Cint(-8)
+const XFFL_ENETWORK = Cint(-9)
+const XFFL_EBACKEND = Cint(-10)
+const XFFL_EBUFSIZE = Cint(-11)
+const XFFL_EINTERNAL = Cint(-12)
+# xffl_backend_t
+const XFFL_BACKEND_NONE = Cint(0)
+const XFFL_BACKEND_UCX = Cint(1)
+const XFFL_BACKEND_NCCL = Cint(2)
+# xffl_device_t
+const XFFL_DEVICE_CPU = Cint(0)
+const XFFL_DEVICE_CUDA = Cint(1)
+const XFFL_DEVICE_META = Cint(2)
+# xffl_dtype_t
+const XFFL_F32 = Cint(0)
+const XFFL_F64 = Cint(1)
+const XFFL_F16 = Cint(2)
+const XFFL_BF16 = Cint(3)
+const XFFL_I8 = Cint(4)
+const XFFL_U8 = Cint(5)
+const XFFL_I32 = Cint(6)
+const XFFL_I64 = Cint(7)
+# xffl_redop_t
+const XFFL_SUM = Cint(0)
+const XFFL_AVG = Cint(1)
+const XFFL_MIN = Cint(2)
+const XFFL_MAX = Cint(3)
+const XFFL_PROD = Cint(4)
+# xffl_attr_t
+const XFFL_ATTR_BACKEND = Cint(0)
+const XFFL_ATTR_DEVICE_TYPE = Cint(1)
+const XFFL_ATTR_MASTER_PORT = Cint(2)
+const XFFL_ATTR_RANK = Cint(3)
+const XFFL_ATTR_WORLD_SIZE = Cint(4)
+const XFFL_ATTR_NODE_LOCAL_RANK = Cint(5)
+const XFFL_ATTR_NODE_LOCAL_SIZE = Cint(6)
+const XFFL_ATTR_NODE_RANK = Cint(7)
+const XFFL_ATTR_NODE_WORLD_SIZE = Cint(8)
+const XFFL_ATTR_REPLICA_LOCAL_RANK = Cint(9)
+const XFFL_ATTR_REPLICA_LOCAL_SIZE = Cint(10)
+const XFFL_ATTR_REPLICA_RANK = Cint(11)
+const XFFL_ATTR_REPLICA_WORLD_SIZE = Cint(12)
+const XFFL_ATTR_FEDERATED_LOCAL_RANK = Cint(13)
+const XFFL_ATTR_FEDERATED_LOCAL_SIZE = Cint(14)
+const XFFL_ATTR_FEDERATED_RANK = Cint(15)
+const XFFL_ATTR_FEDERATED_WORLD_SIZE = Cint(16)
+const XFFL_ATTR_IS_SENDER = Cint(17)
+const XFFL_ATTR_RECEIVE_FROM = Cint(18)
+const XFFL_ATTR_STREAMS = Cint(19)
+const XFFL_ATTR_CURRENT_DEVICE = Cint(20)
+const XFFL_ATTR_DEVICE_COUNT = Cint(21)
+const XFFL_ATTR_INIT_DEVICE = Cint(22)
+const XFFL_ATTR_META_INITIALIZATION = Cint(23)
+const XFFL_ATTR_HSDP = Cint(24)
+# xffl_option_t
+const XFFL_OPT_TIMEOUT_MS = Cint(0)
+const XFFL_OPT_FEDERATED_STRATEGY = Cint(1)
+const XFFL_OPT_LOG_LEVEL = Cint(2)
+# xffl_federated_strategy_t
+const XFFL_FEDAVG_HIERARCHICAL = Cint(0)
+const XFFL_FEDAVG_FLAT = Cint(1)
+# xffl_log_level_t
+const XFFL_LOG_ERROR = Cint(0)
+const XFFL_LOG_WARN = Cint(1)
+const XFFL_LOG_INFO = Cint(2)
+const XFFL_LOG_DEBUG = Cint(3)
+# xffl_group_kind_t
+const XFFL_GROUP_WORLD = Cint(0)
+const XFFL_GROUP_FSDP = Cint(1)
+const XFFL_GROUP_HSDP_REPLICA = Cint(2)
+const XFFL_GROUP_HSDP_SHARD = Cint(3)
+const XFFL_GROUP_FEDERATED = Cint(4)
+const XFFL_GROUP_REPLICA = Cint(5)
+const XFFL_GROUP_FEDERATION = Cint(6)
+# xffl_mesh_kind_t
+const XFFL_MESH_FSDP = Cint(0)
+const XFFL_MESH_HSDP = Cint(1)
+# xffl_format_t
+const XFFL_FORMAT_TEXT = Cint(0)
+const XFFL_FORMAT_JSON = Cint(1)
+
+# ---- xffl/status.h -------------------------------------------------------------------------------------
+xffl_status_string(status) =
+    @ccall libxffl.xffl_status_string(status::Cint)::Cstring
+xffl_last_error_message() =
+    @ccall libxffl.xffl_last_error_message()::Cstring
+
+# ---- xffl/version.h ------------------------------------------------------------------------------------
+xffl_version(major, minor, patch) =
+    @ccall libxffl.xffl_version(major::Ptr{Cint}, minor::Ptr{Cint}, patch::Ptr{Cint})::Cvoid
+xffl_version_string() =
+    @ccall libxffl.xffl_version_string()::Cstring
+
+# ---- xffl/state.h --------------------------------------------------------------------------------------
+xffl_state_create(out) =
+    @ccall libxffl.xffl_state_create(out::Ptr{Ptr{xffl_state_t}})::Cint
+xffl_state_from_env(out) =
+    @ccall libxffl.xffl_state_from_env(out::Ptr{Ptr{xffl_state_t}})::Cint
+xffl_state_destroy(st) =
+    @ccall libxffl.xffl_state_destroy(st::Ptr{xffl_state_t})::Cvoid
+xffl_set_global(st, backend, device_type, master_addr, master_port, rank, world_size) =
+    @ccall libxffl.xffl_set_global(st::Ptr{xffl_state_t}, backend::Cint, device_type::Cint, master_addr::Cstring,
+                                   master_port::Cint, rank::Cint, world_size::Cint)::Cint
+xffl_set_node(st, node_local_rank, node_local_size, node_rank, node_world_size) =
+    @ccall libxffl.xffl_set_node(st::Ptr{xffl_state_t}, node_local_rank::Cint, node_local_size::Cint,
+                                 node_rank::Cint, node_world_size::Cint)::Cint
+xffl_set_exec_device(st, device_index, streams) =
+    @ccall libxffl.xffl_set_exec_device(st::Ptr{xffl_state_t}, device_index::Cint, streams::Cint)::Cint
+xffl_set_init_device(st, init_device, meta_initialization) =
+    @ccall libxffl.xffl_set_init_device(st::Ptr{xffl_state_t}, init_device::Cint, meta_initialization::Cint)::Cint
+xffl_set_fsdp(st) =
+    @ccall libxffl.xffl_set_fsdp(st::Ptr{xffl_state_t})::Cint
+xffl_set_hsdp(st, hsdp) =
+    @ccall libxffl.xffl_set_hsdp(st::Ptr{xffl_state_t}, hsdp::Cint)::Cint
+xffl_federated_scaling(st, sizes, n_sizes, hsdp) =
+    @ccall libxffl.xffl_federated_scaling(st::Ptr{xffl_state_t}, sizes::Ptr{Cint}, n_sizes::Csize_t, hsdp::Cint)::Cint
+xffl_unset_fsdp(st) =
+    @ccall libxffl.xffl_unset_fsdp(st::Ptr{xffl_state_t})::Cint
+xffl_unset_hsdp(st) =
+    @ccall libxffl.xffl_unset_hsdp(st::Ptr{xffl_state_t})::Cint
+xffl_unset_federated_scaling(st) =
+    @ccall libxffl.xffl_unset_federated_scaling(st::Ptr{xffl_state_t})::Cint
+xffl_is_node_setup(st) =
+    @ccall libxffl.xffl_is_node_setup(st::Ptr{xffl_state_t})::Cint
+xffl_is_fsdp_setup(st) =
+    @ccall libxffl.xffl_is_fsdp_setup(st::Ptr{xffl_state_t})::Cint
+xffl_is_hsdp_setup(st) =
+    @ccall libxffl.xffl_is_hsdp_setup(st::Ptr{xffl_state_t})::Cint
+xffl_is_federated_scaling_setup(st) =
+    @ccall libxffl.xffl_is_federated_scaling_setup(st::Ptr{xffl_state_t})::Cint
+xffl_get_int(st, attr, value) =
+    @ccall libxffl.xffl_get_int(st::Ptr{xffl_state_t}, attr::Cint, value::Ptr{Cint})::Cint
+xffl_get_ints(st, attr, buf, cap, len) =
+    @ccall libxffl.xffl_get_ints(st::Ptr{xffl_state_t}, attr::Cint, buf::Ptr{Cint}, cap::Csize_t,
+                                 len::Ptr{Csize_t})::Cint
+xffl_get_master_addr(st, buf, cap, len) =
+    @ccall libxffl.xffl_get_master_addr(st::Ptr{xffl_state_t}, buf::Ptr{UInt8}, cap::Csize_t,
+                                        len::Ptr{Csize_t})::Cint
+xffl_set_option(st, option, value) =
+    @ccall libxffl.xffl_set_option(st::Ptr{xffl_state_t}, option::Cint, value::Cint)::Cint
+xffl_get_option(st, option, value) =
+    @ccall libxffl.xffl_get_option(st::Ptr{xffl_state_t}, option::Cint, value::Ptr{Cint})::Cint
+xffl_state_describe(st, format, buf, cap, len) =
+    @ccall libxffl.xffl_state_describe(st::Ptr{xffl_state_t}, format::Cint, buf::Ptr{UInt8}, cap::Csize_t,
+                                       len::Ptr{Csize_t})::Cint
+
+# ---- xffl/group.h --------------------------------------------------------------------------------------
+xffl_get_group(st, kind, instance, out) =
+    @ccall libxffl.xffl_get_group(st::Ptr{xffl_state_t}, kind::Cint, instance::Cint,
+                                  out::Ptr{Ptr{xffl_group_t}})::Cint
+xffl_create_process_group(st, ranks, n, description, out) =
+    @ccall libxffl.xffl_create_process_group(st::Ptr{xffl_state_t}, ranks::Ptr{Cint}, n::Csize_t,
+                                             description::Cstring, out::Ptr{Ptr{xffl_group_t}})::Cint
+xffl_group_destroy(group) =
+    @ccall libxffl.xffl_group_destroy(group::Ptr{xffl_group_t})::Cvoid
+xffl_group_size(group, size) =
+    @ccall libxffl.xffl_group_size(group::Ptr{xffl_group_t}, size::Ptr{Cint})::Cint
+xffl_group_rank(group, rank) =
+    @ccall libxffl.xffl_group_rank(group::Ptr{xffl_group_t}, rank::Ptr{Cint})::Cint
+xffl_group_ranks(group, buf, cap, len) =
+    @ccall libxffl.xffl_group_ranks(group::Ptr{xffl_group_t}, buf::Ptr{Cint}, cap::Csize_t, len::Ptr{Csize_t})::Cint
+xffl_group_description(group) =
+    @ccall libxffl.xffl_group_description(group::Ptr{xffl_group_t})::Cstring
+
+# ---- xffl/mesh.h ---------------------------------------------------------------------------------------
+xffl_get_mesh(st, kind, shape, ndim, ranks, cap, len) =
+    @ccall libxffl.xffl_get_mesh(st::Ptr{xffl_state_t}, kind::Cint, shape::Ptr{Cint}, ndim::Ptr{Csize_t},
+                                 ranks::Ptr{Cint}, cap::Csize_t, len::Ptr{Csize_t})::Cint
+xffl_create_device_mesh(shape, ndim, ranks, cap, len) =
+    @ccall libxffl.xffl_create_device_mesh(shape::Ptr{Cint}, ndim::Csize_t, ranks::Ptr{Cint}, cap::Csize_t,
+                                           len::Ptr{Csize_t})::Cint
+
+# ---- xffl/collective.h ---------------------------------------------------------------------------------
+xffl_allreduce(group, send, recv, count, dtype, op, stream) =
+    @ccall libxffl.xffl_allreduce(group::Ptr{xffl_group_t}, send::Ptr{Cvoid}, recv::Ptr{Cvoid}, count::Csize_t,
+                                  dtype::Cint, op::Cint, stream::Ptr{Cvoid})::Cint
+xffl_broadcast(group, buf, count, dtype, root, stream) =
+    @ccall libxffl.xffl_broadcast(group::Ptr{xffl_group_t}, buf::Ptr{Cvoid}, count::Csize_t, dtype::Cint,
+                                  root::Cint, stream::Ptr{Cvoid})::Cint
+xffl_allgather(group, send, recv, send_count, dtype, stream) =
+    @ccall libxffl.xffl_allgather(group::Ptr{xffl_group_t}, send::Ptr{Cvoid}, recv::Ptr{Cvoid},
+                                  send_count::Csize_t, dtype::Cint, stream::Ptr{Cvoid})::Cint
+xffl_reduce_scatter(group, send, recv, recv_count, dtype, op, stream) =
+    @ccall libxffl.xffl_reduce_scatter(group::Ptr{xffl_group_t}, send::Ptr{Cvoid}, recv::Ptr{Cvoid},
+                                       recv_count::Csize_t, dtype::Cint, op::Cint, stream::Ptr{Cvoid})::Cint
+xffl_barrier(group) =
+    @ccall libxffl.xffl_barrier(group::Ptr{xffl_group_t})::Cint
+
+# ---- xffl/federated.h ----------------------------------------------------------------------------------
+xffl_federated_average(st, buf, count, dtype, stream) =
+    @ccall libxffl.xffl_federated_average(st::Ptr{xffl_state_t}, buf::Ptr{Cvoid}, count::Csize_t, dtype::Cint,
+                                          stream::Ptr{Cvoid})::Cint
+xffl_federated_average_many(st, bufs, counts, n, dtype, stream) =
+    @ccall libxffl.xffl_federated_average_many(st::Ptr{xffl_state_t}, bufs::Ptr{Ptr{Cvoid}}, counts::Ptr{Csize_t},
+                                               n::Csize_t, dtype::Cint, stream::Ptr{Cvoid})::Cint
+xffl_set_federated_weights(st, weights, n) =
+    @ccall libxffl.xffl_set_federated_weights(st::Ptr{xffl_state_t}, weights::Ptr{Cdouble}, n::Csize_t)::Cint
+
+end # module LibXFFL
