@@ -20,7 +20,7 @@
 
 #include <xffl.h>
 
-enum { FEATURES = 1024, SAMPLES = 512, BATCH = 64, STEPS_PER_ROUND = 10, ROUNDS = 15 };
+enum { FEATURES = 256, SAMPLES = 512, BATCH = 64, STEPS_PER_ROUND = 10, ROUNDS = 15 };
 static const float LEARNING_RATE = 0.05f;
 
 #define CHECK(call)                                                                                \
@@ -54,13 +54,13 @@ static double uniform(void) {
   return (double)((rng_state * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
 }
 
-/* Facility f's data: features centred on a facility-specific shift, targets from its own true model. */
+/* Facility f's data: features spread wider in later facilities, targets from the facility's own true model. */
 static void make_data(int facility, float *x, float *y) {
   for (int s = 0; s < SAMPLES; ++s) {
     double target = 0;
     for (int j = 0; j < FEATURES; ++j) {
-      double feature = (uniform() - 0.5) * 2.0 + 0.25 * facility;
-      double truth = sin(0.01 * j + facility) / sqrt((double)FEATURES);
+      double feature = (uniform() - 0.5) * 2.0 * (1.0 + 0.25 * facility);
+      double truth = sin(0.05 * j) + 0.2 * cos(0.1 * j + facility); /* shared signal + local skew */
       x[(size_t)s * FEATURES + (size_t)j] = (float)feature;
       target += feature * truth;
     }

@@ -2,6 +2,7 @@
 #include <memory>
 #include <vector>
 
+#include "bootstrap/launch_env.h"
 #include "capi/copy_out.h"
 #include "capi/guard.h"
 #include "state/distributed_state.h"
@@ -21,7 +22,23 @@ XFFL_API xffl_status_t xffl_state_create(xffl_state_t **out) {
 XFFL_API xffl_status_t xffl_state_from_env(xffl_state_t **out) {
   XFFL_API_BEGIN
   require_arg(out, __func__, "out");
-  xffl::fail(XFFL_EUNSUPPORTED, "reading the launcher environment is being wired in");
+  const xffl::bootstrap::LaunchEnv env = xffl::bootstrap::read_process_launch_env();
+  auto st = std::make_unique<xffl_state>();
+  if (env.timeout_ms) st->set_option(XFFL_OPT_TIMEOUT_MS, *env.timeout_ms);
+  if (env.log_level) st->set_option(XFFL_OPT_LOG_LEVEL, *env.log_level);
+  // A launcher environment means several processes: communicate over UCX unless told otherwise.
+  st->set_global(env.backend.value_or(XFFL_BACKEND_UCX), env.device.value_or(XFFL_DEVICE_CPU), env.master_addr,
+                 env.master_port, env.rank, env.world_size);
+  if (env.node) st->set_node(env.node->local_rank, env.node->local_size, env.node->node_rank, env.node->node_world_size);
+  st->set_exec_device(-1, env.streams.value_or(1));
+  if (env.federated_sizes) {
+    st->federated_scaling(*env.federated_sizes, env.hsdp.value_or(0));
+  } else if (env.hsdp) {
+    st->set_hsdp(*env.hsdp);
+  } else {
+    st->set_fsdp();
+  }
+  *out = st.release();
   XFFL_API_END("xffl_state_from_env")
 }
 
@@ -141,7 +158,7 @@ XFFL_API xffl_status_t xffl_get_master_addr(const xffl_state_t *st, char *buf, s
 XFFL_API xffl_status_t xffl_set_option(xffl_state_t *st, xffl_option_t option, int value) {
   XFFL_API_BEGIN
   require_arg(st, __func__, "st");
-  st->options().set(option, value);
+  st->set_option(option, value);
   XFFL_API_END("xffl_set_option")
 }
 

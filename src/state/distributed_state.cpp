@@ -4,7 +4,7 @@
 #include <cmath>
 #include <utility>
 
-#include "comm/local_backend.h"
+#include "state/backend_factory.h"
 #include "common/error.h"
 #include "topology/layout.h"
 
@@ -89,11 +89,8 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
   topology::check_rank(rank, world_size);
   if (device_type == XFFL_DEVICE_CUDA)
     fail(XFFL_EUNSUPPORTED, "device type cuda: this build of xffl has no CUDA support");
-  if (backend != XFFL_BACKEND_NONE)
-    fail(XFFL_EUNSUPPORTED, "backend ", backend == XFFL_BACKEND_UCX ? "ucx" : "nccl",
-         " is not built into this version of xffl yet; use XFFL_BACKEND_NONE for topology only");
 
-  backend_ = std::make_shared<comm::LocalBackend>();
+  backend_ = make_backend(GlobalConfig{backend, master_addr, master_port, rank, world_size}, options_);
   backend_kind_ = backend;
   device_type_ = device_type;
   master_addr_ = master_addr;
@@ -103,6 +100,11 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
   device_count_ = 1;
   comm::GroupSpec world{topology::RankList::progression(0, 1, world_size), rank, "world group", mix({0, 0, 0})};
   groups_[XFFL_GROUP_WORLD].push_back(std::make_unique<xffl_group>(std::move(world), backend_, false));
+}
+
+void DistributedState::set_option(xffl_option_t option, int value) {
+  options_.set(option, value);
+  if (backend_) apply_options(*backend_, options_);
 }
 
 void DistributedState::set_node(int local_rank, int local_size, int node_rank, int node_world_size) {

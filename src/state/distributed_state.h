@@ -51,7 +51,7 @@ class DistributedState {
   std::vector<int> get_ints(xffl_attr_t attr) const;
   const std::string &master_addr() const;
 
-  Options &options() { return options_; }
+  void set_option(xffl_option_t option, int value);
   const Options &options() const { return options_; }
 
   xffl_group *group(xffl_group_kind_t kind, int instance) const;

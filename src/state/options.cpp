@@ -1,42 +1,31 @@
 #include "state/options.h"
 
-#include <cerrno>
-#include <cmath>
 #include <cstdlib>
-#include <cstring>
-#include <string>
 
+#include "bootstrap/env_values.h"
+#include "bootstrap/log.h"
 #include "common/error.h"
 
 namespace xffl {
 
 namespace {
-
-int parse_log_level(const char *text) {
-  const char *names[] = {"error", "warn", "info", "debug"};
-  for (int level = 0; level < 4; ++level)
-    if (strcasecmp(text, names[level]) == 0) return level;
-  if (strcasecmp(text, "warning") == 0) return XFFL_LOG_WARN;
-  fail(XFFL_EINVAL, "XFFL_LOG_LEVEL='", text, "' is not one of error, warn, info, debug");
+const char *variable(const char *name) {
+  const char *value = std::getenv(name);
+  return value && *value ? value : nullptr;
 }
-
-int parse_timeout_ms(const char *text) {
-  errno = 0;
-  char *end = nullptr;
-  double seconds = std::strtod(text, &end);
-  if (errno || end == text || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 || seconds > 2147483.0)
-    fail(XFFL_EINVAL, "XFFL_TIMEOUT='", text, "' is not a number of seconds in (0, 2147483]");
-  return static_cast<int>(std::ceil(seconds * 1000.0));
-}
-
 }  // namespace
 
 Options Options::from_environment() {
   Options options;
-  if (const char *timeout = std::getenv("XFFL_TIMEOUT"); timeout && *timeout)
-    options.timeout_ms = parse_timeout_ms(timeout);
-  if (const char *level = std::getenv("XFFL_LOG_LEVEL"); level && *level)
-    options.log_level = static_cast<xffl_log_level_t>(parse_log_level(level));
+  if (const char *timeout = variable("XFFL_TIMEOUT"))
+    options.timeout_ms = bootstrap::parse_seconds_as_ms("XFFL_TIMEOUT", timeout);
+  if (const char *level = variable("XFFL_LOG_LEVEL")) options.log_level = bootstrap::parse_log_level(level);
+  for (const char *name : {"XFFL_JOB_ID", "TORCHELASTIC_RUN_ID", "SLURM_JOB_ID"})
+    if (const char *id = variable(name)) {
+      options.job_id = id;
+      break;
+    }
+  if (const char *token = variable("XFFL_AUTH_TOKEN")) options.auth_token = token;
   return options;
 }
 

@@ -1,6 +1,8 @@
-// Options of a state (timeout, strategy, log level), with defaults from the environment.
+// Options of a state (timeout, strategy, log level, job identity), with defaults from the environment.
 #ifndef XFFL_SRC_STATE_OPTIONS_H
 #define XFFL_SRC_STATE_OPTIONS_H
+
+#include <string>
 
 #include "xffl/types.h"
 
@@ -10,9 +12,12 @@ struct Options {
   int timeout_ms = 300000;
   xffl_federated_strategy_t strategy = XFFL_FEDAVG_HIERARCHICAL;
   xffl_log_level_t log_level = XFFL_LOG_WARN;
+  std::string job_id = "xffl";  // every rank of a job must agree; the store checks it
+  std::string auth_token;       // shared secret of the rendezvous; empty for none
 
-  // XFFL_TIMEOUT (seconds, may be fractional) and XFFL_LOG_LEVEL (error, warn, info, debug).
-  // A malformed value is an error that names the variable.
+  // XFFL_TIMEOUT (seconds, may be fractional), XFFL_LOG_LEVEL (error, warn, info, debug), XFFL_JOB_ID
+  // (else TORCHELASTIC_RUN_ID, else SLURM_JOB_ID), XFFL_AUTH_TOKEN. A malformed value is an error that
+  // names the variable.
   static Options from_environment();
   void set(xffl_option_t option, int value);
   int get(xffl_option_t option) const;
