@@ -1,0 +1,356 @@
+#include "bootstrap/launch_env.h"
+
+#include <strings.h>
+
+#include <cstring>
+#include <numeric>
+
+#include "bootstrap/log.h"
+#include "bootstrap/slurm_lists.h"
+#include "bootstrap/wire.h"
+#include "common/error.h"
+#include "common/format.h"
+
+extern char **environ;
+
+namespace xffl::bootstrap {
+
+namespace {
+
+constexpr int kDefaultPort = 29500;
+
+// One launcher's view of the job, every value with the variable it came from.
+struct Identity {
+  Launcher launcher = Launcher::Xffl;
+  std::optional<Setting> rank, world, local_rank, local_size, node_rank, nodes;
+  std::vector<int> tasks_per_node;  // per-node counts when the launcher lists them (SLURM)
+  std::string tasks_per_node_variable;
+  std::optional<std::string> master_addr;
+  std::string master_addr_variable;
+  std::optional<Setting> master_port;
+};
+
+void require_both(const std::optional<Setting> &a, const char *a_name, const std::optional<Setting> &b,
+                  const char *b_name) {
+  if (a && !b) fail(XFFL_EINVAL, a->shown(), " is set but ", b_name, " is not");
+  if (b && !a) fail(XFFL_EINVAL, b->shown(), " is set but ", a_name, " is not");
+}
+
+std::optional<Setting> read_port(const Environment &env, const char *variable) {
+  std::optional<std::string> text = lookup(env, variable);
+  if (!text) return std::nullopt;
+  return Setting{parse_port(variable, *text), variable, ""};
+}
+
+void read_master_addr(const Environment &env, const char *variable, Identity &id) {
+  if (std::optional<std::string> addr = lookup(env, variable)) {
+    id.master_addr = *addr;
+    id.master_addr_variable = variable;
+  }
+}
+
+std::optional<Identity> read_torchrun(const Environment &env) {
+  Identity id;
+  id.launcher = Launcher::Torchrun;
+  id.rank = read_count(env, "RANK", 0);
+  id.world = read_count(env, "WORLD_SIZE", 1);
+  if (!id.rank && !id.world) return std::nullopt;
+  require_both(id.rank, "RANK", id.world, "WORLD_SIZE");
+  id.local_rank = read_count(env, "LOCAL_RANK", 0);
+  id.local_size = read_count(env, "LOCAL_WORLD_SIZE", 1);
+  require_both(id.local_rank, "LOCAL_RANK", id.local_size, "LOCAL_WORLD_SIZE");
+  id.node_rank = read_count(env, "GROUP_RANK", 0);
+  id.nodes = read_count(env, "GROUP_WORLD_SIZE", 1);
+  require_both(id.node_rank, "GROUP_RANK", id.nodes, "GROUP_WORLD_SIZE");
+  read_master_addr(env, "MASTER_ADDR", id);
+  id.master_port = read_port(env, "MASTER_PORT");
+  return id;
+}
+
+std::optional<Identity> read_slurm(const Environment &env) {
+  Identity id;
+  id.launcher = Launcher::Slurm;
+  id.rank = read_count(env, "SLURM_PROCID", 0);
+  if (!id.rank) return std::nullopt;
+  id.world = read_first_count(env, {"SLURM_NTASKS", "SLURM_NPROCS"}, 1);
+  if (!id.world) fail(XFFL_EINVAL, id.rank->shown(), " is set but SLURM_NTASKS is not");
+  id.local_rank = read_count(env, "SLURM_LOCALID", 0);
+  id.node_rank = read_count(env, "SLURM_NODEID", 0);
+  id.nodes = read_first_count(env, {"SLURM_STEP_NUM_NODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES"}, 1);
+
+  for (const char *variable : {"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"}) {
+    std::optional<std::string> text = lookup(env, variable);
+    if (!text) continue;
+    std::vector<int> counts = expand_slurm_tasks_per_node(*text, variable);
+    const std::string quoted = std::string(variable) + "='" + *text + "'";
+    if (id.nodes && counts.size() != static_cast<size_t>(id.nodes->value))
+      fail(XFFL_EINVAL, quoted, " describes ", counts.size(), " nodes but ", id.nodes->shown());
+    long long total = std::accumulate(counts.begin(), counts.end(), 0LL);
+    if (total != id.world->value) fail(XFFL_EINVAL, quoted, " adds up to ", total, " tasks but ", id.world->shown());
+    if (!id.nodes) id.nodes = Setting{static_cast<int>(counts.size()), "", "the nodes of " + quoted};
+    if (id.node_rank) {
+      if (id.node_rank->value >= static_cast<int>(counts.size()))
+        fail(XFFL_EINVAL, id.node_rank->shown(), " but ", quoted, " describes only ", counts.size(), " nodes");
+      id.local_size = Setting{counts[static_cast<size_t>(id.node_rank->value)], "",
+                              "the entry of node " + std::to_string(id.node_rank->value) + " in " + quoted};
+    }
+    id.tasks_per_node = counts;
+    id.tasks_per_node_variable = quoted;
+    break;
+  }
+  if (!id.local_size) id.local_size = read_count(env, "SLURM_NTASKS_PER_NODE", 1);
+
+  read_master_addr(env, "MASTER_ADDR", id);
+  if (!id.master_addr) {
+    for (const char *variable : {"SLURM_STEP_NODELIST", "SLURM_NODELIST", "SLURM_JOB_NODELIST"}) {
+      std::optional<std::string> text = lookup(env, variable);
+      if (!text) continue;
+      id.master_addr = first_slurm_host(*text, variable);
+      id.master_addr_variable = std::string("the first host of ") + variable;
+      break;
+    }
+  }
+  id.master_port = read_port(env, "MASTER_PORT");
+  if (!id.master_port) id.master_port = Setting{kDefaultPort, "", "the default port"};
+  return id;
+}
+
+std::optional<Identity> read_openmpi(const Environment &env) {
+  Identity id;
+  id.launcher = Launcher::OpenMpi;
+  id.rank = read_count(env, "OMPI_COMM_WORLD_RANK", 0);
+  id.world = read_count(env, "OMPI_COMM_WORLD_SIZE", 1);
+  if (!id.rank && !id.world) return std::nullopt;
+  require_both(id.rank, "OMPI_COMM_WORLD_RANK", id.world, "OMPI_COMM_WORLD_SIZE");
+  id.local_rank = read_count(env, "OMPI_COMM_WORLD_LOCAL_RANK", 0);
+  id.local_size = read_count(env, "OMPI_COMM_WORLD_LOCAL_SIZE", 1);
+  require_both(id.local_rank, "OMPI_COMM_WORLD_LOCAL_RANK", id.local_size, "OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (id.local_rank && id.local_size) {
+    const int rank = id.rank->value, world = id.world->value, local = id.local_size->value;
+    // Block placement is the only one in which the node index follows from these variables.
+    if (world % local == 0 && rank % local == id.local_rank->value && rank < world) {
+      id.node_rank = Setting{rank / local, "", "OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_LOCAL_SIZE"};
+      id.nodes = Setting{world / local, "", "OMPI_COMM_WORLD_SIZE / OMPI_COMM_WORLD_LOCAL_SIZE"};
+    }
+  }
+  read_master_addr(env, "MASTER_ADDR", id);
+  if (!id.master_addr)
+    fail(XFFL_EINVAL, "MASTER_ADDR is not set: under Open MPI (OMPI_COMM_WORLD_RANK=", id.rank->value,
+         ") it must name the host of rank 0, where the store runs");
+  id.master_port = read_port(env, "MASTER_PORT");
+  if (!id.master_port) id.master_port = Setting{kDefaultPort, "", "the default port"};
+  return id;
+}
+
+// Field-by-field replacement by the explicit xFFL variables.
+void apply_xffl_overrides(const Environment &env, Identity &id) {
+  auto replace = [&](std::optional<Setting> &field, const char *variable, int minimum) {
+    if (std::optional<Setting> value = read_count(env, variable, minimum)) field = value;
+  };
+  replace(id.rank, "XFFL_RANK", 0);
+  replace(id.world, "XFFL_WORLD_SIZE", 1);
+  replace(id.local_rank, "XFFL_LOCAL_RANK", 0);
+  replace(id.node_rank, "XFFL_NODE_RANK", 0);
+  if (lookup(env, "XFFL_LOCAL_WORLD_SIZE") || lookup(env, "XFFL_NODE_WORLD_SIZE") || lookup(env, "XFFL_WORLD_SIZE"))
+    id.tasks_per_node.clear();  // the launcher's per-node list no longer describes this job
+  replace(id.local_size, "XFFL_LOCAL_WORLD_SIZE", 1);
+  replace(id.nodes, "XFFL_NODE_WORLD_SIZE", 1);
+  read_master_addr(env, "XFFL_MASTER_ADDR", id);
+  if (std::optional<Setting> port = read_port(env, "XFFL_MASTER_PORT")) id.master_port = port;
+}
+
+Identity read_identity(const Environment &env) {
+  std::optional<Identity> found = read_torchrun(env);
+  if (!found) found = read_slurm(env);
+  if (!found) found = read_openmpi(env);
+  Identity id;
+  if (found) {
+    id = std::move(*found);
+  } else {
+    id.launcher = Launcher::Xffl;
+    read_master_addr(env, "MASTER_ADDR", id);
+    id.master_port = read_port(env, "MASTER_PORT");
+  }
+  apply_xffl_overrides(env, id);
+  if (!id.rank || !id.world)
+    fail(XFFL_EINVAL, "no launcher environment found: expected RANK and WORLD_SIZE (torchrun, xffl-run), "
+                      "SLURM_PROCID and SLURM_NTASKS (srun), OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE (mpirun), "
+                      "or XFFL_RANK and XFFL_WORLD_SIZE");
+  if (!id.master_addr) {
+    if (id.launcher == Launcher::Slurm)
+      fail(XFFL_EINVAL, "MASTER_ADDR is not set and no SLURM_NODELIST or SLURM_JOB_NODELIST names the first host");
+    fail(XFFL_EINVAL, "MASTER_ADDR is not set (", id.rank->shown(), "): it must name the host of rank 0");
+  }
+  if (!id.master_port) fail(XFFL_EINVAL, "MASTER_PORT is not set (", id.rank->shown(), ")");
+  return id;
+}
+
+void check_identity(const Identity &id) {
+  const Setting &rank = *id.rank, &world = *id.world;
+  if (rank.value >= world.value) fail(XFFL_EINVAL, rank.shown(), " but ", world.shown());
+  if (id.local_rank && id.local_size && id.local_rank->value >= id.local_size->value)
+    fail(XFFL_EINVAL, id.local_rank->shown(), " but ", id.local_size->shown());
+  if (id.local_size && id.local_size->value > world.value)
+    fail(XFFL_EINVAL, id.local_size->shown(), " but ", world.shown());
+  if (id.node_rank && id.nodes && id.node_rank->value >= id.nodes->value)
+    fail(XFFL_EINVAL, id.node_rank->shown(), " but ", id.nodes->shown());
+  if (id.nodes && id.nodes->value > world.value) fail(XFFL_EINVAL, id.nodes->shown(), " but ", world.shown());
+  if (id.local_size && id.nodes && id.tasks_per_node.empty() &&
+      static_cast<long long>(id.local_size->value) * id.nodes->value != world.value)
+    fail(XFFL_EINVAL, id.local_size->shown(), " ranks on each of ", id.nodes->shown(), " nodes make ",
+         static_cast<long long>(id.local_size->value) * id.nodes->value, " ranks, but ", world.shown());
+  // torchrun numbers ranks node by node; anything else means the variables come from different runs.
+  if (id.launcher == Launcher::Torchrun && id.local_rank && id.local_size && id.node_rank) {
+    long long expected = static_cast<long long>(id.node_rank->value) * id.local_size->value + id.local_rank->value;
+    if (expected != rank.value)
+      fail(XFFL_EINVAL, rank.shown(), " but ", id.node_rank->shown(), " * ", id.local_size->shown(), " + ",
+           id.local_rank->shown(), " = ", expected);
+  }
+}
+
+// Ranks on each node in node order, when the job tells; empty otherwise.
+std::vector<int> ranks_per_node(const Identity &id) {
+  if (!id.tasks_per_node.empty()) return id.tasks_per_node;
+  if (!id.local_size) return {};
+  int local = id.local_size->value;
+  if (id.nodes) return std::vector<int>(static_cast<size_t>(id.nodes->value), local);
+  if (id.world->value % local == 0) return std::vector<int>(static_cast<size_t>(id.world->value / local), local);
+  return {};
+}
+
+std::vector<int> federated_from_processes(const std::string &text, const Setting &world) {
+  const char *variable = "XFFL_FEDERATED";
+  std::vector<int> sizes = parse_count_list(variable, text);
+  if (sizes.size() == 1) {
+    if (world.value % sizes[0] != 0)
+      fail(XFFL_EINVAL, variable, "=", sizes[0], " does not divide ", world.shown(), " into equal groups");
+    sizes.assign(static_cast<size_t>(world.value / sizes[0]), sizes[0]);
+  }
+  long long total = std::accumulate(sizes.begin(), sizes.end(), 0LL);
+  if (total != world.value)
+    fail(XFFL_EINVAL, variable, "='", text, "' adds up to ", total, " processes but ", world.shown());
+  return sizes;
+}
+
+std::vector<int> federated_from_nodes(const std::string &text, const Identity &id) {
+  const char *variable = "XFFL_FEDERATED_LOCAL_WORLD_SIZE";
+  std::vector<int> per_node = ranks_per_node(id);
+  if (per_node.empty())
+    fail(XFFL_EINVAL, variable, "='", text, "' counts nodes, but the ranks per node are unknown: the launcher sets "
+                      "no LOCAL_WORLD_SIZE (or SLURM/Open MPI equivalent); set XFFL_LOCAL_WORLD_SIZE or give "
+                      "XFFL_FEDERATED in processes instead");
+  const size_t nodes = per_node.size();
+  std::vector<int> node_counts = parse_count_list(variable, text);
+  if (node_counts.size() == 1) {
+    if (nodes % static_cast<size_t>(node_counts[0]) != 0)
+      fail(XFFL_EINVAL, variable, "=", node_counts[0], " does not divide the job's ", nodes, " nodes into equal groups");
+    node_counts.assign(nodes / static_cast<size_t>(node_counts[0]), node_counts[0]);
+  }
+  long long total = std::accumulate(node_counts.begin(), node_counts.end(), 0LL);
+  if (total != static_cast<long long>(nodes))
+    fail(XFFL_EINVAL, variable, "='", text, "' adds up to ", total, " nodes but the job has ", nodes);
+  std::vector<int> sizes;
+  size_t node = 0;
+  for (int count : node_counts) {
+    int processes = 0;
+    for (int i = 0; i < count; ++i) processes += per_node[node++];
+    sizes.push_back(processes);
+  }
+  return sizes;
+}
+
+std::optional<std::vector<int>> read_federated(const Environment &env, const Identity &id) {
+  std::optional<std::string> processes = lookup(env, "XFFL_FEDERATED");
+  std::optional<std::string> nodes = lookup(env, "XFFL_FEDERATED_LOCAL_WORLD_SIZE");
+  std::optional<std::vector<int>> from_processes, from_nodes;
+  if (processes) from_processes = federated_from_processes(*processes, *id.world);
+  if (nodes) from_nodes = federated_from_nodes(*nodes, id);
+  if (from_processes && from_nodes && *from_processes != *from_nodes)
+    fail(XFFL_EINVAL, "XFFL_FEDERATED and XFFL_FEDERATED_LOCAL_WORLD_SIZE disagree: XFFL_FEDERATED='", *processes,
+         "' gives groups of ", python_tuple(*from_processes), " processes, XFFL_FEDERATED_LOCAL_WORLD_SIZE='", *nodes,
+         "' (nodes) gives ", python_tuple(*from_nodes));
+  return from_processes ? from_processes : from_nodes;
+}
+
+template <typename Enum>
+std::optional<Enum> read_choice(const Environment &env, const char *variable,
+                                std::initializer_list<std::pair<const char *, Enum>> choices) {
+  std::optional<std::string> text = lookup(env, variable);
+  if (!text) return std::nullopt;
+  std::string names;
+  for (const auto &[name, value] : choices) {
+    if (strcasecmp(text->c_str(), name) == 0) return value;
+    names += names.empty() ? name : std::string(", ") + name;
+  }
+  fail(XFFL_EINVAL, variable, "='", *text, "' is not one of ", names);
+}
+
+std::string read_job_id(const Environment &env) {
+  for (const char *variable : {"XFFL_JOB_ID", "TORCHELASTIC_RUN_ID", "SLURM_JOB_ID"}) {
+    std::optional<std::string> text = lookup(env, variable);
+    if (!text) continue;
+    if (text->size() > wire::kMaxJobId)
+      fail(XFFL_EINVAL, variable, " has ", text->size(), " characters, more than the limit of ", wire::kMaxJobId);
+    return *text;
+  }
+  return "xffl";
+}
+
+}  // namespace
+
+const char *launcher_name(Launcher launcher) {
+  switch (launcher) {
+    case Launcher::Xffl: return "xffl";
+    case Launcher::Torchrun: return "torchrun";
+    case Launcher::Slurm: return "slurm";
+    case Launcher::OpenMpi: return "openmpi";
+  }
+  return "unknown";
+}
+
+LaunchEnv read_launch_env(const Environment &env) {
+  Identity id = read_identity(env);
+  check_identity(id);
+
+  LaunchEnv out;
+  out.launcher = id.launcher;
+  out.rank = id.rank->value;
+  out.world_size = id.world->value;
+  out.master_addr = *id.master_addr;
+  out.master_port = id.master_port->value;
+  if (id.local_rank) out.local_rank = id.local_rank->value;
+  if (id.local_size) out.local_world_size = id.local_size->value;
+  if (id.local_rank && id.local_size && id.node_rank && id.nodes)
+    out.node = NodePlacement{id.local_rank->value, id.local_size->value, id.node_rank->value, id.nodes->value};
+
+  out.federated_sizes = read_federated(env, id);
+  if (std::optional<Setting> hsdp = read_count(env, "XFFL_HSDP", 1)) {
+    if (hsdp->value > out.world_size) fail(XFFL_EINVAL, hsdp->shown(), " but ", id.world->shown());
+    out.hsdp = hsdp->value;
+  }
+  out.backend = read_choice<xffl_backend_t>(
+      env, "XFFL_BACKEND", {{"none", XFFL_BACKEND_NONE}, {"ucx", XFFL_BACKEND_UCX}, {"nccl", XFFL_BACKEND_NCCL}});
+  out.device = read_choice<xffl_device_t>(env, "XFFL_DEVICE", {{"cpu", XFFL_DEVICE_CPU}, {"cuda", XFFL_DEVICE_CUDA}});
+  if (std::optional<Setting> streams = read_count(env, "XFFL_STREAMS", 1)) out.streams = streams->value;
+  if (std::optional<std::string> timeout = lookup(env, "XFFL_TIMEOUT"))
+    out.timeout_ms = parse_seconds_as_ms("XFFL_TIMEOUT", *timeout);
+  out.auth_token = lookup(env, "XFFL_AUTH_TOKEN").value_or("");
+  if (std::optional<std::string> level = lookup(env, "XFFL_LOG_LEVEL")) out.log_level = parse_log_level(*level);
+  out.job_id = read_job_id(env);
+  return out;
+}
+
+Environment process_environment() {
+  Environment env;
+  for (char **entry = environ; entry && *entry; ++entry) {
+    const char *text = *entry;
+    const char *equals = std::strchr(text, '=');
+    if (!equals) continue;
+    env.emplace(std::string(text, static_cast<size_t>(equals - text)), std::string(equals + 1));
+  }
+  return env;
+}
+
+LaunchEnv read_process_launch_env() { return read_launch_env(process_environment()); }
+
+}  // namespace xffl::bootstrap

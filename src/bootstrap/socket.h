@@ -1,0 +1,81 @@
+// Thin POSIX socket helpers for the store: an owning descriptor, name resolution, and I/O that never
+// waits past a deadline. Results are values (IoResult), not exceptions: the callers know the context
+// (rank, store address, what was awaited) that a good error message needs.
+#ifndef XFFL_SRC_BOOTSTRAP_SOCKET_H
+#define XFFL_SRC_BOOTSTRAP_SOCKET_H
+
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xffl::bootstrap::net {
+
+using Clock = std::chrono::steady_clock;
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd &&other) noexcept : fd_(other.release()) {}
+  Fd &operator=(Fd &&other) noexcept {
+    if (this != &other) {
+      reset();
+      fd_ = other.release();
+    }
+    return *this;
+  }
+  Fd(const Fd &) = delete;
+  Fd &operator=(const Fd &) = delete;
+
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void reset();
+
+ private:
+  int fd_ = -1;
+};
+
+struct Address {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  std::string text;  // numeric "host:port" for messages
+};
+
+// getaddrinfo for TCP. On failure returns an empty list and sets *error to gai_strerror's text and
+// *permanent to whether retrying cannot help (an unknown name, as opposed to a temporary DNS failure).
+std::vector<Address> resolve(const std::string &host, int port, bool passive, std::string *error, bool *permanent);
+
+std::string errno_text(int error);
+// "127.0.0.1:43122" of the other end, or "unknown peer".
+std::string peer_name(int fd);
+// The port a bound socket got (port 0 asked for "any").
+int local_port(int fd);
+void set_nonblocking(int fd);
+
+struct IoResult {
+  enum Kind { Ok, Timeout, Closed, Error } kind = Ok;
+  int error = 0;      // errno for Error
+  size_t bytes = 0;   // bytes moved for Ok
+};
+
+// A non-blocking connect bounded by the deadline; on success *out holds a non-blocking socket with
+// TCP_NODELAY and keepalive set.
+IoResult connect_until(const Address &address, Clock::time_point deadline, Fd *out);
+// Sends everything or reports why not by the deadline.
+IoResult send_all(int fd, const uint8_t *data, size_t size, Clock::time_point deadline);
+// Receives at least one byte (up to capacity) or reports why not by the deadline.
+IoResult receive_some(int fd, uint8_t *buffer, size_t capacity, Clock::time_point deadline);
+
+}  // namespace xffl::bootstrap::net
+
+#endif
