@@ -27,4 +27,13 @@
 #  define XFFL_END_DECLS
 #endif
 
+/* In C++ every public enum has the fixed underlying type int, so any int a C caller passes is a valid
+ * value that the library can check and refuse (in C++ an out-of-range value of an enum without a fixed
+ * type is undefined). In C the enums are int-sized anyway: the ABI is the same in both languages. */
+#ifdef __cplusplus
+#  define XFFL_ENUM_BASE : int
+#else
+#  define XFFL_ENUM_BASE
+#endif
+
 #endif /* XFFL_EXPORT_H */

@@ -19,7 +19,7 @@ typedef struct xffl_state xffl_state_t;
 typedef struct xffl_group xffl_group_t;
 
 /** Result of every fallible call. XFFL_OK is zero, errors are negative. */
-typedef enum xffl_status {
+typedef enum xffl_status XFFL_ENUM_BASE {
     XFFL_OK = 0,
     XFFL_EINVAL = -1,       /**< an argument is invalid (NULL, out of range, inconsistent) */
     XFFL_ESTATE = -2,       /**< the call is out of order for the state (e.g. set_hsdp before set_global) */
@@ -36,21 +36,21 @@ typedef enum xffl_status {
 } xffl_status_t;
 
 /** Communication backend, chosen once in xffl_set_global. */
-typedef enum xffl_backend {
+typedef enum xffl_backend XFFL_ENUM_BASE {
     XFFL_BACKEND_NONE = 0, /**< topology only: no communication; collectives work on one-member groups only */
     XFFL_BACKEND_UCX = 1,  /**< host memory over any network UCX reaches */
     XFFL_BACKEND_NCCL = 2  /**< CUDA memory through NCCL */
 } xffl_backend_t;
 
 /** Device kinds, for execution (CPU, CUDA) and for initialization (CPU, CUDA, META). */
-typedef enum xffl_device {
+typedef enum xffl_device XFFL_ENUM_BASE {
     XFFL_DEVICE_CPU = 0,
     XFFL_DEVICE_CUDA = 1,
     XFFL_DEVICE_META = 2 /**< initialization only: parameters without storage, filled by a broadcast */
 } xffl_device_t;
 
 /** Element types of communication buffers. f16 and bf16 are reduced with f32 accumulation. */
-typedef enum xffl_dtype {
+typedef enum xffl_dtype XFFL_ENUM_BASE {
     XFFL_F32 = 0,
     XFFL_F64 = 1,
     XFFL_F16 = 2,
@@ -62,7 +62,7 @@ typedef enum xffl_dtype {
 } xffl_dtype_t;
 
 /** Reduction operations. AVG is a true mean (sum divided by the member count) on every backend. */
-typedef enum xffl_redop {
+typedef enum xffl_redop XFFL_ENUM_BASE {
     XFFL_SUM = 0,
     XFFL_AVG = 1,
     XFFL_MIN = 2,
@@ -74,7 +74,7 @@ typedef enum xffl_redop {
  * Integer fields of the state, read with xffl_get_int (scalars) or xffl_get_ints (tuples and scalars).
  * Names follow the fields of xFFL's Python DistributedState.
  */
-typedef enum xffl_attr {
+typedef enum xffl_attr XFFL_ENUM_BASE {
     XFFL_ATTR_BACKEND = 0,              /**< an xffl_backend_t */
     XFFL_ATTR_DEVICE_TYPE = 1,          /**< an xffl_device_t (execution device kind) */
     XFFL_ATTR_MASTER_PORT = 2,
@@ -103,20 +103,20 @@ typedef enum xffl_attr {
 } xffl_attr_t;
 
 /** Tunable options of a state, set with xffl_set_option and read with xffl_get_option. */
-typedef enum xffl_option {
+typedef enum xffl_option XFFL_ENUM_BASE {
     XFFL_OPT_TIMEOUT_MS = 0,         /**< bound of every wait, in milliseconds (default 300000, or XFFL_TIMEOUT seconds) */
     XFFL_OPT_FEDERATED_STRATEGY = 1, /**< an xffl_federated_strategy_t (default HIERARCHICAL) */
     XFFL_OPT_LOG_LEVEL = 2           /**< an xffl_log_level_t (default WARN, or XFFL_LOG_LEVEL) */
 } xffl_option_t;
 
 /** How xffl_federated_average moves data (DESIGN.md section 5). */
-typedef enum xffl_federated_strategy {
+typedef enum xffl_federated_strategy XFFL_ENUM_BASE {
     XFFL_FEDAVG_HIERARCHICAL = 0, /**< senders all-reduce across groups, then broadcast to their replica group */
     XFFL_FEDAVG_FLAT = 1          /**< every rank all-reduces over its FEDERATED group (xFFL's symmetric way) */
 } xffl_federated_strategy_t;
 
 /** Verbosity of the library's own log lines on stderr. */
-typedef enum xffl_log_level {
+typedef enum xffl_log_level XFFL_ENUM_BASE {
     XFFL_LOG_ERROR = 0,
     XFFL_LOG_WARN = 1,
     XFFL_LOG_INFO = 2,
@@ -124,7 +124,7 @@ typedef enum xffl_log_level {
 } xffl_log_level_t;
 
 /** Process-group families computed by the layout calls. */
-typedef enum xffl_group_kind {
+typedef enum xffl_group_kind XFFL_ENUM_BASE {
     XFFL_GROUP_WORLD = 0,        /**< every rank; set by xffl_set_global */
     XFFL_GROUP_FSDP = 1,         /**< the ranks of the FSDP mesh */
     XFFL_GROUP_HSDP_REPLICA = 2, /**< the column of the HSDP mesh: same shard, every replica */
@@ -135,13 +135,13 @@ typedef enum xffl_group_kind {
 } xffl_group_kind_t;
 
 /** Device meshes. */
-typedef enum xffl_mesh_kind {
+typedef enum xffl_mesh_kind XFFL_ENUM_BASE {
     XFFL_MESH_FSDP = 0, /**< one dimension ("shard") */
     XFFL_MESH_HSDP = 1  /**< two dimensions ("replica", "shard") */
 } xffl_mesh_kind_t;
 
 /** Output formats of xffl_state_describe. */
-typedef enum xffl_format {
+typedef enum xffl_format XFFL_ENUM_BASE {
     XFFL_FORMAT_TEXT = 0, /**< the layout of xFFL's DistributedState.__str__ */
     XFFL_FORMAT_JSON = 1  /**< one object; keys are the DistributedState field names, null for None */
 } xffl_format_t;

@@ -1,5 +1,6 @@
 // extern "C" shims of xffl/collective.h: every argument is checked here, so backends receive valid calls.
 #include <limits>
+#include <vector>
 
 #include "capi/guard.h"
 #include "comm/dtype.h"
@@ -26,6 +27,22 @@ void check_buffer(const void *buffer, size_t count, const char *name) {
   if (count > 0 && !buffer) xffl::fail(XFFL_EINVAL, name, " is NULL with count ", count);
 }
 
+bool overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
+  const auto *x = static_cast<const unsigned char *>(a), *y = static_cast<const unsigned char *>(b);
+  return a_bytes && b_bytes && x < y + b_bytes && y < x + a_bytes;
+}
+
+// reduce_scatter and allgather read and write buffers of different sizes, so an in-place call (recv
+// inside send, or send inside recv) is served from a private copy of the input: every backend then
+// sees disjoint buffers.
+const void *detach_input(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes,
+                         std::vector<unsigned char> &copy) {
+  if (!overlap(send, send_bytes, recv, recv_bytes)) return send;
+  const auto *bytes = static_cast<const unsigned char *>(send);
+  copy.assign(bytes, bytes + send_bytes);
+  return copy.data();
+}
+
 void check_op(int op) {
   if (!xffl::comm::valid_redop(op)) xffl::fail(XFFL_EINVAL, "unknown reduction op ", op);
 }
@@ -41,6 +58,9 @@ XFFL_API xffl_status_t xffl_allreduce(xffl_group_t *group, const void *send, voi
   check_op(op);
   check_buffer(send, count, "send");
   check_buffer(recv, count, "recv");
+  const size_t bytes = count * xffl::comm::dtype_size(dtype);
+  if (send != recv && overlap(send, bytes, recv, bytes))
+    xffl::fail(XFFL_EINVAL, "send and recv overlap without being the same buffer");
   group->communicator().allreduce(send, recv, count, dtype, op, stream);
   XFFL_API_END("xffl_allreduce")
 }
@@ -62,6 +82,9 @@ XFFL_API xffl_status_t xffl_allgather(xffl_group_t *group, const void *send, voi
   check_common(group, send_count, dtype, stream);
   check_buffer(send, send_count, "send");
   check_buffer(recv, send_count, "recv");
+  const size_t bytes = send_count * xffl::comm::dtype_size(dtype);
+  std::vector<unsigned char> copy;
+  send = detach_input(send, bytes, recv, bytes * static_cast<size_t>(group->members().size()), copy);
   group->communicator().allgather(send, recv, send_count, dtype, stream);
   XFFL_API_END("xffl_allgather")
 }
@@ -73,6 +96,9 @@ XFFL_API xffl_status_t xffl_reduce_scatter(xffl_group_t *group, const void *send
   check_op(op);
   check_buffer(send, recv_count, "send");
   check_buffer(recv, recv_count, "recv");
+  const size_t bytes = recv_count * xffl::comm::dtype_size(dtype);
+  std::vector<unsigned char> copy;
+  send = detach_input(send, bytes * static_cast<size_t>(group->members().size()), recv, bytes, copy);
   group->communicator().reduce_scatter(send, recv, recv_count, dtype, op, stream);
   XFFL_API_END("xffl_reduce_scatter")
 }

@@ -1,5 +1,6 @@
-// Copying results into caller buffers with the EBUFSIZE convention: the required length is always
-// written to *len; the buffer only when it is large enough.
+// Copying results into caller buffers with the EBUFSIZE convention: a NULL buffer with a non-zero
+// capacity is refused first (naming it); then the required length is written to *len, and the buffer
+// only when it is large enough.
 #ifndef XFFL_SRC_CAPI_COPY_OUT_H
 #define XFFL_SRC_CAPI_COPY_OUT_H
 
@@ -10,7 +11,8 @@
 namespace xffl::capi {
 
 // Elements: needs cap >= values.size().
-void copy_out(const std::vector<int> &values, int *buf, size_t cap, size_t *len, const char *what);
+void copy_out(const std::vector<int> &values, int *buf, size_t cap, size_t *len, const char *what,
+              const char *buf_name = "buf");
 
 // Text: needs cap > text.size() (room for the NUL).
 void copy_out(const std::string &text, char *buf, size_t cap, size_t *len, const char *what);

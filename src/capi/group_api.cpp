@@ -59,9 +59,10 @@ XFFL_API xffl_status_t xffl_group_ranks(const xffl_group_t *group, int *buf, siz
   XFFL_API_BEGIN
   require_arg(group, __func__, "group");
   require_arg(len, __func__, "len");
-  if (cap < static_cast<size_t>(group->members().size())) {
+  if (!buf && cap > 0) xffl::fail(XFFL_EINVAL, "buf is NULL with capacity ", cap);
+  if (cap < static_cast<size_t>(group->members().size())) {  // no copy of a large member list just to refuse
     *len = static_cast<size_t>(group->members().size());
-    xffl::fail(XFFL_EBUFSIZE, "the group has ", group->members().size(), " members, buffer holds ", cap);
+    xffl::fail(XFFL_EBUFSIZE, "the group has ", group->members().size(), " members, buf holds ", cap);
   }
   xffl::capi::copy_out(group->members().to_vector(), buf, cap, len, "the group");
   XFFL_API_END("xffl_group_ranks")

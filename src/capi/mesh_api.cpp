@@ -19,10 +19,7 @@ XFFL_API xffl_status_t xffl_get_mesh(const xffl_state_t *st, xffl_mesh_kind_t ki
   require_arg(ndim, __func__, "ndim");
   require_arg(len, __func__, "len");
   const xffl::topology::Mesh &mesh = st->mesh(kind);
-  const size_t count = static_cast<size_t>(mesh.rank_count());
-  *len = count;
-  if (cap < count) xffl::fail(XFFL_EBUFSIZE, "the mesh has ", count, " ranks, buffer holds ", cap);
-  xffl::capi::copy_out(mesh.ranks().to_vector(), ranks, cap, len, "the mesh");
+  xffl::capi::copy_out(mesh.ranks().to_vector(), ranks, cap, len, "the mesh", "ranks");
   for (size_t i = 0; i < mesh.shape.size(); ++i) shape[i] = mesh.shape[i];
   *ndim = mesh.shape.size();
   XFFL_API_END("xffl_get_mesh")
@@ -40,9 +37,9 @@ XFFL_API xffl_status_t xffl_create_device_mesh(const int *shape, size_t ndim, in
     if (count > std::numeric_limits<int>::max())
       xffl::fail(XFFL_EINVAL, "mesh of more than ", std::numeric_limits<int>::max(), " ranks");
   }
+  if (!ranks && cap > 0) xffl::fail(XFFL_EINVAL, "ranks is NULL with capacity ", cap);
   *len = static_cast<size_t>(count);
-  if (cap < static_cast<size_t>(count)) xffl::fail(XFFL_EBUFSIZE, "the mesh has ", count, " ranks, buffer holds ", cap);
-  require_arg(ranks, __func__, "ranks");
+  if (cap < static_cast<size_t>(count)) xffl::fail(XFFL_EBUFSIZE, "the mesh has ", count, " ranks, ranks holds ", cap);
   for (long long i = 0; i < count; ++i) ranks[i] = static_cast<int>(i);
   XFFL_API_END("xffl_create_device_mesh")
 }

@@ -172,7 +172,9 @@ static void check_group(xffl_group_t *g, const size_t *counts, size_t n_counts) 
           CHECK(xffl_allreduce(g, send, out, count, t, op, NULL));
           for (size_t i = 0; i < count; ++i) {
             double want = reference(ranks, n, i, op, t), got = load(out, i, t);
-            if (!close_enough(got, want, t)) failed("allreduce", name, dtype_names[d], op_names[o], count, i, got, want);
+            if (!close_enough(got, want, t))
+              failed(in_place ? "allreduce (in place)" : "allreduce", name, dtype_names[d], op_names[o], count, i, got,
+                     want);
           }
           check_identical(g, n, out, count * dtype_size(t), "allreduce");
           /* reduce_scatter: block `me` of the reduction of n blocks of `count` elements */
@@ -182,7 +184,8 @@ static void check_group(xffl_group_t *g, const size_t *counts, size_t n_counts) 
             size_t global = (size_t)me * count + i;
             double want = reference(ranks, n, global, op, t), got = load(in_place ? send : recv, i, t);
             if (!close_enough(got, want, t))
-              failed("reduce_scatter", name, dtype_names[d], op_names[o], count, i, got, want);
+              failed(in_place ? "reduce_scatter (in place)" : "reduce_scatter", name, dtype_names[d], op_names[o], count,
+                     i, got, want);
           }
           checks += 2;
         }
