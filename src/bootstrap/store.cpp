@@ -32,7 +32,6 @@ void check_config(const StoreConfig &config) {
 Store::Store(StoreConfig config) : config_(std::move(config)) {
   check_config(config_);
   config_.logger = config_.logger.with_rank(config_.rank);
-  PhaseTimer timer(config_.logger, "rendezvous");
   port_ = config_.master_port;
   if (config_.rank == 0) {
     ServerConfig server;
