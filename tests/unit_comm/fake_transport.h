@@ -1,7 +1,7 @@
 // PointToPoint without a network: members are threads of one process and messages are copied
-// through FIFO mailboxes, one per (sender, receiver). Sends complete at once; a receive takes the
-// oldest message of its sender and checks that the step labels of both sides agree (UCX would
-// never match them otherwise). Counts what each member sent, so tests can check a schedule's shape.
+// through mailboxes, one per (sender, receiver). Sends complete at once. Matching is UCX's: a
+// receive takes the oldest message of its sender with the same step (the step is part of the UCX
+// tag), and its size must agree. Counts what each member sent, so tests can check a schedule's shape.
 #ifndef XFFL_TESTS_UNIT_COMM_FAKE_TRANSPORT_H
 #define XFFL_TESTS_UNIT_COMM_FAKE_TRANSPORT_H
 
@@ -40,12 +40,19 @@ class Network {
     arrived_.notify_all();
   }
 
-  Message take(int from, int to) {
+  Message take(int from, int to, int step) {
     std::unique_lock<std::mutex> lock(mutex_);
-    if (!arrived_.wait_for(lock, std::chrono::seconds(20), [&] { return !box(from, to).empty(); }))
-      (xffl::fail)(XFFL_ETIMEOUT, "fake network: member ", to, " waited 20 s for member ", from);
-    Message message = std::move(box(from, to).front());
-    box(from, to).pop_front();
+    auto &mailbox = box(from, to);
+    auto match = mailbox.end();
+    auto found = [&] {
+      for (match = mailbox.begin(); match != mailbox.end(); ++match)
+        if (match->step == step) return true;
+      return false;
+    };
+    if (!arrived_.wait_for(lock, std::chrono::seconds(20), found))
+      (xffl::fail)(XFFL_ETIMEOUT, "fake network: member ", to, " waited 20 s for member ", from, " step ", step);
+    Message message = std::move(*match);
+    mailbox.erase(match);
     return message;
   }
 
@@ -91,11 +98,12 @@ class Transport final : public PointToPoint {
   }
 
   void wait(RequestId id) override {
-    // Messages of one sender arrive in order: complete that sender's earlier receives first.
+    // Messages of one sender and step match in order: complete the earlier such receives first.
     while (!requests_[id].done) {
       size_t oldest = id;
       for (size_t k = 0; k < id; ++k)
-        if (!requests_[k].done && !requests_[k].is_send && requests_[k].peer == requests_[id].peer) {
+        if (!requests_[k].done && !requests_[k].is_send && requests_[k].peer == requests_[id].peer &&
+            requests_[k].step.index == requests_[id].step.index) {
           oldest = k;
           break;
         }
@@ -130,8 +138,8 @@ class Transport final : public PointToPoint {
   }
 
   void deliver(Pending &pending) {
-    Message message = network_.take(pending.peer, index_);
-    if (message.step != pending.step.index || message.bytes.size() != pending.bytes)
+    Message message = network_.take(pending.peer, index_, pending.step.index);
+    if (message.bytes.size() != pending.bytes)
       (xffl::fail)(XFFL_EINTERNAL, "member ", index_, " expected step ", pending.step.index, " with ", pending.bytes,
                  " bytes from member ", pending.peer, ", got step ", message.step, " with ", message.bytes.size());
     if (pending.bytes) std::memcpy(pending.data, message.bytes.data(), pending.bytes);

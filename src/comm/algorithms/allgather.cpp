@@ -24,13 +24,24 @@ void ring_allgather(PointToPoint &p2p, void *buffer, size_t block_bytes, const T
   for (int s = 0; s < total_steps; ++s)
     for (size_t c = 0; c < chunks; ++c)
       receives[static_cast<size_t>(s) * chunks + c] = p2p.recv(left, block(me - s - 1) + c * chunk, length(c), Step{s, total_steps});
-  for (size_t c = 0; c < chunks; ++c) p2p.send(right, block(me) + c * chunk, length(c), Step{0, total_steps});
-  for (int s = 0; s + 1 < total_steps; ++s) {
+  // My own block goes out `window` chunks ahead of my arrivals (see ring.cpp for why and why it
+  // cannot deadlock).
+  const size_t window = static_cast<size_t>(tuning.window > 0 ? tuning.window : 1);
+  size_t own_posted = 0;
+  auto post_own = [&](size_t upto) {
+    for (; own_posted < std::min(upto, chunks); ++own_posted)
+      p2p.send(right, block(me) + own_posted * chunk, length(own_posted), Step{0, total_steps});
+  };
+  post_own(window);
+  for (int s = 0; s < total_steps; ++s) {
     for (size_t c = 0; c < chunks; ++c) {
-      p2p.wait(receives[static_cast<size_t>(s) * chunks + c]);
-      p2p.send(right, block(me - s - 1) + c * chunk, length(c), Step{s + 1, total_steps});
+      const size_t k = static_cast<size_t>(s) * chunks + c;
+      p2p.wait(receives[k]);
+      post_own(k + 1 + window);
+      if (s + 1 < total_steps) p2p.send(right, block(me - s - 1) + c * chunk, length(c), Step{s + 1, total_steps});
     }
   }
+  post_own(chunks);
   p2p.wait_all();
 }
 

@@ -54,7 +54,14 @@ void chain_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root, co
   const Step my_hop{me, n - 1};
 
   if (me == 0) {
-    send_chunked(p2p, next, data, bytes, chunk, Step{0, n - 1});
+    // At most `window` chunks in flight: a flood of sends slows every progress call down. The
+    // next member posted all its receives, so each send completes without us.
+    const size_t window = static_cast<size_t>(tuning.window > 0 ? tuning.window : 1);
+    std::vector<RequestId> sends(chunks);
+    for (size_t c = 0; c < chunks; ++c) {
+      if (c >= window) p2p.wait(sends[c - window]);
+      sends[c] = p2p.send(next, data + c * chunk, std::min(chunk, bytes - c * chunk), Step{0, n - 1});
+    }
     p2p.wait_all();
     return;
   }
