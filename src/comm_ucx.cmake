@@ -22,6 +22,8 @@ if(XFFL_WITH_UCX)
     comm/ucx/ucx_communicator.cpp
     comm/ucx/ucx_backend.cpp)
   target_link_libraries(xffl_obj PUBLIC ucx::ucp ucx::ucs)
+  # state/ includes comm/ucx/ucx_backend.h only under this macro.
+  target_compile_definitions(xffl_obj PRIVATE XFFL_HAVE_UCX=1)
   set(XFFL_HAVE_UCX ON CACHE INTERNAL "")
 else()
   set(XFFL_HAVE_UCX OFF CACHE INTERNAL "")
