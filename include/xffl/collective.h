@@ -5,7 +5,10 @@
  * Collective: every member calls the same collectives on the same group in the same order, with the
  * same count, dtype, op and root. Every wait is bounded by the state's timeout (XFFL_ETIMEOUT names
  * the rank, the group and what was awaited). Reductions are deterministic: every member ends with
- * bit-identical results. In-place use passes the same pointer as send and recv.
+ * bit-identical results. In place: allreduce takes the same pointer as send and recv; allgather and
+ * reduce_scatter take NCCL's layout (allgather: send == recv + group_rank * send_count elements;
+ * reduce_scatter: recv == send + group_rank * recv_count elements), and any other overlap of send and
+ * recv works too (the input is copied first). Partially overlapping allreduce buffers are refused.
  * `stream` is a cudaStream_t for NCCL and must be NULL for host memory.
  * With XFFL_BACKEND_NONE only one-member groups work (the operation is then local).
  */

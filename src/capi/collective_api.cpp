@@ -32,12 +32,12 @@ bool overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
   return a_bytes && b_bytes && x < y + b_bytes && y < x + a_bytes;
 }
 
-// reduce_scatter and allgather read and write buffers of different sizes, so an in-place call (recv
-// inside send, or send inside recv) is served from a private copy of the input: every backend then
-// sees disjoint buffers.
-const void *detach_input(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes,
+// reduce_scatter and allgather read and write buffers of different sizes. Backends take NCCL's in-place
+// layout (`in_place` says whether send and recv are in it); any other overlap is served from a private
+// copy of the input, so a backend never sees buffers that alias any other way.
+const void *detach_input(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes, bool in_place,
                          std::vector<unsigned char> &copy) {
-  if (!overlap(send, send_bytes, recv, recv_bytes)) return send;
+  if (in_place || !overlap(send, send_bytes, recv, recv_bytes)) return send;
   const auto *bytes = static_cast<const unsigned char *>(send);
   copy.assign(bytes, bytes + send_bytes);
   return copy.data();
@@ -84,7 +84,8 @@ XFFL_API xffl_status_t xffl_allgather(xffl_group_t *group, const void *send, voi
   check_buffer(recv, send_count, "recv");
   const size_t bytes = send_count * xffl::comm::dtype_size(dtype);
   std::vector<unsigned char> copy;
-  send = detach_input(send, bytes, recv, bytes * static_cast<size_t>(group->members().size()), copy);
+  const bool in_place = send == static_cast<const unsigned char *>(recv) + bytes * static_cast<size_t>(group->my_index());
+  send = detach_input(send, bytes, recv, bytes * static_cast<size_t>(group->members().size()), in_place, copy);
   group->communicator().allgather(send, recv, send_count, dtype, stream);
   XFFL_API_END("xffl_allgather")
 }
@@ -98,7 +99,8 @@ XFFL_API xffl_status_t xffl_reduce_scatter(xffl_group_t *group, const void *send
   check_buffer(recv, recv_count, "recv");
   const size_t bytes = recv_count * xffl::comm::dtype_size(dtype);
   std::vector<unsigned char> copy;
-  send = detach_input(send, bytes * static_cast<size_t>(group->members().size()), recv, bytes, copy);
+  const bool in_place = recv == static_cast<const unsigned char *>(send) + bytes * static_cast<size_t>(group->my_index());
+  send = detach_input(send, bytes * static_cast<size_t>(group->members().size()), recv, bytes, in_place, copy);
   group->communicator().reduce_scatter(send, recv, recv_count, dtype, op, stream);
   XFFL_API_END("xffl_reduce_scatter")
 }
