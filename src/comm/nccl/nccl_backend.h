@@ -1,0 +1,101 @@
+// XFFL_BACKEND_NCCL: CUDA memory over NCCL (DESIGN.md section 4).
+//
+// Bring-up (the constructor, collective): CUDA must see a device (else XFFL_EUNSUPPORTED or
+// XFFL_EBACKEND with CUDA's words); rank 0 makes the world's NCCL id and publishes it under
+// "nccl/world/id", the others fetch it. The world communicator itself is made at its first need
+// (the first layout, or the world group's first collective), once the device is chosen, so
+// select_device may follow set_global as xffl_set_exec_device does.
+//
+// Groups:
+//   - WORLD (register_world): the world communicator.
+//   - a layout's group families (prepare_family, collective over the world, in the same order on
+//     every rank): one ncclCommSplit per rank per family, with sharing; see family_plan.h.
+//   - xffl_create_process_group's groups (any other GroupSpec reaching create_communicator): member
+//     index 0 makes an id and publishes it under "nccl/group/<tag>", the members fetch it and init
+//     a communicator of their own (only members take part; never shared, since members may destroy
+//     such groups in any order).
+// Every creation is nonblocking and watched (watchdog.h). Not thread-safe: one thread drives a
+// backend and its communicators.
+#ifndef XFFL_SRC_COMM_NCCL_NCCL_BACKEND_H
+#define XFFL_SRC_COMM_NCCL_NCCL_BACKEND_H
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/exchange.h"
+#include "comm/nccl/nccl_context.h"
+#include "comm/nccl/watchdog.h"
+
+namespace xffl::comm {
+using nccl::NcclContext;
+
+class NcclBackend final : public Backend {
+ public:
+  // Throws xffl::Error: XFFL_EINVAL for a bad rank/size/timeout; XFFL_EUNSUPPORTED / XFFL_EBACKEND
+  // when CUDA has no usable device; XFFL_EBACKEND when NCCL refuses; what the Exchange throws.
+  NcclBackend(std::shared_ptr<nccl::NcclApi> api, std::shared_ptr<Exchange> exchange, int rank, int world_size,
+              int timeout_ms);
+  ~NcclBackend() override;
+
+  xffl_backend_t kind() const override { return XFFL_BACKEND_NCCL; }
+  std::unique_ptr<Communicator> create_communicator(const GroupSpec &group) override;
+
+  // Local. device_index -1 chooses node_local_rank modulo the device count. Makes the device current
+  // and the pool hold `streams` streams. XFFL_ESTATE once communicators exist on another device.
+  void select_device(int device_index, int node_local_rank, int streams);
+  int device() const;  // chooses the default device (rank modulo count) when none was selected
+  int device_count() const { return device_count_; }
+  int streams() const;
+  // The pool's stream `index` (a cudaStream_t), for the caller's own kernels.
+  void *stream(int index);
+
+  // Local: remembers which GroupSpec is the world group.
+  void register_world(const GroupSpec &world);
+  // Collective over the world: every rank, the same families in the same order.
+  void prepare_family(const GroupSpec &group, int instance);
+
+  void set_timeout_ms(int timeout_ms);
+  int timeout_ms() const { return context_->timeout_ms; }
+  void set_stream_ordered(bool on) { context_->stream_ordered = on; }
+
+  // What this rank made so far (tests, benchmark).
+  int communicators_created() const { return communicators_created_; }
+  int splits_called() const { return splits_called_; }
+
+ private:
+  struct Made {
+    topology::RankList members;
+    int instance;
+    std::weak_ptr<nccl::NcclComm> comm;
+  };
+  struct Prepared {
+    std::shared_ptr<nccl::NcclComm> comm;  // null: a group of one
+    int instance;
+  };
+
+  void ensure_device();
+  const std::shared_ptr<nccl::NcclComm> &ensure_world();
+  std::shared_ptr<nccl::NcclComm> find_made(const topology::RankList &members, int instance) const;
+  std::shared_ptr<nccl::NcclComm> init_communicator(const nccl::UniqueId &id, int size, int index,
+                                                    const nccl::WaitSubject &subject);
+  std::shared_ptr<nccl::NcclComm> create_own_id_communicator(const GroupSpec &group);
+  void check_member(const GroupSpec &group) const;
+
+  std::shared_ptr<NcclContext> context_;
+  std::shared_ptr<Exchange> exchange_;
+  int device_count_ = 0;
+  nccl::UniqueId world_id_;
+  std::shared_ptr<nccl::NcclComm> world_;
+  bool world_registered_ = false;
+  unsigned long long world_tag_ = 0;
+  std::map<unsigned long long, Prepared> prepared_;  // by tag, until the group's communicator is made
+  std::vector<Made> made_;
+  int communicators_created_ = 0;
+  int splits_called_ = 0;
+};
+
+}  // namespace xffl::comm
+
+#endif

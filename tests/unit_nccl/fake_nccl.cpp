@@ -1,0 +1,399 @@
+#include "fake_nccl.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+
+namespace xffl::test {
+
+namespace {
+thread_local int bound_rank = -1;
+}
+
+struct FakeNccl::FakeComm {
+  Clique *clique = nullptr;  // null while a split is pending
+  int index = 0;
+  int rank = -1;  // bound rank of the creating thread
+  long next_op = 0, next_split = 0;
+  long awaiting_split = -1;  // the parent's split round this rank posted and waits for (as NCCL's parent does)
+  bool dead = false;  // aborted or destroyed
+};
+
+struct FakeNccl::Clique {
+  struct Contribution {
+    const void *send = nullptr;
+    void *recv = nullptr;
+  };
+  struct Op {
+    FakeCall call;
+    std::vector<Contribution> parts;
+    int arrived = 0;
+    bool done = false;
+  };
+  struct SplitEntry {
+    int color = 0, key = 0;
+    FakeComm *child = nullptr;
+    bool posted = false;
+  };
+  int size = 0;
+  int joined = 0;
+  std::vector<FakeComm *> members;
+  std::map<long, Op> ops;
+  std::map<long, std::vector<SplitEntry>> splits;
+  bool ready() const { return joined == size; }
+};
+
+struct FakeNccl::FakeStream {
+  std::vector<std::pair<Clique *, long>> pending;
+};
+
+namespace {
+
+template <typename T>
+T combine(T a, T b, int op) {
+  switch (op) {
+    case kNcclProd: return a * b;
+    case kNcclMax: return std::max(a, b);
+    case kNcclMin: return std::min(a, b);
+    default: return a + b;
+  }
+}
+
+template <typename T>
+void reduce_into(const std::vector<FakeNccl::Clique::Contribution> &parts, size_t offset, size_t count, int op,
+                 T *out) {
+  for (size_t i = 0; i < count; ++i) {
+    T acc = static_cast<const T *>(parts[0].send)[offset + i];
+    for (size_t p = 1; p < parts.size(); ++p) acc = combine(acc, static_cast<const T *>(parts[p].send)[offset + i], op);
+    if (op == kNcclAvg) acc = static_cast<T>(acc / static_cast<T>(parts.size()));
+    out[i] = acc;
+  }
+}
+
+size_t type_size(int type) {
+  switch (type) {
+    case kNcclInt8: case kNcclUint8: return 1;
+    case kNcclFloat16: case kNcclBfloat16: return 2;
+    case kNcclInt32: case kNcclUint32: case kNcclFloat32: return 4;
+    default: return 8;
+  }
+}
+
+void execute(FakeNccl::Clique::Op &op) {
+  const FakeCall &c = op.call;
+  const size_t n = op.parts.size();
+  const bool computed = c.type == kNcclFloat32 || c.type == kNcclInt32;
+  const size_t bytes = c.count * type_size(c.type);
+  if (c.name == "broadcast") {
+    for (auto &part : op.parts)
+      if (part.recv != op.parts[static_cast<size_t>(c.root)].send)
+        std::memmove(part.recv, op.parts[static_cast<size_t>(c.root)].send, bytes);
+  } else if (c.name == "allgather") {
+    std::vector<std::vector<unsigned char>> inputs;
+    for (auto &part : op.parts)
+      inputs.emplace_back(static_cast<const unsigned char *>(part.send), static_cast<const unsigned char *>(part.send) + bytes);
+    for (auto &part : op.parts)
+      for (size_t i = 0; i < n; ++i) std::memcpy(static_cast<unsigned char *>(part.recv) + i * bytes, inputs[i].data(), bytes);
+  } else if (computed && c.name == "allreduce") {
+    std::vector<unsigned char> result(bytes);
+    if (c.type == kNcclFloat32) reduce_into(op.parts, 0, c.count, c.op, reinterpret_cast<float *>(result.data()));
+    else reduce_into(op.parts, 0, c.count, c.op, reinterpret_cast<int *>(result.data()));
+    for (auto &part : op.parts) std::memcpy(part.recv, result.data(), bytes);
+  } else if (computed && c.name == "reduce_scatter") {
+    std::vector<std::vector<unsigned char>> results(n, std::vector<unsigned char>(bytes));
+    for (size_t r = 0; r < n; ++r) {
+      if (c.type == kNcclFloat32) reduce_into(op.parts, r * c.count, c.count, c.op, reinterpret_cast<float *>(results[r].data()));
+      else reduce_into(op.parts, r * c.count, c.count, c.op, reinterpret_cast<int *>(results[r].data()));
+    }
+    for (size_t r = 0; r < n; ++r) std::memcpy(op.parts[r].recv, results[r].data(), bytes);
+  }
+  op.done = true;
+}
+
+}  // namespace
+
+FakeNccl::FakeNccl(int devices) : devices_(devices) {}
+FakeNccl::~FakeNccl() = default;
+
+void FakeNccl::bind_thread(int rank) { bound_rank = rank; }
+
+void FakeNccl::inject_async_error(int rank, int nccl_code) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  injected_[rank] = nccl_code;
+}
+
+std::vector<FakeCall> FakeNccl::calls() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return calls_;
+}
+
+int FakeNccl::count(const std::string &name, int rank) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int>(std::count_if(calls_.begin(), calls_.end(),
+                                        [&](const FakeCall &c) { return c.name == name && c.rank == rank; }));
+}
+
+void FakeNccl::record(FakeCall call) {
+  call.rank = bound_rank;
+  calls_.push_back(std::move(call));
+}
+
+int FakeNccl::device_count(int *count) {
+  if (device_count_error_ != kCudaSuccess) return device_count_error_;
+  *count = devices_;
+  return devices_ > 0 ? kCudaSuccess : kCudaErrorNoDevice;
+}
+
+int FakeNccl::set_device(int device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  FakeCall call{"set_device"};
+  call.key = device;
+  record(call);
+  return device >= 0 && device < devices_ ? kCudaSuccess : 101;  // cudaErrorInvalidDevice
+}
+
+int FakeNccl::stream_create(Stream *stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  streams_.push_back(std::make_unique<FakeStream>());
+  *stream = streams_.back().get();
+  record(FakeCall{"stream_create"});
+  return kCudaSuccess;
+}
+
+int FakeNccl::stream_destroy(Stream stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  FakeCall call{"stream_destroy"};
+  call.stream = stream;
+  record(call);
+  return kCudaSuccess;
+}
+
+int FakeNccl::stream_query(Stream stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto *fake = static_cast<FakeStream *>(stream);
+  auto &pending = fake->pending;
+  pending.erase(std::remove_if(pending.begin(), pending.end(),
+                               [](const auto &entry) { return entry.first->ops[entry.second].done; }),
+                pending.end());
+  return pending.empty() ? kCudaSuccess : kCudaErrorNotReady;
+}
+
+int FakeNccl::copy_async(void *dst, const void *src, size_t bytes, Stream stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  FakeCall call{"copy"};
+  call.count = bytes;
+  call.stream = stream;
+  record(call);
+  std::memmove(dst, src, bytes);
+  return kCudaSuccess;
+}
+
+int FakeNccl::device_alloc(void **ptr, size_t bytes) {
+  *ptr = std::calloc(1, bytes);
+  return *ptr ? kCudaSuccess : 2;  // cudaErrorMemoryAllocation
+}
+
+int FakeNccl::device_free(void *ptr) {
+  std::free(ptr);
+  return kCudaSuccess;
+}
+
+std::string FakeNccl::cuda_error_string(int code) {
+  switch (code) {
+    case kCudaErrorNoDevice: return "cudaErrorNoDevice: no CUDA-capable device is detected";
+    case kCudaErrorInsufficientDriver:
+      return "cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version";
+    default: return "cudaError " + std::to_string(code);
+  }
+}
+
+int FakeNccl::get_unique_id(UniqueId *id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  *id = UniqueId{};
+  const unsigned value = next_id_++;
+  std::memcpy(id->bytes, &value, sizeof value);
+  record(FakeCall{"get_unique_id"});
+  return kNcclSuccess;
+}
+
+int FakeNccl::comm_init_rank(Comm *comm, int nranks, const UniqueId &id, int rank) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  FakeCall call{"init"};
+  call.size = nranks;
+  call.key = rank;
+  record(call);
+  const std::string key(reinterpret_cast<const char *>(id.bytes), sizeof id.bytes);
+  Clique *&clique = pending_inits_[key];
+  if (!clique) {
+    cliques_.push_back(std::make_unique<Clique>());
+    clique = cliques_.back().get();
+    clique->size = nranks;
+    clique->members.assign(static_cast<size_t>(nranks), nullptr);
+  }
+  if (clique->size != nranks || rank < 0 || rank >= nranks || clique->members[static_cast<size_t>(rank)])
+    return kNcclInvalidArgument;
+  comms_.push_back(std::make_unique<FakeComm>());
+  FakeComm *made = comms_.back().get();
+  made->clique = clique;
+  made->index = rank;
+  made->rank = bound_rank;
+  clique->members[static_cast<size_t>(rank)] = made;
+  ++clique->joined;
+  *comm = made;
+  return kNcclInProgress;
+}
+
+int FakeNccl::comm_split(Comm comm, int color, int key, Comm *child) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto *parent = static_cast<FakeComm *>(comm);
+  FakeCall call{"split"};
+  call.color = color;
+  call.key = key;
+  record(call);
+  if (parent->dead || !parent->clique || !parent->clique->ready()) return kNcclInvalidUsage;
+  Clique &clique = *parent->clique;
+  parent->awaiting_split = parent->next_split;
+  auto &round = clique.splits[parent->next_split++];
+  round.resize(static_cast<size_t>(clique.size));
+  auto &entry = round[static_cast<size_t>(parent->index)];
+  entry.color = color;
+  entry.key = key;
+  entry.posted = true;
+  *child = nullptr;
+  if (color != kSplitNoColor) {
+    comms_.push_back(std::make_unique<FakeComm>());
+    entry.child = comms_.back().get();
+    entry.child->rank = bound_rank;
+    *child = entry.child;
+  }
+  if (std::all_of(round.begin(), round.end(), [](const auto &e) { return e.posted; })) {
+    std::map<int, std::vector<std::pair<std::pair<int, int>, FakeComm *>>> by_color;
+    for (size_t i = 0; i < round.size(); ++i)
+      if (round[i].color != kSplitNoColor)
+        by_color[round[i].color].push_back({{round[i].key, static_cast<int>(i)}, round[i].child});
+    for (auto &[c, members] : by_color) {
+      std::sort(members.begin(), members.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+      cliques_.push_back(std::make_unique<Clique>());
+      Clique *made = cliques_.back().get();
+      made->size = made->joined = static_cast<int>(members.size());
+      for (size_t i = 0; i < members.size(); ++i) {
+        members[i].second->clique = made;
+        members[i].second->index = static_cast<int>(i);
+        made->members.push_back(members[i].second);
+      }
+    }
+  }
+  return kNcclInProgress;
+}
+
+int FakeNccl::comm_get_async_error(Comm comm, int *async_error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto *fake = static_cast<FakeComm *>(comm);
+  if (auto found = injected_.find(fake->rank); found != injected_.end()) {
+    *async_error = found->second;
+    injected_.erase(found);
+    return kNcclSuccess;
+  }
+  *async_error = fake->clique && fake->clique->ready() ? kNcclSuccess : kNcclInProgress;
+  if (fake->awaiting_split >= 0 && fake->clique) {
+    const auto &round = fake->clique->splits[fake->awaiting_split];
+    if (std::all_of(round.begin(), round.end(), [](const auto &e) { return e.posted; }))
+      fake->awaiting_split = -1;
+    else
+      *async_error = kNcclInProgress;
+  }
+  return kNcclSuccess;
+}
+
+int FakeNccl::comm_finalize(Comm comm) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  (void)comm;
+  record(FakeCall{"finalize"});
+  return kNcclSuccess;
+}
+
+int FakeNccl::comm_destroy(Comm comm) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  static_cast<FakeComm *>(comm)->dead = true;
+  record(FakeCall{"destroy"});
+  return kNcclSuccess;
+}
+
+int FakeNccl::comm_abort(Comm comm) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto *fake = static_cast<FakeComm *>(comm);
+  fake->dead = true;
+  // Aborting ends the communicator's kernels: its pending work no longer keeps streams busy.
+  if (fake->clique)
+    for (auto &[seq, op] : fake->clique->ops) op.done = true;
+  record(FakeCall{"abort"});
+  return kNcclSuccess;
+}
+
+int FakeNccl::enqueue(const FakeCall &call, const void *send, void *recv, FakeComm *comm, Stream stream) {
+  record(call);
+  if (comm->dead || !comm->clique || !comm->clique->ready()) return kNcclInvalidUsage;
+  Clique &clique = *comm->clique;
+  const long seq = comm->next_op++;
+  Clique::Op &op = clique.ops[seq];
+  if (op.parts.empty()) {
+    op.parts.resize(static_cast<size_t>(clique.size));
+    op.call = call;
+  }
+  op.parts[static_cast<size_t>(comm->index)] = Clique::Contribution{send, recv};
+  static_cast<FakeStream *>(stream)->pending.push_back({&clique, seq});
+  if (++op.arrived == clique.size) execute(op);
+  return kNcclSuccess;
+}
+
+int FakeNccl::all_reduce(const void *send, void *recv, size_t count, int type, int op, Comm comm, Stream stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  FakeCall call{"allreduce"};
+  call.count = count;
+  call.type = type;
+  call.op = op;
+  call.stream = stream;
+  return enqueue(call, send, recv, static_cast<FakeComm *>(comm), stream);
+}
+
+int FakeNccl::broadcast(const void *send, void *recv, size_t count, int type, int root, Comm comm, Stream stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  FakeCall call{"broadcast"};
+  call.count = count;
+  call.type = type;
+  call.root = root;
+  call.stream = stream;
+  return enqueue(call, send, recv, static_cast<FakeComm *>(comm), stream);
+}
+
+int FakeNccl::all_gather(const void *send, void *recv, size_t send_count, int type, Comm comm, Stream stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  FakeCall call{"allgather"};
+  call.count = send_count;
+  call.type = type;
+  call.stream = stream;
+  return enqueue(call, send, recv, static_cast<FakeComm *>(comm), stream);
+}
+
+int FakeNccl::reduce_scatter(const void *send, void *recv, size_t recv_count, int type, int op, Comm comm,
+                             Stream stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  FakeCall call{"reduce_scatter"};
+  call.count = recv_count;
+  call.type = type;
+  call.op = op;
+  call.stream = stream;
+  return enqueue(call, send, recv, static_cast<FakeComm *>(comm), stream);
+}
+
+std::string FakeNccl::nccl_error_string(int code, Comm) {
+  switch (code) {
+    case kNcclRemoteError: return "remote process exited or there was a network error";
+    case kNcclSystemError: return "unhandled system error";
+    case kNcclInvalidUsage: return "invalid usage";
+    default: return "NCCL error " + std::to_string(code);
+  }
+}
+
+}  // namespace xffl::test

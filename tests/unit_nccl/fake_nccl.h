@@ -1,0 +1,90 @@
+// A fake NCCL and CUDA for the NCCL backend's unit tests: N ranks as threads of one process, "device"
+// memory is host memory, communicators are cliques that complete a collective when every member has
+// enqueued it (f32 and i32 are computed; other types are recorded only). Every call is recorded with
+// the rank of the calling thread (bind_thread) so tests can count splits, inits and aborts per rank.
+#ifndef XFFL_TESTS_UNIT_NCCL_FAKE_NCCL_H
+#define XFFL_TESTS_UNIT_NCCL_FAKE_NCCL_H
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "comm/nccl/nccl_api.h"
+
+namespace xffl::test {
+
+using namespace xffl::comm::nccl;
+
+struct FakeCall {
+  std::string name;  // "init", "split", "allreduce", "broadcast", "allgather", "reduce_scatter", "abort", ...
+  int rank = -1;     // bound rank of the calling thread
+  int color = 0, key = 0, type = -1, op = -1, root = -1, size = 0;
+  size_t count = 0;
+  Stream stream = nullptr;
+};
+
+class FakeNccl final : public NcclApi {
+ public:
+  explicit FakeNccl(int devices = 1);
+  ~FakeNccl() override;
+
+  static void bind_thread(int rank);  // the rank recorded for this thread's calls
+
+  void set_device_count_error(int cuda_code) { device_count_error_ = cuda_code; }
+  // The next async-error poll of any communicator of `rank` answers `nccl_code`.
+  void inject_async_error(int rank, int nccl_code);
+
+  std::vector<FakeCall> calls() const;
+  int count(const std::string &name, int rank) const;
+
+  int device_count(int *count) override;
+  int set_device(int device) override;
+  int stream_create(Stream *stream) override;
+  int stream_destroy(Stream stream) override;
+  int stream_query(Stream stream) override;
+  int copy_async(void *dst, const void *src, size_t bytes, Stream stream) override;
+  int device_alloc(void **ptr, size_t bytes) override;
+  int device_free(void *ptr) override;
+  std::string cuda_error_string(int code) override;
+
+  int get_unique_id(UniqueId *id) override;
+  int comm_init_rank(Comm *comm, int nranks, const UniqueId &id, int rank) override;
+  int comm_split(Comm comm, int color, int key, Comm *child) override;
+  int comm_get_async_error(Comm comm, int *async_error) override;
+  int comm_finalize(Comm comm) override;
+  int comm_destroy(Comm comm) override;
+  int comm_abort(Comm comm) override;
+  int all_reduce(const void *send, void *recv, size_t count, int type, int op, Comm comm, Stream stream) override;
+  int broadcast(const void *send, void *recv, size_t count, int type, int root, Comm comm, Stream stream) override;
+  int all_gather(const void *send, void *recv, size_t send_count, int type, Comm comm, Stream stream) override;
+  int reduce_scatter(const void *send, void *recv, size_t recv_count, int type, int op, Comm comm,
+                     Stream stream) override;
+  int group_start() override { return kNcclSuccess; }
+  int group_end() override { return kNcclSuccess; }
+  std::string nccl_error_string(int code, Comm comm) override;
+
+  struct Clique;
+  struct FakeComm;
+  struct FakeStream;
+
+ private:
+  int enqueue(const FakeCall &call, const void *send, void *recv, FakeComm *comm, Stream stream);
+  void record(FakeCall call);
+
+  mutable std::mutex mutex_;
+  int devices_;
+  int device_count_error_ = kCudaSuccess;
+  std::vector<FakeCall> calls_;
+  std::map<std::string, Clique *> pending_inits_;
+  std::vector<std::unique_ptr<Clique>> cliques_;
+  std::vector<std::unique_ptr<FakeComm>> comms_;
+  std::vector<std::unique_ptr<FakeStream>> streams_;
+  std::map<int, int> injected_;  // rank -> NCCL code
+  unsigned next_id_ = 1;
+};
+
+}  // namespace xffl::test
+
+#endif

@@ -1,0 +1,93 @@
+// Threads as ranks for the NCCL backend's unit tests: one FakeNccl shared by all, an in-memory
+// Exchange, one NcclBackend per thread; failures are collected per rank (cmocka may only fail on
+// the main thread) and every wait is bounded.
+#ifndef XFFL_TESTS_UNIT_NCCL_NCCL_HARNESS_H
+#define XFFL_TESTS_UNIT_NCCL_NCCL_HARNESS_H
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/exchange.h"
+#include "comm/nccl/nccl_backend.h"
+#include "common/error.h"
+#include "fake_nccl.h"
+
+namespace harness {
+
+class MemoryExchange final : public xffl::comm::Exchange {
+ public:
+  void publish(const std::string &key, const std::vector<uint8_t> &value) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    values_[key] = value;
+    published_.notify_all();
+  }
+  std::vector<uint8_t> fetch(const std::string &key, int timeout_ms) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!published_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return values_.count(key) > 0; }))
+      (xffl::fail)(XFFL_ETIMEOUT, "timed out after ", timeout_ms, " ms waiting for key ", key, " in the test exchange");
+    return values_[key];
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable published_;
+  std::map<std::string, std::vector<uint8_t>> values_;
+};
+
+// What one thread-rank saw: OK, or the status and message of the xffl::Error it threw.
+struct Outcome {
+  xffl_status_t status = XFFL_OK;
+  std::string message;
+};
+
+// Runs body(rank, backend) on `world` threads, each with its own NcclBackend over the shared fake.
+inline std::vector<Outcome> run_ranks(const std::shared_ptr<xffl::test::FakeNccl> &fake, int world, int timeout_ms,
+                                      const std::function<void(int, xffl::comm::NcclBackend &)> &body) {
+  auto exchange = std::make_shared<MemoryExchange>();
+  std::vector<Outcome> outcomes(static_cast<size_t>(world));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank)
+    threads.emplace_back([&, rank] {
+      xffl::test::FakeNccl::bind_thread(rank);
+      try {
+        xffl::comm::NcclBackend backend(fake, exchange, rank, world, timeout_ms);
+        body(rank, backend);
+      } catch (const xffl::Error &error) {
+        outcomes[static_cast<size_t>(rank)] = Outcome{error.status(), error.what()};
+      } catch (const std::exception &error) {
+        outcomes[static_cast<size_t>(rank)] = Outcome{XFFL_EINTERNAL, error.what()};
+      }
+    });
+  for (auto &thread : threads) thread.join();
+  return outcomes;
+}
+
+inline std::string describe(const std::vector<Outcome> &outcomes) {
+  std::string text;
+  for (size_t r = 0; r < outcomes.size(); ++r)
+    if (outcomes[r].status != XFFL_OK) text += "rank " + std::to_string(r) + ": " + outcomes[r].message + "\n";
+  return text;
+}
+
+inline xffl::comm::GroupSpec spec_of(const xffl::topology::RankList &members, int rank, const std::string &what,
+                                     unsigned long long tag) {
+  return xffl::comm::GroupSpec{members, members.index_of(rank), what + " of rank " + std::to_string(rank), tag};
+}
+
+}  // namespace harness
+
+// cmocka's headers must come first in the test files; these assert every rank succeeded.
+#define assert_all_ok(outcomes)                                                 \
+  do {                                                                          \
+    const std::string failures_ = harness::describe(outcomes);                  \
+    if (!failures_.empty()) fail_msg("%s", failures_.c_str());                  \
+  } while (0)
+
+#endif

@@ -1,0 +1,111 @@
+// The device choice and the pool of K streams: which device, which stream a NULL-stream collective
+// runs on, and what may change once communicators exist.
+
+#include <cstring>
+#include <set>
+
+#include "comm/nccl/device_streams.h"
+#include "nccl_harness.h"
+
+// cmocka after the C++ headers: its fail() macro would clash with xffl::fail.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+extern "C" {  // cmocka has no extern "C" of its own
+#include <cmocka.h>
+}
+
+using namespace xffl;
+using namespace xffl::comm;
+using xffl::test::FakeNccl;
+
+namespace {
+
+void device_is_node_local_rank_modulo_count(void **) {
+  assert_int_equal(nccl::choose_device(-1, 5, 4), 1);
+  assert_int_equal(nccl::choose_device(-1, 3, 4), 3);
+  assert_int_equal(nccl::choose_device(2, 7, 4), 2);
+  try {
+    nccl::choose_device(4, 0, 4);
+    fail_msg("device 4 of 4 accepted");
+  } catch (const Error &error) {
+    assert_int_equal(error.status(), XFFL_EINVAL);
+  }
+}
+
+void pool_holds_k_distinct_streams_on_the_chosen_device(void **) {
+  auto fake = std::make_shared<FakeNccl>(4);
+  auto outcomes = harness::run_ranks(fake, 1, 5000, [&](int, NcclBackend &backend) {
+    backend.select_device(-1, 5, 3);
+    if (backend.device() != 1) (xffl::fail)(XFFL_EINTERNAL, "device ", backend.device(), " != 1");
+    std::set<void *> streams{backend.stream(0), backend.stream(1), backend.stream(2)};
+    if (streams.size() != 3 || backend.streams() != 3) (xffl::fail)(XFFL_EINTERNAL, "streams not distinct");
+    try {
+      backend.stream(3);
+      (xffl::fail)(XFFL_EINTERNAL, "stream 3 of 3 handed out");
+    } catch (const Error &error) {
+      if (error.status() != XFFL_EINVAL) throw;
+    }
+    backend.select_device(1, 0, 4);  // the same device, more streams: the first three stay
+    if (backend.stream(0) != *streams.begin() && !streams.count(backend.stream(0)))
+      (xffl::fail)(XFFL_EINTERNAL, "stream 0 replaced");
+    if (backend.streams() != 4) (xffl::fail)(XFFL_EINTERNAL, "pool of ", backend.streams());
+  });
+  assert_all_ok(outcomes);
+  assert_int_equal(fake->count("stream_create", 0), 4);
+}
+
+void null_stream_runs_on_the_instance_stream(void **) {
+  auto fake = std::make_shared<FakeNccl>(1);
+  void *pool1 = nullptr, *own = nullptr;
+  auto outcomes = harness::run_ranks(fake, 2, 5000, [&](int rank, NcclBackend &backend) {
+    backend.select_device(0, 0, 2);
+    auto world = harness::spec_of(topology::RankList::progression(0, 1, 2), rank, "world group", 1);
+    auto federated = harness::spec_of(topology::RankList::progression(0, 1, 2), rank, "federated (instance 1)", 7);
+    backend.register_world(world);
+    backend.prepare_family(federated, 1);
+    auto group = backend.create_communicator(federated);
+    float x = 1, y = 0;
+    group->allreduce(&x, &y, 1, XFFL_F32, XFFL_SUM, nullptr);
+    void *mine = nullptr;
+    fake->stream_create(&mine);
+    group->allreduce(&x, &y, 1, XFFL_F32, XFFL_SUM, mine);
+    if (y != 2) (xffl::fail)(XFFL_EINTERNAL, "sum ", y);
+    if (rank == 0) {
+      pool1 = backend.stream(1);
+      own = mine;
+    }
+  });
+  assert_all_ok(outcomes);
+  std::vector<void *> used;
+  for (const auto &call : fake->calls())
+    if (call.name == "allreduce" && call.rank == 0) used.push_back(call.stream);
+  assert_int_equal(used.size(), 2);
+  assert_ptr_equal(used[0], pool1);  // instance 1 -> pool stream 1
+  assert_ptr_equal(used[1], own);    // the caller's stream when given
+}
+
+void device_cannot_change_once_communicators_exist(void **) {
+  auto fake = std::make_shared<FakeNccl>(2);
+  auto outcomes = harness::run_ranks(fake, 1, 5000, [&](int rank, NcclBackend &backend) {
+    backend.select_device(0, 0, 1);
+    auto world = harness::spec_of(topology::RankList::progression(0, 1, 1), rank, "world group", 1);
+    backend.register_world(world);
+    auto group = backend.create_communicator(world);
+    backend.select_device(1, 0, 1);
+  });
+  assert_int_equal(outcomes[0].status, XFFL_ESTATE);
+  assert_non_null(strstr(outcomes[0].message.c_str(), "already exist on CUDA device 0"));
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(device_is_node_local_rank_modulo_count),
+      cmocka_unit_test(pool_holds_k_distinct_streams_on_the_chosen_device),
+      cmocka_unit_test(null_stream_runs_on_the_instance_stream),
+      cmocka_unit_test(device_cannot_change_once_communicators_exist),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
