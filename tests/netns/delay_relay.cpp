@@ -1,0 +1,270 @@
+// delay_relay: one end of a delaying IP-in-UDP tunnel between two network namespaces.
+//
+//   delay_relay --tun NAME --local ADDR:PORT --peer ADDR:PORT --delay-ms D [--ready FILE]
+//
+// Packets the kernel routes into the TUN device NAME (the other facility's subnet) are held D ms and
+// then sent as one UDP datagram each to the peer relay over the veth; datagrams from the peer are
+// written into the TUN device at once. Two relays, one per namespace, give D ms each way (this
+// kernel has no netem). The veth's tbf qdisc shapes the datagrams and its counters count them.
+//
+// One thread, one ppoll loop: the delay is constant, so a FIFO ordered by arrival is also ordered
+// by departure time. The queue is bounded like a router's buffer; beyond it packets are dropped and
+// TCP backs off. A send error (the veth is down) drops the packet: the link is simply cut.
+// SIGTERM / SIGINT end the loop; counters go to stderr. Exit 0, or 2 on bad arguments, 1 on setup
+// failure (message on stderr).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr size_t kMaxPacket = 65536;
+constexpr size_t kQueueLimitBytes = 16u << 20;  // about 130 ms at 1 Gbit/s: a deep router buffer
+constexpr int kSocketBufferBytes = 16 << 20;
+
+volatile sig_atomic_t stop_requested = 0;
+void request_stop(int) { stop_requested = 1; }
+
+[[noreturn]] void die(const std::string &what) {
+  std::fprintf(stderr, "delay_relay: %s: %s\n", what.c_str(), std::strerror(errno));
+  std::exit(1);
+}
+
+// An open descriptor, closed on every path out.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd &) = delete;
+  Fd &operator=(const Fd &) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+sockaddr_in parse_endpoint(const std::string &text) {
+  const size_t colon = text.rfind(':');
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  if (colon == std::string::npos || inet_pton(AF_INET, text.substr(0, colon).c_str(), &address.sin_addr) != 1)
+    throw std::invalid_argument("'" + text + "' is not ADDR:PORT");
+  const long port = std::strtol(text.c_str() + colon + 1, nullptr, 10);
+  if (port <= 0 || port > 65535) throw std::invalid_argument("'" + text + "' has no valid port");
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  return address;
+}
+
+int open_tun(const std::string &name) {
+  const int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) die("open /dev/net/tun");
+  ifreq request{};
+  request.ifr_flags = IFF_TUN | IFF_NO_PI;  // raw IP packets, no extra header
+  std::snprintf(request.ifr_name, IFNAMSIZ, "%s", name.c_str());
+  if (ioctl(fd, TUNSETIFF, &request) < 0) die("attach to TUN device " + name);
+  return fd;
+}
+
+int open_udp(const sockaddr_in &local) {
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) die("socket");
+  // Root may exceed net.core.[rw]mem_max: a relay descheduled for a few ms on a busy machine must
+  // not drop what arrived meanwhile.
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &kSocketBufferBytes, sizeof kSocketBufferBytes);
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &kSocketBufferBytes, sizeof kSocketBufferBytes);
+  if (bind(fd, reinterpret_cast<const sockaddr *>(&local), sizeof local) < 0) die("bind the UDP socket");
+  return fd;
+}
+
+timespec now() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t;
+}
+
+long long to_ns(const timespec &t) { return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec; }
+
+struct HeldPacket {
+  long long due_ns;
+  std::vector<unsigned char> bytes;
+};
+
+struct Counters {
+  unsigned long long forwarded = 0, delivered = 0, dropped_full = 0, dropped_send = 0, dropped_write = 0;
+};
+
+struct Options {
+  std::string tun;
+  sockaddr_in local{}, peer{};
+  long long delay_ns = 0;
+  std::string ready_file;
+};
+
+Options parse_options(int argc, char **argv) {
+  Options options;
+  bool have_local = false, have_peer = false, have_delay = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
+    const std::string value = argv[++i];
+    if (flag == "--tun") {
+      options.tun = value;
+    } else if (flag == "--local") {
+      options.local = parse_endpoint(value);
+      have_local = true;
+    } else if (flag == "--peer") {
+      options.peer = parse_endpoint(value);
+      have_peer = true;
+    } else if (flag == "--delay-ms") {
+      const double ms = std::strtod(value.c_str(), nullptr);
+      if (!(ms >= 0 && ms <= 10000)) throw std::invalid_argument("--delay-ms must be in [0, 10000]");
+      options.delay_ns = static_cast<long long>(ms * 1e6);
+      have_delay = true;
+    } else if (flag == "--ready") {
+      options.ready_file = value;
+    } else {
+      throw std::invalid_argument("unknown option " + flag);
+    }
+  }
+  if (options.tun.empty() || !have_local || !have_peer || !have_delay)
+    throw std::invalid_argument("--tun, --local, --peer and --delay-ms are required");
+  return options;
+}
+
+class Relay {
+ public:
+  Relay(const Options &options)
+      : options_(options), tun_(open_tun(options.tun)), udp_(open_udp(options.local)), buffer_(kMaxPacket) {}
+
+  void run() {
+    while (!stop_requested) {
+      wait_for_work();
+      read_tun();
+      read_udp();
+      send_due();
+    }
+  }
+
+  const Counters &counters() const { return counters_; }
+
+ private:
+  void wait_for_work() {
+    pollfd fds[2] = {{tun_.get(), POLLIN, 0}, {udp_.get(), POLLIN, 0}};
+    timespec timeout{0, 200 * 1000000};  // wake now and then to notice a stop request
+    if (!held_.empty()) {
+      const long long wait_ns = held_.front().due_ns - to_ns(now());
+      if (blocked_on_send_) fds[1].events |= POLLOUT;
+      else if (wait_ns <= 0) timeout = {0, 0};
+      else if (wait_ns < 200 * 1000000LL) timeout = {0, static_cast<long>(wait_ns)};
+    }
+    if (ppoll(fds, 2, &timeout, nullptr) < 0 && errno != EINTR) die("ppoll");
+  }
+
+  // Drain the TUN device: each packet is stamped with its departure time.
+  void read_tun() {
+    for (int burst = 0; burst < 256; ++burst) {
+      const ssize_t n = read(tun_.get(), buffer_.data(), buffer_.size());
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EINTR) return;
+        die("read from the TUN device");
+      }
+      if (held_bytes_ + static_cast<size_t>(n) > kQueueLimitBytes) {
+        ++counters_.dropped_full;
+        continue;
+      }
+      held_.push_back(HeldPacket{to_ns(now()) + options_.delay_ns, {buffer_.begin(), buffer_.begin() + n}});
+      held_bytes_ += static_cast<size_t>(n);
+    }
+  }
+
+  // Datagrams from the peer go straight into the kernel through the TUN device.
+  void read_udp() {
+    for (int burst = 0; burst < 256; ++burst) {
+      const ssize_t n = recv(udp_.get(), buffer_.data(), buffer_.size(), 0);
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EINTR) return;
+        ++counters_.dropped_write;  // e.g. ICMP unreachable reported on the socket: not fatal
+        return;
+      }
+      if (write(tun_.get(), buffer_.data(), static_cast<size_t>(n)) == n) ++counters_.delivered;
+      else ++counters_.dropped_write;
+    }
+  }
+
+  void send_due() {
+    blocked_on_send_ = false;
+    const long long now_ns = to_ns(now());
+    while (!held_.empty() && held_.front().due_ns <= now_ns) {
+      HeldPacket &packet = held_.front();
+      const ssize_t n = sendto(udp_.get(), packet.bytes.data(), packet.bytes.size(), 0,
+                               reinterpret_cast<const sockaddr *>(&options_.peer), sizeof options_.peer);
+      if (n < 0 && errno == EAGAIN) {  // socket buffer full: back-pressure, retry when writable
+        blocked_on_send_ = true;
+        return;
+      }
+      if (n < 0) ++counters_.dropped_send;  // veth down, no route: the link is cut
+      else ++counters_.forwarded;
+      held_bytes_ -= packet.bytes.size();
+      held_.pop_front();
+    }
+  }
+
+  Options options_;
+  Fd tun_;
+  Fd udp_;
+  std::vector<unsigned char> buffer_;
+  std::deque<HeldPacket> held_;
+  size_t held_bytes_ = 0;
+  bool blocked_on_send_ = false;
+  Counters counters_;
+};
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  try {
+    options = parse_options(argc, argv);
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "delay_relay: %s\nusage: delay_relay --tun NAME --local ADDR:PORT --peer ADDR:PORT "
+                         "--delay-ms D [--ready FILE]\n", error.what());
+    return 2;
+  }
+  struct sigaction action{};
+  action.sa_handler = request_stop;
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+
+  Relay relay(options);
+  if (!options.ready_file.empty()) {
+    FILE *ready = std::fopen(options.ready_file.c_str(), "w");
+    if (!ready) die("create " + options.ready_file);
+    std::fclose(ready);
+  }
+  relay.run();
+  const Counters &c = relay.counters();
+  std::fprintf(stderr,
+               "delay_relay %s: forwarded %llu, delivered %llu, dropped: queue full %llu, send failed %llu, "
+               "write failed %llu\n",
+               options.tun.c_str(), c.forwarded, c.delivered, c.dropped_full, c.dropped_send, c.dropped_write);
+  return 0;
+}

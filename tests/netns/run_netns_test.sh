@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Two simulated facilities joined by a shaped, delayed link (see README.md); one CTest case per call.
+#
+#   run_netns_test.sh RELAY JOB check SIZES HSDP   every rank checks federated averages (exit 0 = pass)
+#   run_netns_test.sh RELAY JOB cut SIZES HSDP     the link goes down mid-average: every rank must fail
+#                                                  with ETIMEOUT/EPEER/ENETWORK within the bound
+# Exit 77 (CTest SKIP_RETURN_CODE) when namespaces cannot be created here, with the reason.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=facilities.sh
+. "$here/facilities.sh"
+
+if [ $# -ne 5 ]; then
+  echo "usage: $0 RELAY JOB check|cut SIZES HSDP" >&2
+  exit 2
+fi
+relay=$1 job=$2 mode=$3 sizes=$4 hsdp=$5
+world=0
+IFS=, read -r -a size_list <<< "$sizes"
+for s in "${size_list[@]}"; do world=$((world + s)); done
+
+if ! why=$(facilities_can_run); then
+  echo "SKIPPED: $why"
+  exit 77
+fi
+
+trap facilities_down EXIT
+trap 'exit 130' INT TERM
+
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+# 1 Gbit/s each way, 10 ms each way (20 ms round trip).
+facilities_up "$relay" 1gbit 10 || fail "could not build the two facilities"
+echo "facilities: ${FAC_NS[0]} (${FAC_ADDR[0]}) <-> ${FAC_NS[1]} (${FAC_ADDR[1]}); sizes $sizes, hsdp $hsdp, world $world"
+
+finished() {  # pid exited (zombie or reaped)
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2> /dev/null) || return 0
+  [ -z "$state" ] || [ "$state" = Z ]
+}
+
+# wait_ranks BOUND_SECONDS: fills rank_rc[r] (124 for a rank still running at the bound, then killed).
+declare -a rank_rc
+wait_ranks() {
+  local deadline=$((SECONDS + $1)) r
+  rank_rc=()
+  while :; do
+    local running=0
+    for r in $(seq 0 $((world - 1))); do
+      [ -n "${rank_rc[$r]:-}" ] && continue
+      if finished "${FAC_PIDS[$r]}"; then
+        wait "${FAC_PIDS[$r]}"
+        rank_rc[$r]=$?
+      else
+        running=$((running + 1))
+      fi
+    done
+    [ $running -eq 0 ] && return 0
+    if [ $SECONDS -ge $deadline ]; then
+      for r in $(seq 0 $((world - 1))); do
+        [ -n "${rank_rc[$r]:-}" ] && continue
+        echo "rank $r still running after $1 s: killed"
+        rank_rc[$r]=124
+      done
+      facilities_kill_ranks
+      return 1
+    fi
+    sleep 0.05
+  done
+}
+
+show_logs() {
+  local r
+  for r in $(seq 0 $((world - 1))); do sed "s/^/[rank $r] /" "$FAC_WORKDIR/rank.$r.log"; done
+}
+
+case "$mode" in
+  check)
+    for r in $(seq 0 $((world - 1))); do
+      facilities_launch_rank "$r" "$world" "$sizes" "$hsdp" 20 "$FAC_WORKDIR/rank.$r.log" -- "$job" check
+    done
+    wait_ranks 50
+    show_logs
+    for r in $(seq 0 $((world - 1))); do
+      [ "${rank_rc[$r]}" -eq 0 ] || fail "rank $r exited with ${rank_rc[$r]}"
+      grep -q "^rank $r: [0-9]* checks passed" "$FAC_WORKDIR/rank.$r.log" || fail "rank $r did not report its checks"
+    done
+    echo "PASS: $world ranks in two facilities averaged exactly and hold bit-identical shards"
+    ;;
+  cut)
+    timeout=5
+    mkdir -p "$FAC_WORKDIR/signal"
+    # 16 Mi f32 (64 MiB) per rank: about 0.5 s per average on the shaped link, so the cut lands mid-average.
+    for r in $(seq 0 $((world - 1))); do
+      facilities_launch_rank "$r" "$world" "$sizes" "$hsdp" $timeout "$FAC_WORKDIR/rank.$r.log" -- \
+        "$job" cut "$FAC_WORKDIR/signal" $((16 << 20))
+    done
+    for r in $(seq 0 $((world - 1))); do
+      if ! facilities_wait_file "$FAC_WORKDIR/signal/started.$r" 30; then
+        show_logs
+        fail "rank $r never started its large average (no $FAC_WORKDIR/signal/started.$r after 30 s)"
+      fi
+    done
+    sleep 0.2  # the large average is under way on every rank
+    ip -n "${FAC_NS[0]}" link set "${FAC_VETH[0]}" down || fail "could not take ${FAC_VETH[0]} down"
+    echo "link ${FAC_VETH[0]} down at $(date +%T.%N)"
+    # Every wait is bounded by the timeout ($timeout s per collective); 3x that is a hang.
+    wait_ranks $((3 * timeout))
+    hung=$?
+    show_logs
+    [ $hung -eq 0 ] || fail "ranks hung after the link was cut (bound $((3 * timeout)) s)"
+    for r in $(seq 0 $((world - 1))); do
+      [ "${rank_rc[$r]}" -eq 3 ] || fail "rank $r exited with ${rank_rc[$r]}, expected 3 (a network error)"
+      grep -Eq "^rank $r: link cut: XFFL_E(TIMEOUT|PEER|NETWORK): .*rank" "$FAC_WORKDIR/rank.$r.log" ||
+        fail "rank $r did not report a timeout, peer or network error that names a rank"
+    done
+    echo "PASS: all $world ranks returned a network error after the link was cut, none hung"
+    ;;
+  *)
+    echo "unknown mode $mode" >&2
+    exit 2
+    ;;
+esac
