@@ -41,6 +41,8 @@ if(NOT xffl_with_cuda STREQUAL "OFF")
   endif()
   find_package(CUDAToolkit ${xffl_cuda_required})
   if(CUDAToolkit_FOUND)
+    # Visible to tests/gpu and bench/gpu too (imported targets are otherwise local to this directory).
+    set_target_properties(CUDA::cudart PROPERTIES IMPORTED_GLOBAL TRUE)
     set(xffl_nccl_hints $ENV{NCCL_ROOT} $ENV{NCCL_HOME} ${CUDAToolkit_LIBRARY_ROOT} ${CUDAToolkit_TARGET_DIR})
     find_path(XFFL_NCCL_INCLUDE_DIR nccl.h HINTS ${xffl_nccl_hints} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
     find_library(XFFL_NCCL_LIBRARY nccl HINTS ${xffl_nccl_hints} ${CUDAToolkit_LIBRARY_DIR} PATH_SUFFIXES lib lib64)
