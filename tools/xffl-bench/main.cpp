@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+#include <sys/time.h>
+
 #include <xffl.h>
 
 #include "collective_case.h"
@@ -106,13 +109,43 @@ Participant participant(xffl_state_t *st, const Options &opts, RunInfo &info) {
   return who;
 }
 
-// Per-iteration seconds of this rank: a world barrier lines everyone up, then `iters` calls back to back.
-double timed_loop(const CollectiveCase &work, xffl_group_t *world, int iters) {
+// CPU seconds (user + system, all threads) this process has used so far.
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval &t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// Seconds the main thread has spent runnable but waiting for a CPU (Linux schedstat; -1 elsewhere).
+// With wall and CPU time it splits a call into working, waiting for a core, and sleeping on peers.
+double runqueue_seconds() {
+  std::FILE *f = std::fopen("/proc/thread-self/schedstat", "r");
+  if (!f) return -1;
+  unsigned long long on_cpu_ns = 0, waiting_ns = 0;
+  const int got = std::fscanf(f, "%llu %llu", &on_cpu_ns, &waiting_ns);
+  std::fclose(f);
+  return got == 2 ? static_cast<double>(waiting_ns) * 1e-9 : -1;
+}
+
+struct LoopTime {
+  double wall = 0;      // seconds per call
+  double cpu = 0;       // CPU seconds per call: what the call costs on a shared machine, waiting included
+  double runqueue = 0;  // seconds per call spent runnable without a CPU; negative if unknown
+};
+
+// Per-call time of this rank: a world barrier lines everyone up, then `iters` calls back to back.
+LoopTime timed_loop(const CollectiveCase &work, xffl_group_t *world, int iters) {
   check("xffl_barrier(WORLD)", xffl_barrier(world));
+  const double cpu_start = cpu_seconds();
+  const double runqueue_start = runqueue_seconds();
   const auto start = std::chrono::steady_clock::now();
   for (int k = 0; k < iters; ++k) check("collective", work.run_once());
   const auto stop = std::chrono::steady_clock::now();
-  return std::chrono::duration<double>(stop - start).count() / iters;
+  const double cpu_stop = cpu_seconds();
+  const double runqueue_stop = runqueue_seconds();
+  const double runqueue = runqueue_start < 0 || runqueue_stop < 0 ? -1 : (runqueue_stop - runqueue_start) / iters;
+  return LoopTime{std::chrono::duration<double>(stop - start).count() / iters, (cpu_stop - cpu_start) / iters, runqueue};
 }
 
 int run(const Options &opts) {
@@ -150,15 +183,22 @@ int run(const Options &opts) {
       work.prepare();
     }
     for (int k = 0; k < opts.warmup; ++k) check("collective (warmup)", work.run_once());
-    const double seconds = timed_loop(work, world, opts.iters);
-    double sum = seconds, slowest = seconds;
+    const LoopTime measured = timed_loop(work, world, opts.iters);
+    double sum = measured.wall, slowest = measured.wall, cpu = measured.cpu, runqueue = measured.runqueue;
     check("xffl_allreduce(time)", xffl_allreduce(world, &sum, &sum, 1, XFFL_F64, XFFL_SUM, nullptr));
+    check("xffl_allreduce(cpu)", xffl_allreduce(world, &cpu, &cpu, 1, XFFL_F64, XFFL_SUM, nullptr));
+    // MIN first: one rank without schedstat makes the whole figure unknown.
+    double runqueue_known = runqueue;
+    check("xffl_allreduce(runqueue)", xffl_allreduce(world, &runqueue_known, &runqueue_known, 1, XFFL_F64, XFFL_MIN, nullptr));
+    check("xffl_allreduce(runqueue)", xffl_allreduce(world, &runqueue, &runqueue, 1, XFFL_F64, XFFL_SUM, nullptr));
     check("xffl_allreduce(time)", xffl_allreduce(world, &slowest, &slowest, 1, XFFL_F64, XFFL_MAX, nullptr));
     Row row;
     row.bytes = layout.bytes;
     row.count = layout.count;
     row.time_us = sum / info.world_size * 1e6;
     row.time_max_us = slowest * 1e6;
+    row.cpu_us = cpu / info.world_size * 1e6;
+    row.runqueue_us = runqueue_known < 0 ? -1 : runqueue / info.world_size * 1e6;
     row.algbw_gbps = row.time_us > 0 ? static_cast<double>(layout.bytes) / row.time_us / 1e3 : 0;
     row.busbw_gbps = row.algbw_gbps * info.busbw_factor;
     row.wrong = wrong;

@@ -197,7 +197,8 @@ const char *usage_text() {
          "\n"
          "SIZE is the size of the whole result in bytes, as in nccl-tests: for allgather the gathered\n"
          "buffer, for reduce_scatter the input. time = per-iteration time of each rank (barrier, then N\n"
-         "back-to-back calls), averaged over the ranks (the max is in --json). algbw = size / time;\n"
+         "back-to-back calls), averaged over the ranks (--json adds the max and the CPU time per call).\n"
+         "algbw = size / time;\n"
          "busbw = algbw * 2(n-1)/n (allreduce, federated_average over n federated groups),\n"
          "(n-1)/n (allgather, reduce_scatter), 1 (broadcast); n = members of the group.\n";
 }

@@ -102,12 +102,14 @@ void Report::end() {
   doc += ", \"results\": [";
   for (size_t k = 0; k < rows_.size(); ++k) {
     const Row &row = rows_[k];
-    char line[512];
+    char runqueue[32] = "null";
+    if (row.runqueue_us >= 0) std::snprintf(runqueue, sizeof runqueue, "%.3f", row.runqueue_us);
+    char line[640];
     std::snprintf(line, sizeof line,
                   "%s\n  {\"size\": %zu, \"count\": %zu, \"type\": \"%s\", \"redop\": \"%s\", \"time_us\": %.3f, "
-                  "\"time_max_us\": %.3f, \"algbw_gbps\": %.6g, \"busbw_gbps\": %.6g, \"wrong\": ",
+                  "\"time_max_us\": %.3f, \"cpu_us\": %.3f, \"runqueue_us\": %s, \"algbw_gbps\": %.6g, \"busbw_gbps\": %.6g, \"wrong\": ",
                   k ? "," : "", row.bytes, row.count, dtype_name(opts_.dtype), redop_column(opts_), row.time_us,
-                  row.time_max_us, row.algbw_gbps, row.busbw_gbps);
+                  row.time_max_us, row.cpu_us, runqueue, row.algbw_gbps, row.busbw_gbps);
     doc += line;
     doc += row.wrong < 0 ? "null}" : std::to_string(row.wrong) + "}";
   }

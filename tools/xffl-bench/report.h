@@ -16,6 +16,8 @@ struct Row {
   size_t count = 0;
   double time_us = 0;      // per iteration, mean over ranks
   double time_max_us = 0;  // per iteration, slowest rank
+  double cpu_us = 0;       // CPU time per iteration (user + system), mean over ranks; --json only
+  double runqueue_us = -1; // time per iteration runnable but without a CPU, mean over ranks; -1 unknown
   double algbw_gbps = 0;   // bytes / time_us / 1e3 (GB/s, 1 GB = 1e9 bytes as in nccl-tests)
   double busbw_gbps = 0;
   long long wrong = -1;    // elements wrong over all ranks; -1 without --check
