@@ -143,7 +143,7 @@ bool StoreClient::join(net::Fd fd) {
 }
 
 void StoreClient::require_usable(const std::string &doing) const {
-  if (broken_) throw Error(broken_->status(), who_ + ": cannot go on " + doing + ": " + broken_->what());
+  if (broken_) throw Error(broken_->status, who_ + ": cannot go on " + doing + ": " + broken_->message);
 }
 
 [[noreturn]] void StoreClient::lost(const net::IoResult &result, const std::string &doing) {
@@ -162,9 +162,12 @@ void StoreClient::require_usable(const std::string &doing) const {
       why = net::errno_text(result.error);
       break;
   }
-  std::string message = who_ + ": lost the store at " + address_ + " while " + doing + ": " + why;
-  broken_ = Error(status, message);
-  throw *broken_;
+  break_connection(status, who_ + ": lost the store at " + address_ + " while " + doing + ": " + why);
+}
+
+[[noreturn]] void StoreClient::break_connection(xffl_status_t status, const std::string &message) {
+  broken_ = Broken{status, message};
+  throw Error(status, message);
 }
 
 void StoreClient::send_frame(const std::vector<uint8_t> &frame, Clock::time_point deadline, const std::string &doing) {
@@ -213,9 +216,8 @@ void StoreClient::publish(const std::string &key, const std::vector<uint8_t> &va
     }
     throw wire::ProtocolError(std::string("unexpected ") + wire::type_name(reply.type) + " frame");
   } catch (const wire::ProtocolError &error) {
-    broken_ = Error(XFFL_ENETWORK, who_ + ": the store at " + address_ + " broke the protocol while " + doing + " (" +
-                                       error.what() + ")");
-    throw *broken_;
+    break_connection(XFFL_ENETWORK,
+                     who_ + ": the store at " + address_ + " broke the protocol while " + doing + " (" + error.what() + ")");
   }
 }
 
@@ -238,9 +240,8 @@ std::vector<uint8_t> StoreClient::fetch(const std::string &key, int timeout_ms) 
     }
     throw wire::ProtocolError(std::string("unexpected ") + wire::type_name(reply.type) + " frame");
   } catch (const wire::ProtocolError &error) {
-    broken_ = Error(XFFL_ENETWORK, who_ + ": the store at " + address_ + " broke the protocol while " + doing + " (" +
-                                       error.what() + ")");
-    throw *broken_;
+    break_connection(XFFL_ENETWORK,
+                     who_ + ": the store at " + address_ + " broke the protocol while " + doing + " (" + error.what() + ")");
   }
 }
 
@@ -265,9 +266,8 @@ void StoreClient::barrier(const std::string &name, const std::string &shown, int
     }
     throw wire::ProtocolError(std::string("unexpected ") + wire::type_name(reply.type) + " frame");
   } catch (const wire::ProtocolError &error) {
-    broken_ = Error(XFFL_ENETWORK, who_ + ": the store at " + address_ + " broke the protocol while " + doing + " (" +
-                                       error.what() + ")");
-    throw *broken_;
+    break_connection(XFFL_ENETWORK,
+                     who_ + ": the store at " + address_ + " broke the protocol while " + doing + " (" + error.what() + ")");
   }
 }
 

@@ -65,7 +65,14 @@ class StoreClient {
   std::string who_;      // "rank 3"
   net::Fd fd_;
   wire::FrameReader reader_;
-  std::optional<Error> broken_;  // once the connection is lost, every later call fails the same way
+  // Once the connection is lost, every later call fails the same way. Kept as plain values, not an
+  // Error, so each throw owns its message (no string shared between the thrower and a destroyer).
+  struct Broken {
+    xffl_status_t status;
+    std::string message;
+  };
+  std::optional<Broken> broken_;
+  [[noreturn]] void break_connection(xffl_status_t status, const std::string &message);
   std::atomic<bool> interrupted_{false};
 };
 

@@ -188,11 +188,12 @@ void StoreCore::reject(Connection &connection, xffl_status_t status, const std::
 
 void StoreCore::drop(Connection &connection, const std::string &reason) {
   std::string line = "store " + config_.address + ": dropped the connection from " + describe(connection) + ": " + reason;
-  // Strangers are not the job's fault; a joined rank speaking garbage is.
+  // A joined rank speaking garbage is the job's problem; a stranger (a port scanner, a stray client)
+  // is not, and must not fill rank 0's stderr: it shows at info.
   if (connection.phase == Phase::Ready)
     config_.logger.error(line);
   else
-    config_.logger.warn(line);
+    config_.logger.info(line);
   remember(drops_, line);
   connection.disposition = Disposition::CloseNow;
   connection.output.clear();
