@@ -14,9 +14,10 @@ int main(int argc, char **argv) {
   const int victim = argc > 1 ? atoi(argv[1]) : world - 1;
 
   xffl_state_t *st = NULL;
+  const double rendezvous_started = fault_now_ms();
   xffl_status_t rc = xffl_state_from_env(&st);
   if (rc != XFFL_OK) {
-    fault_record("xffl_state_from_env", rc, fault_now_ms());
+    fault_record("xffl_state_from_env", rc, rendezvous_started);
     fault_check(0, "the rendezvous itself failed; this scenario starts after it");
     return fault_finish("group_loss");
   }

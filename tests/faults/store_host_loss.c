@@ -1,8 +1,12 @@
 /*
  * The store's host dies: rank 0 (which serves the rendezvous store) leaves right after set_global.
- * The others then use a group of ranks 1 .. N-1 for the first time, so each must fetch its peers'
- * UCX addresses from the store, which is gone. They must get a clear error (XFFL_ENETWORK, XFFL_EPEER
- * or XFFL_ETIMEOUT) naming the store's address, never hang; destroy must still return.
+ *   - With 4 ranks or more, ranks 1 and 2 used a pair group before that, so they hold endpoints to
+ *     each other: the store is not needed any more between them, and an allreduce on that pair must
+ *     still work.
+ *   - Then ranks 1 .. N-1 use a group of them all for the first time. Some endpoints are missing (all
+ *     of them with 3 ranks; those to rank 3 and beyond with more), so someone must fetch a UCX
+ *     address from the store, which is gone. Every member must get a clear error (XFFL_ENETWORK,
+ *     XFFL_EPEER or XFFL_ETIMEOUT) naming the store's address, never hang; destroy must still return.
  *
  * Rank 0 leaves only once every rank is past set_global, and the survivors wait (bounded) until a
  * connection to MASTER_ADDR:MASTER_PORT is refused, so the store is surely gone when they need it.
@@ -44,11 +48,21 @@ int main(void) {
   snprintf(store_address, sizeof store_address, "%s:%d", addr, port);
 
   xffl_state_t *st = NULL;
+  const double rendezvous_started = fault_now_ms();
   xffl_status_t rc = xffl_state_from_env(&st);
   if (rc != XFFL_OK) {
-    fault_record("xffl_state_from_env", rc, fault_now_ms());
+    fault_record("xffl_state_from_env", rc, rendezvous_started);
     fault_check(0, "the rendezvous itself failed; this scenario starts after it");
     return fault_finish("store_host_loss");
+  }
+  const int pair_members[2] = {1, 2};
+  xffl_group_t *pair = NULL;
+  if (world >= 4 && (rank == 1 || rank == 2)) { /* endpoints between 1 and 2, made while the store is up */
+    int64_t one = 1, total = 0;
+    rc = xffl_create_process_group(st, pair_members, 2, "pair 1-2", &pair);
+    if (rc == XFFL_OK) rc = xffl_allreduce(pair, &one, &total, 1, XFFL_I64, XFFL_SUM, NULL);
+    fault_check(rc == XFFL_OK && total == 2, "allreduce on the pair with the store up: %s: %s",
+                xffl_status_string(rc), xffl_last_error_message());
   }
   /* Everyone past set_global first: a store host dying at once could otherwise take the answers to
    * the others' last set_global barrier with it (they would fail in set_global, not after it). */
@@ -56,6 +70,14 @@ int main(void) {
   if (rank == 0) fault_vanish("right after set_global, taking the store with it");
 
   fault_check(wait_until_store_gone(addr, port, fault_timeout_ms()), "the store at %s still answers", store_address);
+
+  if (pair) {
+    int64_t one = 1, total = 0;
+    rc = xffl_allreduce(pair, &one, &total, 1, XFFL_I64, XFFL_SUM, NULL);
+    fault_check(rc == XFFL_OK && total == 2, "allreduce on the pair after the store died: %s: %s",
+                xffl_status_string(rc), rc == XFFL_OK ? "" : xffl_last_error_message());
+    xffl_group_destroy(pair);
+  }
 
   int *members = malloc(sizeof(int) * (size_t)(world - 1));
   for (int r = 1; r < world; ++r) members[r - 1] = r;
