@@ -3,7 +3,6 @@
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 
 target_sources(xffl_obj PRIVATE
-  bootstrap/log.cpp
   bootstrap/text.cpp
   bootstrap/wire.cpp
   bootstrap/protocol.cpp

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "bootstrap/log.h"
+#include "common/log.h"
 #include "bootstrap/slurm_lists.h"
 #include "bootstrap/wire.h"
 #include "common/error.h"

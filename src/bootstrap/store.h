@@ -43,7 +43,7 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap/log.h"
+#include "common/log.h"
 #include "bootstrap/wire.h"
 #include "comm/exchange.h"
 

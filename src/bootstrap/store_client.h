@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap/log.h"
+#include "common/log.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/wire.h"

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap/log.h"
+#include "common/log.h"
 #include "bootstrap/protocol.h"
 
 namespace xffl::bootstrap {

@@ -1,4 +1,4 @@
-#include "bootstrap/log.h"
+#include "common/log.h"
 
 #include <strings.h>
 
@@ -9,7 +9,7 @@
 
 #include "common/error.h"
 
-namespace xffl::bootstrap {
+namespace xffl {
 
 namespace {
 
@@ -98,4 +98,4 @@ void PhaseTimer::finish() {
   logger_.write(XFFL_LOG_INFO, text.str());
 }
 
-}  // namespace xffl::bootstrap
+}  // namespace xffl

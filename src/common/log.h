@@ -3,8 +3,8 @@
 // A Logger is a small value (level, rank, sink) handed to whoever logs, rather than a process-wide
 // singleton: each state owns its level (XFFL_OPT_LOG_LEVEL), and tests capture lines through a sink.
 // Writing is thread-safe: every line reaches the sink whole, never interleaved with another line.
-#ifndef XFFL_SRC_BOOTSTRAP_LOG_H
-#define XFFL_SRC_BOOTSTRAP_LOG_H
+#ifndef XFFL_SRC_COMMON_LOG_H
+#define XFFL_SRC_COMMON_LOG_H
 
 #include <chrono>
 #include <functional>
@@ -14,7 +14,7 @@
 
 #include "xffl/types.h"
 
-namespace xffl::bootstrap {
+namespace xffl {
 
 // "error", "warn" (or "warning"), "info", "debug", any case. Throws xffl::Error(XFFL_EINVAL) naming
 // the variable ("XFFL_LOG_LEVEL='loud' is not one of error, warn, info, debug").
@@ -86,6 +86,6 @@ class PhaseTimer {
   bool finished_ = false;
 };
 
-}  // namespace xffl::bootstrap
+}  // namespace xffl
 
 #endif

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "bootstrap/log.h"
+#include "common/log.h"
 #include "bootstrap/store.h"
 #include "comm/local_backend.h"
 #include "common/error.h"
@@ -44,7 +44,7 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
     case XFFL_BACKEND_NONE: return std::make_shared<comm::LocalBackend>();
     case XFFL_BACKEND_UCX: {
 #ifdef XFFL_HAVE_UCX
-      bootstrap::Logger logger(options.log_level, config.rank);
+      Logger logger(options.log_level, config.rank);
       bootstrap::StoreConfig store_config;
       store_config.master_addr = config.master_addr;
       store_config.master_port = config.master_port;
@@ -56,10 +56,10 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
       store_config.logger = logger;
       std::unique_ptr<bootstrap::Store> store;
       {
-        bootstrap::PhaseTimer timer(logger, "rendezvous");
+        PhaseTimer timer(logger, "rendezvous");
         store = std::make_unique<bootstrap::Store>(store_config);
       }
-      bootstrap::PhaseTimer timer(logger, "ucx bring-up");
+      PhaseTimer timer(logger, "ucx bring-up");
       auto ucx = std::make_unique<comm::UcxBackend>(config.rank, config.world_size, *store, options.timeout_ms,
                                                     options.log_level);
       store->barrier("xffl/set_global");

@@ -6,6 +6,7 @@
 
 #include "state/backend_factory.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "topology/layout.h"
 
 namespace xffl {
@@ -163,6 +164,8 @@ void DistributedState::add_group(xffl_group_kind_t kind, int instances, const to
 }
 
 void DistributedState::install_layout(Layout layout, topology::RankPlan plan) {
+  // Local work only (a group is a member list and a tag space), timed so users can see it is cheap.
+  PhaseTimer timer(Logger(options_.log_level, rank_), std::string("group creation for ") + layout_call(layout));
   ++layout_generation_;
   const topology::RankPlan &p = plan;
   const std::string at = " of rank " + std::to_string(rank_);

@@ -3,7 +3,7 @@
 #include <cstdlib>
 
 #include "bootstrap/env_values.h"
-#include "bootstrap/log.h"
+#include "common/log.h"
 #include "common/error.h"
 
 namespace xffl {
@@ -19,7 +19,7 @@ Options Options::from_environment() {
   Options options;
   if (const char *timeout = variable("XFFL_TIMEOUT"))
     options.timeout_ms = bootstrap::parse_seconds_as_ms("XFFL_TIMEOUT", timeout);
-  if (const char *level = variable("XFFL_LOG_LEVEL")) options.log_level = bootstrap::parse_log_level(level);
+  if (const char *level = variable("XFFL_LOG_LEVEL")) options.log_level = parse_log_level(level);
   for (const char *name : {"XFFL_JOB_ID", "TORCHELASTIC_RUN_ID", "SLURM_JOB_ID"})
     if (const char *id = variable(name)) {
       options.job_id = id;

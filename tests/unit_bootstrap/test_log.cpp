@@ -2,12 +2,12 @@
 #include <mutex>
 #include <regex>
 
-#include "bootstrap/log.h"
+#include "common/log.h"
 
 // cmocka last: its fail() macro would clash with std::ios::fail and xffl::fail.
 #include "bootstrap_test.h"
 
-using namespace xffl::bootstrap;
+using namespace xffl;
 using bootstrap_test::contains;
 using bootstrap_test::outcome_of;
 

@@ -9,6 +9,7 @@
 // cmocka last: its fail() macro would clash with std::ios::fail and xffl::fail.
 #include "bootstrap_test.h"
 
+using namespace xffl;
 using namespace xffl::bootstrap;
 using bootstrap_test::contains;
 using bootstrap_test::expect_failure;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/log.h"
 
 namespace xffl::comm::ucx {
 
@@ -24,16 +25,6 @@ constexpr int kCloseBoundMs = 1000;
 
 [[noreturn]] void ucx_failed(int rank, const char *what, ucs_status_t status) {
   fail(XFFL_EBACKEND, "rank ", rank, ": UCX ", what, " failed: ", ucs_status_string(status));
-}
-
-const char *level_name(xffl_log_level_t level) {
-  switch (level) {
-    case XFFL_LOG_ERROR: return "error";
-    case XFFL_LOG_WARN: return "warn";
-    case XFFL_LOG_INFO: return "info";
-    case XFFL_LOG_DEBUG: return "debug";
-  }
-  return "log";
 }
 
 }  // namespace
@@ -238,10 +229,7 @@ void UcxWorker::abandon_peer(int peer_rank, const std::string &why) {
 }
 
 void UcxWorker::log(xffl_log_level_t level, const std::string &text) const {
-  if (level > settings_.log_level) return;
-  std::ostringstream line;
-  line << "[xffl rank " << rank_ << "] " << level_name(level) << ": " << text << '\n';
-  std::cerr << line.str() << std::flush;
+  Logger(settings_.log_level, rank_).write(level, text);
 }
 
 }  // namespace xffl::comm::ucx
