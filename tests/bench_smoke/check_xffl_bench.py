@@ -33,7 +33,7 @@ def close(a, b):
 
 
 def check_table():
-    out = launch("-b", "1K", "-e", "64K", "-f", "8", "-n", "2", "-w", "1", "--check")
+    out = launch("-b", "1K", "-e", "64K", "-f", "8", "-n", "2", "-w", "1", "--check", "--hugepages")
     lines = out.splitlines()
     header = [l for l in lines if l.startswith("#") and "size" in l and "busbw" in l]
     expect(len(header) == 1, f"table: expected one column header line, got {header!r}")

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 
@@ -43,13 +44,21 @@ struct FreeDeleter {
 };
 using Buffer = std::unique_ptr<void, FreeDeleter>;
 
-// Cache-line aligned so that vectorised reductions see the same alignment on every rank and run.
-Buffer allocate(size_t bytes) {
+// Cache-line aligned so that vectorised reductions see the same alignment on every rank and run; with
+// --hugepages 2 MiB aligned and marked for transparent huge pages, as an application may choose to do.
+Buffer allocate(size_t bytes, bool hugepages) {
+  constexpr size_t kHugePage = size_t{2} << 20;
+  const size_t alignment = hugepages ? kHugePage : 64;
+  const size_t rounded = hugepages ? (bytes + kHugePage - 1) / kHugePage * kHugePage : bytes;
   void *p = nullptr;
-  if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) {
+  if (posix_memalign(&p, alignment, rounded ? rounded : 64) != 0) {
     std::fprintf(stderr, "xffl-bench: rank %d: cannot allocate %zu bytes\n", my_rank, bytes);
     std::exit(1);
   }
+#ifdef MADV_HUGEPAGE
+  if (hugepages && rounded && madvise(p, rounded, MADV_HUGEPAGE) != 0)
+    std::fprintf(stderr, "xffl-bench: rank %d: madvise(MADV_HUGEPAGE) refused; using normal pages\n", my_rank);
+#endif
   return Buffer(p);
 }
 
@@ -166,7 +175,7 @@ int run(const Options &opts) {
     send_capacity = std::max(send_capacity, layout.send_count * element);
     recv_capacity = std::max(recv_capacity, layout.recv_count * element);
   }
-  Buffer send = allocate(send_capacity), recv = allocate(recv_capacity);
+  Buffer send = allocate(send_capacity, opts.hugepages), recv = allocate(recv_capacity, opts.hugepages);
 
   const bool printer = my_rank == 0;
   Report report(opts, info, stdout);

@@ -152,6 +152,10 @@ Options parse_options(int argc, const char *const *argv) {
       opts.json = true;
       continue;
     }
+    if (arg == "--hugepages") {
+      opts.hugepages = true;
+      continue;
+    }
     std::string name = arg;
     std::string value;
     bool has_value = false;
@@ -194,6 +198,8 @@ const char *usage_text() {
          "  -i, --instance K        stream instance of FEDERATED / REPLICA (default 0)\n"
          "  -c, --check             verify the results of one extra run per size (column #wrong)\n"
          "      --json              print one JSON document instead of the table\n"
+         "      --hugepages         back the buffers with transparent huge pages (madvise), as an\n"
+         "                          application may; fewer pages for the kernel to pin in CMA copies\n"
          "\n"
          "SIZE is the size of the whole result in bytes, as in nccl-tests: for allgather the gathered\n"
          "buffer, for reduce_scatter the input. time = per-iteration time of each rank (barrier, then N\n"

@@ -27,6 +27,7 @@ struct Options {
   int instance = 0;  // which stream instance of FEDERATED / REPLICA
   bool check = false;
   bool json = false;
+  bool hugepages = false;  // madvise the buffers for transparent huge pages
   bool show_help = false;
 };
 
