@@ -42,8 +42,11 @@ def check_table():
         expect(columns == ["size", "count", "type", "redop", "time", "algbw", "busbw", "#wrong"],
                f"table: columns are {columns}")
     rows = [l.split() for l in lines if l.strip() and not l.startswith("#")]
-    expect([int(r[0]) for r in rows] == [1024, 8192, 65536], f"table: sizes {[r[0] for r in rows]}")
+    expect([r[0] for r in rows] == ["1024", "8192", "65536"], f"table: sizes {[r[0] for r in rows]}")
     for r in rows:
+        if len(r) != 8:
+            expect(False, f"table: row {' '.join(r)!r} does not have 8 columns")
+            continue
         size, count, dtype, redop, time_us, algbw, busbw, wrong = r
         expect(int(count) == int(size) // 4, f"table: count {count} for {size} bytes of f32")
         expect((dtype, redop) == ("f32", "sum"), f"table: type/redop {dtype}/{redop}")
