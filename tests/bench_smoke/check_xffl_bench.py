@@ -63,7 +63,8 @@ def check_json():
     try:
         doc = json.loads(out)  # rank 0 alone prints, and only the document
     except json.JSONDecodeError as e:
-        sys.exit(f"FAIL: --json output does not parse ({e}):\n{out}")
+        expect(False, f"json: the --json output does not parse ({e}):\n{out}")
+        return
     for key, want in [("tool", "xffl-bench"), ("op", "allgather"), ("dtype", "bf16"), ("redop", "none"),
                       ("backend", "ucx"), ("world_size", 2), ("group", "WORLD"), ("group_size", 2),
                       ("iters", 2), ("warmup", 0), ("check", True)]:
