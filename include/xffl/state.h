@@ -87,7 +87,7 @@ XFFL_API xffl_status_t xffl_set_node(xffl_state_t *st, int node_local_rank, int 
  * @brief Choose the execution device and the number K of stream instances.
  * @param[in] device_index device to use, or -1 to choose node_local_rank modulo the device count
  *            (0 when the node is not set). Must be -1 or 0 for CPU execution.
- * @param[in] streams K >= 1: the FEDERATED and REPLICA groups get K instances for concurrent use.
+ * @param[in] streams K in [1, 32]: the FEDERATED and REPLICA groups get K instances for concurrent use.
  * @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global or after the layout is set;
  *         XFFL_EUNSUPPORTED / XFFL_EBACKEND for CUDA without a usable device. Local.
  */

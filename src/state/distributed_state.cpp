@@ -46,7 +46,20 @@ const char *group_kind_name(xffl_group_kind_t kind) {
   return "unknown";
 }
 
-// FNV-1a over 64-bit words: group tags must be equal on every member and distinct between groups.
+// Group tags: equal on every member, distinct between groups that share members (backends match
+// messages by tag). Backends keep tags below 2^20 exactly, so the layout's groups get small distinct
+// numbers in [0, 2^19) and never collide; groups from xffl_create_process_group, whose members alone
+// must agree on a tag without communicating, hash their member list into [2^19, 2^20).
+constexpr unsigned long long kCustomTagBase = 1ULL << 19;
+constexpr int kMaxStreams = 32;     // instances per family: 32 tags per family and generation
+constexpr unsigned kGenerations = 2048;  // layouts before tags repeat: 2048 * 8 families * 32 < 2^19
+
+unsigned long long layout_tag(unsigned generation, xffl_group_kind_t kind, int instance) {
+  return ((static_cast<unsigned long long>(generation % kGenerations) * 8 + static_cast<unsigned long long>(kind)) *
+          kMaxStreams) + static_cast<unsigned long long>(instance);
+}
+
+// FNV-1a over 64-bit words.
 unsigned long long mix(std::initializer_list<unsigned long long> words) {
   unsigned long long hash = 1469598103934665603ULL;
   for (unsigned long long word : words)
@@ -99,7 +112,7 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
   rank_ = rank;
   world_size_ = world_size;
   device_count_ = 1;
-  comm::GroupSpec world{topology::RankList::progression(0, 1, world_size), rank, "world group", mix({0, 0, 0})};
+  comm::GroupSpec world{topology::RankList::progression(0, 1, world_size), rank, "world group", layout_tag(0, XFFL_GROUP_WORLD, 0)};
   groups_[XFFL_GROUP_WORLD].push_back(std::make_unique<xffl_group>(std::move(world), backend_, false));
 }
 
@@ -130,7 +143,8 @@ void DistributedState::set_exec_device(int device_index, int streams) {
   if (layout_ != Layout::None)
     fail(XFFL_ESTATE, "xffl_set_exec_device after ", layout_call(layout_),
          ": the stream count shapes the layout's groups, so set the device first");
-  if (streams < 1) fail(XFFL_EINVAL, "streams ", streams, " must be at least 1");
+  if (streams < 1 || streams > kMaxStreams)
+    fail(XFFL_EINVAL, "streams ", streams, " outside [1, ", kMaxStreams, "]");
   if (device_index < -1) fail(XFFL_EINVAL, "device index ", device_index, " must be -1 (choose) or a device index");
   // CPU execution: one device, index 0 (CUDA is refused in set_global by this build).
   if (device_index > 0)
@@ -156,9 +170,7 @@ void DistributedState::add_group(xffl_group_kind_t kind, int instances, const to
   for (int instance = 0; instance < instances; ++instance) {
     std::string text = description;
     if (instances > 1) text += " (instance " + std::to_string(instance) + ")";
-    comm::GroupSpec spec{members, my_index, std::move(text),
-                         mix({static_cast<unsigned long long>(kind) + 1, static_cast<unsigned long long>(instance),
-                              layout_generation_})};
+    comm::GroupSpec spec{members, my_index, std::move(text), layout_tag(layout_generation_, kind, instance)};
     groups_[kind].push_back(std::make_unique<xffl_group>(std::move(spec), backend_, false));
   }
 }
@@ -374,7 +386,7 @@ std::unique_ptr<xffl_group> DistributedState::create_process_group(const std::ve
   }
   unsigned long long hash = mix({0xC057ULL, static_cast<unsigned long long>(count)});
   for (int r : ranks) hash = mix({hash, static_cast<unsigned long long>(r)});
-  comm::GroupSpec spec{std::move(members), my_index, description, hash};
+  comm::GroupSpec spec{std::move(members), my_index, description, kCustomTagBase + hash % kCustomTagBase};
   return std::make_unique<xffl_group>(std::move(spec), backend_, true);
 }
 

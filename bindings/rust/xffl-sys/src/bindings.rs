@@ -465,7 +465,7 @@ extern "C" {
     #[doc = " @brief Choose the execution device and the number K of stream instances."]
     #[doc = " @param[in] device_index device to use, or -1 to choose node_local_rank modulo the device count"]
     #[doc = "            (0 when the node is not set). Must be -1 or 0 for CPU execution."]
-    #[doc = " @param[in] streams K >= 1: the FEDERATED and REPLICA groups get K instances for concurrent use."]
+    #[doc = " @param[in] streams K in [1, 32]: the FEDERATED and REPLICA groups get K instances for concurrent use."]
     #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global or after the layout is set;"]
     #[doc = "         XFFL_EUNSUPPORTED / XFFL_EBACKEND for CUDA without a usable device. Local."]
     pub fn xffl_set_exec_device(
