@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The xffl demo, the README's first command. On a fresh Debian bookworm machine it installs what is
+# missing, builds what the demo needs (dev preset, build/dev), then:
+#   1. plans a cross-facility job before any process starts: 8 ranks in two unequal facilities of
+#      2 and 6 ranks, HSDP 2 inside each (xffl-topo --world 8 --federated 2,6 --hsdp 2), as text on
+#      stdout and as a picture in out/plan.svg;
+#   2. runs that job: examples/c/federated_sgd.c on 8 local processes through xffl-run, each facility
+#      training on its own data with HSDP, the facilities averaged with xffl_federated_average, and
+#      every copy of every shard checked bit-identical at the end.
+# Exit status non-zero if anything fails (or a needed program is not in the tree).
+#
+# Options (environment): XFFL_SKIP_PACKAGES=1 (do not check Debian packages), XFFL_DEMO_PLAN_ONLY=1
+# (step 1 only).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+build=build/dev
+out=out
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
+
+if [ "${XFFL_SKIP_PACKAGES:-0}" != 1 ]; then
+  # shellcheck source=scripts/packages.sh
+  source "$root/scripts/packages.sh"
+  xffl_install_packages >/dev/null || die "could not install the Debian packages (run as root)"
+fi
+
+say "configure and build (dev preset, $build)"
+mkdir -p build
+cmake --preset dev >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; die "configure failed"; }
+
+# has_target NAME: whether the configured tree defines a target (a part may not be written yet).
+target_list=$(cmake --build "$build" --target help 2>/dev/null || true)
+has_target() { grep -Eq "(^|[ .:])$1(:|\$| )" <<<"$target_list"; }
+
+has_target xffl-topo || die "the xffl-topo target does not exist in this tree (tools/xffl-topo not built yet?)"
+targets=(xffl-topo)
+run_job=0
+if [ "${XFFL_DEMO_PLAN_ONLY:-0}" != 1 ]; then
+  if has_target federated_sgd && has_target xffl-run; then
+    targets+=(xffl-run federated_sgd)
+    run_job=1
+  else
+    echo "note: federated_sgd or xffl-run is not in this tree yet: planning only"
+  fi
+fi
+cmake --build --preset dev --target "${targets[@]}" >"$build/demo-build.log" 2>&1 ||
+  { tail -40 "$build/demo-build.log"; die "build failed (log: $build/demo-build.log)"; }
+
+find_program() { find "$build" -type f -name "$1" -perm -u+x | head -1; }
+topo=$(find_program xffl-topo)
+[ -n "$topo" ] || die "xffl-topo was built but not found under $build"
+
+job=(--world 8 --federated 2,6 --hsdp 2)
+say "the plan: xffl-topo ${job[*]}"
+"$topo" "${job[@]}"
+mkdir -p "$out"
+"$topo" "${job[@]}" --format svg >"$out/plan.svg"
+grep -q "<svg" "$out/plan.svg" || die "xffl-topo --format svg wrote no SVG"
+echo
+echo "picture: $out/plan.svg (open it in a browser)"
+
+if [ "$run_job" = 1 ]; then
+  run=$(find_program xffl-run)
+  sgd=$(find_program federated_sgd)
+  [ -n "$run" ] && [ -n "$sgd" ] || die "xffl-run or federated_sgd was built but not found under $build"
+  say "the job: xffl-run -n 8 --federated 2,6 --hsdp 2 --backend ucx -- federated_sgd"
+  "$run" -n 8 --federated 2,6 --hsdp 2 --backend ucx -- "$sgd"
+fi
+say "demo done"

@@ -1,0 +1,37 @@
+# Sourced by test-all.sh and demo.sh: the Debian packages of the build and of every test family, and
+# a function that installs the missing ones (apt-get update only when something is missing).
+#
+# compilers and CMake; cmocka (tests); UCX (backend); OpenSSL (store authentication); libabigail (abi);
+# clang 14 and its runtime libraries (fuzzers); Open MPI (peer benchmarks); gfortran (Fortran bindings);
+# bindgen (Rust bindings check); graphviz (xffl-topo pictures); python3 (checker scripts);
+# iproute2 (two simulated facilities in network namespaces); procps (process checks).
+xffl_packages=(
+  build-essential cmake pkg-config binutils
+  libcmocka-dev libucx-dev libssl-dev
+  abigail-tools
+  clang-14 libclang-rt-14-dev llvm-14
+  libopenmpi-dev openmpi-bin
+  gfortran bindgen graphviz python3 iproute2 procps
+)
+
+# xffl_install_packages: installs what dpkg does not know as installed; root, or sudo.
+xffl_install_packages() {
+  local missing=() p
+  for p in "${xffl_packages[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "all ${#xffl_packages[@]} Debian packages present"
+    return 0
+  fi
+  echo "missing Debian packages: ${missing[*]}"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "not root and no sudo: install them first" >&2; return 1; }
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q ||
+    { echo "apt-get update failed" >&2; return 1; }
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" ||
+    { echo "apt-get install failed" >&2; return 1; }
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Every test of xffl, from a fresh Debian bookworm machine: the README's second command.
+#
+#   1. installs the Debian packages the build and the tests need (only those missing; apt-get update
+#      only when something is missing);
+#   2. the ci preset: RelWithDebInfo, warnings as errors, every test (every label);
+#   3. the asan preset: the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer
+#      (leaks included);
+#   4. the fuzz preset: clang 14 + libFuzzer, a short bounded run of every fuzzer (label fuzz).
+# Every stage runs even if an earlier one failed; the exit status is non-zero if any failed.
+# New test folders (tests/*/CMakeLists.txt, bindings) are picked up by CMake: nothing to edit here.
+#
+# Options (environment):
+#   XFFL_PRESETS="ci asan fuzz"   which stages to run, in order
+#   XFFL_CLEAN=1                  remove build/<preset> first (a from-scratch run)
+#   XFFL_CTEST_ARGS="-L api"      extra ctest arguments (e.g. a label) for every stage
+#   XFFL_SKIP_PACKAGES=1          do not check or install Debian packages
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+presets=${XFFL_PRESETS:-ci asan fuzz}
+ctest_args=${XFFL_CTEST_ARGS:-}
+jobs=2  # the machines this runs on have two cores
+
+# shellcheck source=scripts/packages.sh
+source "$root/scripts/packages.sh"
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+seconds_since() { echo $(( $(date +%s) - $1 )); }
+
+# run_preset NAME: configure, build and test one preset; the build log stays in build/NAME/build.log.
+declare -A verdict summary
+run_preset() {
+  local name=$1 dir=build/$1 start rc
+  start=$(date +%s)
+  say "$name: configure"
+  [ "${XFFL_CLEAN:-0}" = 1 ] && rm -rf "$dir"
+  mkdir -p build
+  if ! cmake --preset "$name" >"build/$name.configure.log" 2>&1; then
+    cat "build/$name.configure.log"
+    verdict[$name]="FAILED (configure)"
+    return 1
+  fi
+
+  say "$name: build (log: $dir/build.log)"
+  if ! cmake --build --preset "$name" -j "$jobs" >"$dir/build.log" 2>&1; then
+    grep -E "error|Error" "$dir/build.log" | head -40
+    echo "..."
+    tail -40 "$dir/build.log"
+    verdict[$name]="FAILED (build)"
+    return 1
+  fi
+  echo "built in $(seconds_since "$start") s"
+
+  say "$name: test"
+  # shellcheck disable=SC2086
+  ctest --preset "$name" $ctest_args 2>&1 | tee "$dir/ctest.log"
+  rc=${PIPESTATUS[0]}
+  summary[$name]=$(grep -E "tests passed|tests failed out of" "$dir/ctest.log" | tail -1)
+  if [ "$rc" -ne 0 ]; then
+    verdict[$name]="FAILED (tests) in $(seconds_since "$start") s"
+    return 1
+  fi
+  verdict[$name]="passed in $(seconds_since "$start") s"
+}
+
+overall_start=$(date +%s)
+status=0
+
+if [ "${XFFL_SKIP_PACKAGES:-0}" != 1 ]; then
+  say "Debian packages"
+  xffl_install_packages || exit 1
+fi
+command -v cmake >/dev/null || { echo "test-all: cmake not found" >&2; exit 1; }
+
+for preset in $presets; do
+  run_preset "$preset" || status=1
+done
+
+say "summary ($(seconds_since "$overall_start") s in all)"
+for preset in $presets; do
+  printf '%-6s %s\n' "$preset" "${verdict[$preset]:-not run}"
+  [ -n "${summary[$preset]:-}" ] && printf '       %s\n' "${summary[$preset]}"
+  if [ -f "build/$preset/ctest.log" ] && grep -q "The following tests FAILED" "build/$preset/ctest.log"; then
+    sed -n '/The following tests FAILED/,/^Errors while running/p' "build/$preset/ctest.log" | sed 's/^/       /'
+  fi
+done
+exit $status
