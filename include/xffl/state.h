@@ -94,6 +94,15 @@ XFFL_API xffl_status_t xffl_set_node(xffl_state_t *st, int node_local_rank, int 
 XFFL_API xffl_status_t xffl_set_exec_device(xffl_state_t *st, int device_index, int streams);
 
 /**
+ * @brief A stream of the execution device's pool (K streams from xffl_set_exec_device).
+ * @param[in] index in [0, streams)
+ * @param[out] stream a cudaStream_t, borrowed: it lives as long as the state; written only on success.
+ * @return XFFL_OK; XFFL_EINVAL (NULL, index out of range); XFFL_ESTATE before set_global;
+ *         XFFL_EUNSUPPORTED for CPU execution. Local.
+ */
+XFFL_API xffl_status_t xffl_get_stream(const xffl_state_t *st, int index, void **stream);
+
+/**
  * @brief Choose where the model is initialized.
  * @param[in] init_device XFFL_DEVICE_CPU, XFFL_DEVICE_CUDA or XFFL_DEVICE_META
  * @param[in] meta_initialization non-zero if ranks that receive weights start on the meta device

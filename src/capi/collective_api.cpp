@@ -35,9 +35,11 @@ bool overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
 // reduce_scatter and allgather read and write buffers of different sizes. Backends take NCCL's in-place
 // layout (`in_place` says whether send and recv are in it); any other overlap is served from a private
 // copy of the input, so a backend never sees buffers that alias any other way.
-const void *detach_input(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes, bool in_place,
-                         std::vector<unsigned char> &copy) {
+const void *detach_input(const xffl_group_t *group, const void *send, size_t send_bytes, const void *recv,
+                         size_t recv_bytes, bool in_place, std::vector<unsigned char> &copy) {
   if (in_place || !overlap(send, send_bytes, recv, recv_bytes)) return send;
+  if (group->backend_kind() == XFFL_BACKEND_NCCL)  // device memory: not copied through the host
+    xffl::fail(XFFL_EINVAL, "send and recv overlap outside NCCL's in-place layout");
   const auto *bytes = static_cast<const unsigned char *>(send);
   copy.assign(bytes, bytes + send_bytes);
   return copy.data();
@@ -85,7 +87,7 @@ XFFL_API xffl_status_t xffl_allgather(xffl_group_t *group, const void *send, voi
   const size_t bytes = send_count * xffl::comm::dtype_size(dtype);
   std::vector<unsigned char> copy;
   const bool in_place = send == static_cast<const unsigned char *>(recv) + bytes * static_cast<size_t>(group->my_index());
-  send = detach_input(send, bytes, recv, bytes * static_cast<size_t>(group->members().size()), in_place, copy);
+  send = detach_input(group, send, bytes, recv, bytes * static_cast<size_t>(group->members().size()), in_place, copy);
   group->communicator().allgather(send, recv, send_count, dtype, stream);
   XFFL_API_END("xffl_allgather")
 }
@@ -100,7 +102,7 @@ XFFL_API xffl_status_t xffl_reduce_scatter(xffl_group_t *group, const void *send
   const size_t bytes = recv_count * xffl::comm::dtype_size(dtype);
   std::vector<unsigned char> copy;
   const bool in_place = recv == static_cast<const unsigned char *>(send) + bytes * static_cast<size_t>(group->my_index());
-  send = detach_input(send, bytes * static_cast<size_t>(group->members().size()), recv, bytes, in_place, copy);
+  send = detach_input(group, send, bytes * static_cast<size_t>(group->members().size()), recv, bytes, in_place, copy);
   group->communicator().reduce_scatter(send, recv, recv_count, dtype, op, stream);
   XFFL_API_END("xffl_reduce_scatter")
 }

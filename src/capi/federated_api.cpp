@@ -21,6 +21,8 @@ xffl::federated::Roles roles_of(xffl_state_t *st, void *stream) {
     xffl::fail(XFFL_EINVAL, "stream must be NULL for host memory (backend is not NCCL)");
   roles.is_sender = plan.is_sender.value_or(true);
   const std::vector<double> &weights = st->federated_weights();
+  if (!weights.empty() && federated->backend_kind() == XFFL_BACKEND_NCCL)
+    xffl::fail(XFFL_EUNSUPPORTED, "federated weights with backend nccl: device buffers are not scaled yet");
   if (!weights.empty()) {
     double sum = 0;
     for (double w : weights) sum += w;
@@ -74,7 +76,10 @@ XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const
     require_arg(counts, __func__, "counts");
   }
   for (size_t i = 0; i < n; ++i) check_buffer(bufs[i], counts[i], dtype);
-  xffl::federated::average_many(roles_of(st, stream), bufs, counts, n, dtype, stream, kBucketBytes);
+  const xffl::federated::Roles roles = roles_of(st, stream);
+  // Device buffers are averaged one by one: buckets are staged through host memory.
+  const bool device_memory = st->group(XFFL_GROUP_FEDERATED, 0)->backend_kind() == XFFL_BACKEND_NCCL;
+  xffl::federated::average_many(roles, bufs, counts, n, dtype, stream, device_memory ? 0 : kBucketBytes);
   XFFL_API_END("xffl_federated_average_many")
 }
 

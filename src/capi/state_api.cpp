@@ -73,6 +73,14 @@ XFFL_API xffl_status_t xffl_set_exec_device(xffl_state_t *st, int device_index, 
   XFFL_API_END("xffl_set_exec_device")
 }
 
+XFFL_API xffl_status_t xffl_get_stream(const xffl_state_t *st, int index, void **stream) {
+  XFFL_API_BEGIN
+  require_arg(st, __func__, "st");
+  require_arg(stream, __func__, "stream");
+  *stream = st->stream(index);
+  XFFL_API_END("xffl_get_stream")
+}
+
 XFFL_API xffl_status_t xffl_set_init_device(xffl_state_t *st, xffl_device_t init_device, int meta_initialization) {
   XFFL_API_BEGIN
   require_arg(st, __func__, "st");

@@ -27,7 +27,8 @@ struct Roles {
 void average(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream);
 
 // Several buffers: small ones are coalesced into buckets of about bucket_bytes (copied in, averaged,
-// copied back exactly); buffers of at least bucket_bytes are averaged in place.
+// copied back exactly); buffers of at least bucket_bytes are averaged in place (bucket_bytes 0: every
+// buffer in place, for device memory).
 void average_many(const Roles &roles, void *const *bufs, const size_t *counts, size_t n, xffl_dtype_t dtype,
                   void *stream, size_t bucket_bytes);
 

@@ -2,17 +2,36 @@
 
 #include <utility>
 
-#include "common/log.h"
 #include "bootstrap/store.h"
 #include "comm/local_backend.h"
 #include "common/error.h"
+#include "common/log.h"
 #ifdef XFFL_HAVE_UCX
 #include "comm/ucx/ucx_backend.h"
+#endif
+#ifdef XFFL_HAVE_NCCL
+#include "comm/nccl/nccl_api.h"
+#include "comm/nccl/nccl_backend.h"
 #endif
 
 namespace xffl {
 
 namespace {
+
+[[maybe_unused]] std::unique_ptr<bootstrap::Store> open_store(const GlobalConfig &config, const Options &options,
+                                                              const Logger &logger) {
+  bootstrap::StoreConfig store_config;
+  store_config.master_addr = config.master_addr;
+  store_config.master_port = config.master_port;
+  store_config.rank = config.rank;
+  store_config.world_size = config.world_size;
+  store_config.job_id = options.job_id;
+  store_config.auth_token = options.auth_token;
+  store_config.timeout_ms = options.timeout_ms;
+  store_config.logger = logger;
+  PhaseTimer timer(logger, "rendezvous");
+  return std::make_unique<bootstrap::Store>(store_config);
+}
 
 #ifdef XFFL_HAVE_UCX
 // Owns the store together with the UCX backend: endpoints are made lazily from addresses in the store,
@@ -37,28 +56,19 @@ class StoreBackedUcx final : public comm::Backend {
 };
 #endif
 
+#ifdef XFFL_HAVE_NCCL
+comm::NcclBackend *as_nccl(comm::Backend &backend) { return dynamic_cast<comm::NcclBackend *>(&backend); }
+#endif
+
 }  // namespace
 
 std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Options &options) {
+  const Logger logger(options.log_level, config.rank);
   switch (config.backend) {
     case XFFL_BACKEND_NONE: return std::make_shared<comm::LocalBackend>();
     case XFFL_BACKEND_UCX: {
 #ifdef XFFL_HAVE_UCX
-      Logger logger(options.log_level, config.rank);
-      bootstrap::StoreConfig store_config;
-      store_config.master_addr = config.master_addr;
-      store_config.master_port = config.master_port;
-      store_config.rank = config.rank;
-      store_config.world_size = config.world_size;
-      store_config.job_id = options.job_id;
-      store_config.auth_token = options.auth_token;
-      store_config.timeout_ms = options.timeout_ms;
-      store_config.logger = logger;
-      std::unique_ptr<bootstrap::Store> store;
-      {
-        PhaseTimer timer(logger, "rendezvous");
-        store = std::make_unique<bootstrap::Store>(store_config);
-      }
+      std::unique_ptr<bootstrap::Store> store = open_store(config, options, logger);
       PhaseTimer timer(logger, "ucx bring-up");
       auto ucx = std::make_unique<comm::UcxBackend>(config.rank, config.world_size, *store, options.timeout_ms,
                                                     options.log_level);
@@ -68,8 +78,16 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
       fail(XFFL_EUNSUPPORTED, "backend ucx: this build of xffl has no UCX support");
 #endif
     }
-    case XFFL_BACKEND_NCCL:
+    case XFFL_BACKEND_NCCL: {
+#ifdef XFFL_HAVE_NCCL
+      std::shared_ptr<comm::Exchange> store = open_store(config, options, logger);
+      PhaseTimer timer(logger, "nccl bring-up");
+      return std::make_shared<comm::NcclBackend>(comm::nccl::real_nccl_api(), std::move(store), config.rank,
+                                                 config.world_size, options.timeout_ms);
+#else
       fail(XFFL_EUNSUPPORTED, "backend nccl: this build of xffl has no CUDA and NCCL support");
+#endif
+    }
   }
   fail(XFFL_EINVAL, "backend ", static_cast<int>(config.backend), " is not XFFL_BACKEND_NONE, UCX or NCCL");
 }
@@ -80,10 +98,56 @@ void apply_options(comm::Backend &backend, const Options &options) {
     ucx->ucx().set_timeout_ms(options.timeout_ms);
     ucx->ucx().set_log_level(options.log_level);
   }
-#else
+#endif
+#ifdef XFFL_HAVE_NCCL
+  if (auto *nccl = as_nccl(backend)) nccl->set_timeout_ms(options.timeout_ms);
+#endif
   (void)backend;
   (void)options;
+}
+
+void register_world_group(comm::Backend &backend, const comm::GroupSpec &world) {
+#ifdef XFFL_HAVE_NCCL
+  if (auto *nccl = as_nccl(backend)) nccl->register_world(world);
 #endif
+  (void)backend;
+  (void)world;
+}
+
+bool prepare_family_group(comm::Backend &backend, const comm::GroupSpec &group, int instance) {
+#ifdef XFFL_HAVE_NCCL
+  if (auto *nccl = as_nccl(backend)) {
+    nccl->prepare_family(group, instance);
+    return true;
+  }
+#endif
+  (void)backend;
+  (void)group;
+  (void)instance;
+  return false;
+}
+
+std::pair<int, int> select_cuda_device(comm::Backend &backend, int device_index, int node_local_rank, int streams) {
+#ifdef XFFL_HAVE_NCCL
+  if (auto *nccl = as_nccl(backend)) {
+    nccl->select_device(device_index, node_local_rank, streams);
+    return {nccl->device(), nccl->device_count()};
+  }
+#endif
+  (void)backend;
+  (void)device_index;
+  (void)node_local_rank;
+  (void)streams;
+  fail(XFFL_EUNSUPPORTED, "cuda execution needs the NCCL backend");
+}
+
+void *exec_stream(comm::Backend &backend, int index) {
+#ifdef XFFL_HAVE_NCCL
+  if (auto *nccl = as_nccl(backend)) return nccl->stream(index);
+#endif
+  (void)backend;
+  (void)index;
+  fail(XFFL_EUNSUPPORTED, "streams exist only for cuda execution (backend nccl)");
 }
 
 }  // namespace xffl

@@ -101,8 +101,10 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
   if (master_addr.empty()) fail(XFFL_EINVAL, "master address is empty");
   if (master_port < 0 || master_port > 65535) fail(XFFL_EINVAL, "master port ", master_port, " outside [0, 65535]");
   topology::check_rank(rank, world_size);
-  if (device_type == XFFL_DEVICE_CUDA)
-    fail(XFFL_EUNSUPPORTED, "device type cuda: this build of xffl has no CUDA support");
+  if (backend == XFFL_BACKEND_NCCL && device_type != XFFL_DEVICE_CUDA)
+    fail(XFFL_EINVAL, "backend nccl needs device type cuda");
+  if (device_type == XFFL_DEVICE_CUDA && backend != XFFL_BACKEND_NCCL)
+    fail(XFFL_EUNSUPPORTED, "device type cuda needs backend nccl (UCX and none move host memory)");
 
   backend_ = make_backend(GlobalConfig{backend, master_addr, master_port, rank, world_size}, options_);
   backend_kind_ = backend;
@@ -114,6 +116,7 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
   device_count_ = 1;
   comm::GroupSpec world{topology::RankList::progression(0, 1, world_size), rank, "world group", layout_tag(0, XFFL_GROUP_WORLD, 0)};
   groups_[XFFL_GROUP_WORLD].push_back(std::make_unique<xffl_group>(std::move(world), backend_, false));
+  register_world_group(*backend_, groups_[XFFL_GROUP_WORLD].back()->spec());
 }
 
 void DistributedState::set_option(xffl_option_t option, int value) {
@@ -146,7 +149,14 @@ void DistributedState::set_exec_device(int device_index, int streams) {
   if (streams < 1 || streams > kMaxStreams)
     fail(XFFL_EINVAL, "streams ", streams, " outside [1, ", kMaxStreams, "]");
   if (device_index < -1) fail(XFFL_EINVAL, "device index ", device_index, " must be -1 (choose) or a device index");
-  // CPU execution: one device, index 0 (CUDA is refused in set_global by this build).
+  if (device_type_ == XFFL_DEVICE_CUDA) {
+    const auto [device, count] = select_cuda_device(*backend_, device_index, node_ ? node_->local_rank : 0, streams);
+    current_device_ = device;
+    device_count_ = count;
+    streams_ = streams;
+    return;
+  }
+  // CPU execution: one device, index 0.
   if (device_index > 0)
     fail(XFFL_EINVAL, "device index ", device_index, " outside [0, 1) for cpu execution (use -1 or 0)");
   current_device_ = 0;
@@ -171,7 +181,10 @@ void DistributedState::add_group(xffl_group_kind_t kind, int instances, const to
     std::string text = description;
     if (instances > 1) text += " (instance " + std::to_string(instance) + ")";
     comm::GroupSpec spec{members, my_index, std::move(text), layout_tag(layout_generation_, kind, instance)};
-    groups_[kind].push_back(std::make_unique<xffl_group>(std::move(spec), backend_, false));
+    auto group = std::make_unique<xffl_group>(std::move(spec), backend_, false);
+    // NCCL makes communicators eagerly: one split per family, every rank in the same layout order.
+    if (prepare_family_group(*backend_, group->spec(), instance)) group->communicator();
+    groups_[kind].push_back(std::move(group));
   }
 }
 
@@ -235,6 +248,13 @@ void DistributedState::unset_hsdp() {
 void DistributedState::unset_federated_scaling() {
   require_layout(Layout::Federated, "xffl_unset_federated_scaling");
   clear_layout();
+}
+
+void *DistributedState::stream(int index) const {
+  require_global("xffl_get_stream");
+  if (index < 0 || index >= streams_) fail(XFFL_EINVAL, "stream index ", index, " outside [0, ", streams_, ")");
+  if (device_type_ != XFFL_DEVICE_CUDA) fail(XFFL_EUNSUPPORTED, "streams exist only for cuda execution");
+  return exec_stream(*backend_, index);
 }
 
 const topology::RankPlan &DistributedState::plan() const {

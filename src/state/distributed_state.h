@@ -63,6 +63,8 @@ class DistributedState {
   // FedAvg weights per federated group; empty means the plain mean.
   void set_federated_weights(const std::vector<double> &weights);
   const std::vector<double> &federated_weights() const { return federated_weights_; }
+  // The execution device's stream `index` (a cudaStream_t); CUDA only.
+  void *stream(int index) const;
   // The plan of the current layout; requires one.
   const topology::RankPlan &plan() const;
 

@@ -218,6 +218,28 @@ static void test_null_output_buffers(void **state) {
 
 /* ---------------------------------------------------------------- calls out of order */
 
+/* xffl_get_stream: CUDA execution only; every other path is a clear refusal that writes nothing. */
+static void test_get_stream(void **state) {
+  (void)state;
+  xffl_state_t *st = NULL;
+  void *stream = &stream;
+  EXPECT_NULL_ARG(xffl_get_stream(NULL, 0, &stream), "st");
+  assert_xffl_ok(xffl_state_create(&st));
+  EXPECT_NULL_ARG(xffl_get_stream(st, 0, NULL), "stream");
+  assert_xffl_status(xffl_get_stream(st, 0, &stream), XFFL_ESTATE);
+  assert_ptr_equal(stream, &stream);
+  xffl_state_destroy(st);
+  st = api_global_state(4, 1);
+  assert_xffl_ok(xffl_set_exec_device(st, -1, 2));
+  assert_xffl_status(xffl_get_stream(st, 2, &stream), XFFL_EINVAL);
+  api_expect_message_contains("index", "stream index outside [0, 2)");
+  assert_xffl_status(xffl_get_stream(st, -1, &stream), XFFL_EINVAL);
+  assert_xffl_status(xffl_get_stream(st, 0, &stream), XFFL_EUNSUPPORTED);
+  api_expect_message_contains("cuda", "no stream for cpu execution");
+  assert_ptr_equal(stream, &stream);
+  xffl_state_destroy(st);
+}
+
 static void test_calls_before_set_global(void **state) {
   (void)state;
   const int sizes[] = {1};
@@ -915,6 +937,7 @@ int main(void) {
       cmocka_unit_test(test_null_collective_and_federated_functions),
       cmocka_unit_test(test_null_output_buffers),
       cmocka_unit_test(test_calls_before_set_global),
+      cmocka_unit_test(test_get_stream),
       cmocka_unit_test(test_set_global_twice),
       cmocka_unit_test(test_two_layouts_and_wrong_unset),
       cmocka_unit_test(test_federated_without_federated_scaling),

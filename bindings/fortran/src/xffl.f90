@@ -70,6 +70,7 @@ module xffl
     procedure :: create_process_group => state_create_process_group
     procedure :: set_option => state_set_option
     procedure :: get_option => state_get_option
+    procedure :: stream => state_stream
     procedure :: set_federated_weights => state_set_federated_weights
     procedure, private :: state_federated_average_r32, state_federated_average_r64
     procedure, private :: state_federated_average_i32, state_federated_average_i64
@@ -611,6 +612,22 @@ contains
     call check(rc, stat, why)
     if (present(errmsg)) errmsg = why
   end function state_get_option
+
+  !> The execution device's stream `index` (a cudaStream_t as c_ptr), borrowed from the state.
+  function state_stream(self, index, stat, errmsg) result(stream)
+    class(xffl_state), intent(in) :: self
+    integer, intent(in) :: index
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    type(c_ptr) :: stream
+    integer(c_int) :: rc
+    stream = c_null_ptr
+    rc = xffl_get_stream(self%handle, int(index, c_int), stream)
+    if (rc /= XFFL_OK) stream = c_null_ptr
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end function state_stream
 
   !> Weight of each federated group in the average (FedAvg by sample count); an empty array clears them.
   subroutine state_set_federated_weights(self, weights, stat, errmsg)

@@ -295,6 +295,14 @@ module xffl_c
       integer(c_int) :: res
     end function xffl_get_option
 
+    function xffl_get_stream(st, index, stream) bind(C, name="xffl_get_stream") result(res)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: st
+      integer(c_int), value :: index
+      type(c_ptr), intent(out) :: stream
+      integer(c_int) :: res
+    end function xffl_get_stream
+
     function xffl_state_describe(st, format, buf, cap, len) bind(C, name="xffl_state_describe") result(res)
       import :: c_int, c_ptr, c_size_t, c_char
       type(c_ptr), value :: st

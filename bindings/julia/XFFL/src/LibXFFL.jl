@@ -180,6 +180,8 @@ xffl_set_option(st, option, value) =
     @ccall libxffl.xffl_set_option(st::Ptr{xffl_state_t}, option::Cint, value::Cint)::Cint
 xffl_get_option(st, option, value) =
     @ccall libxffl.xffl_get_option(st::Ptr{xffl_state_t}, option::Cint, value::Ptr{Cint})::Cint
+xffl_get_stream(st, index, stream) =
+    @ccall libxffl.xffl_get_stream(st::Ptr{xffl_state_t}, index::Cint, stream::Ptr{Ptr{Cvoid}})::Cint
 xffl_state_describe(st, format, buf, cap, len) =
     @ccall libxffl.xffl_state_describe(st::Ptr{xffl_state_t}, format::Cint, buf::Ptr{UInt8}, cap::Csize_t,
                                        len::Ptr{Csize_t})::Cint

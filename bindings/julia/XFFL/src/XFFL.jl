@@ -29,7 +29,7 @@ export set_global!, set_node!, set_exec_device!, set_init_device!, set_fsdp!, se
 export unset_fsdp!, unset_hsdp!, unset_federated_scaling!
 export is_node_setup, is_fsdp_setup, is_hsdp_setup, is_federated_scaling_setup
 export get_int, get_ints, master_addr, describe, group, mesh, create_process_group, device_mesh
-export set_option!, get_option, set_federated_weights!, federated_average!, federated_average_many!
+export set_option!, get_option, stream, set_federated_weights!, federated_average!, federated_average_many!
 export group_size, group_rank, ranks, description, allreduce!, bcast!, allgather!, reduce_scatter!, barrier
 export rank, world_size, node_local_rank, node_local_size, node_rank, node_world_size
 export replica_local_rank, replica_local_size, replica_rank, replica_world_size
@@ -275,6 +275,13 @@ function get_option(st::State, option::Integer)
     value = Ref{Cint}(0)
     @check L.xffl_get_option(st, option, value)
     return Int(value[])
+end
+
+"`stream(st, index)`: the execution device's stream `index` (a `cudaStream_t` as `Ptr{Cvoid}`), borrowed from the state."
+function stream(st::State, index::Integer)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    @check L.xffl_get_stream(st, index, out)
+    return out[]
 end
 
 "`set_federated_weights!(st, weights)`: FedAvg weights, one per federated group; empty returns to the plain mean."

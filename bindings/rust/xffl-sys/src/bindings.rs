@@ -475,6 +475,18 @@ extern "C" {
     ) -> xffl_status_t;
 }
 extern "C" {
+    #[doc = " @brief A stream of the execution device's pool (K streams from xffl_set_exec_device)."]
+    #[doc = " @param[in] index in [0, streams)"]
+    #[doc = " @param[out] stream a cudaStream_t, borrowed: it lives as long as the state; written only on success."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL, index out of range); XFFL_ESTATE before set_global;"]
+    #[doc = "         XFFL_EUNSUPPORTED for CPU execution. Local."]
+    pub fn xffl_get_stream(
+        st: *const xffl_state_t,
+        index: ::std::os::raw::c_int,
+        stream: *mut *mut ::std::os::raw::c_void,
+    ) -> xffl_status_t;
+}
+extern "C" {
     #[doc = " @brief Choose where the model is initialized."]
     #[doc = " @param[in] init_device XFFL_DEVICE_CPU, XFFL_DEVICE_CUDA or XFFL_DEVICE_META"]
     #[doc = " @param[in] meta_initialization non-zero if ranks that receive weights start on the meta device"]

@@ -365,6 +365,16 @@ impl State {
         Ok(value)
     }
 
+    /// The execution device's stream `index` (`xffl_get_stream`): a `cudaStream_t` for the caller's
+    /// own kernels, borrowed from the state. Only with CUDA execution (backend NCCL); with CPU execution
+    /// the call fails with [`ErrorKind::Unsupported`](crate::ErrorKind).
+    pub fn stream(&self, index: i32) -> Result<*mut std::ffi::c_void> {
+        let mut stream: *mut std::ffi::c_void = std::ptr::null_mut();
+        // SAFETY: self.ptr() is a live state; stream is a valid out pointer.
+        check(unsafe { sys::xffl_get_stream(self.ptr(), index, &mut stream) })?;
+        Ok(stream)
+    }
+
     /// The state as text (the layout of xFFL's `__str__`) or JSON (`DistributedState` field names)
     /// (`xffl_state_describe`). Works at every stage. Buffers are sized internally.
     ///
