@@ -8,7 +8,8 @@ target_sources(xffl_obj PRIVATE
   comm/algorithms/recursive_doubling.cpp
   comm/algorithms/broadcast.cpp
   comm/algorithms/allgather.cpp
-  comm/algorithms/collectives.cpp)
+  comm/algorithms/collectives.cpp
+  comm/algorithms/relay.cpp)
 # The reduction and conversion loops are the hot path of every large allreduce: -O3 vectorises them.
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   set_source_files_properties(${xffl_comm_kernels} PROPERTIES COMPILE_OPTIONS "-O3")

@@ -20,6 +20,8 @@ xffl::federated::Roles roles_of(xffl_state_t *st, void *stream) {
   if (stream && federated->backend_kind() != XFFL_BACKEND_NCCL)
     xffl::fail(XFFL_EINVAL, "stream must be NULL for host memory (backend is not NCCL)");
   roles.is_sender = plan.is_sender.value_or(true);
+  roles.federated_groups = *plan.federated_world_size;
+  roles.federated_rank = *plan.federated_rank;
   const std::vector<double> &weights = st->federated_weights();
   if (!weights.empty() && federated->backend_kind() == XFFL_BACKEND_NCCL)
     xffl::fail(XFFL_EUNSUPPORTED, "federated weights with backend nccl: device buffers are not scaled yet");

@@ -25,6 +25,25 @@ class Communicator {
   virtual void reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op,
                               void *stream) = 0;
   virtual void barrier() = 0;
+
+  // HIERARCHICAL federated averaging, sender side: op-reduce buf in place over this (federated) group
+  // and pass the result to every member of `relay` (the sender's replica group; relay_root is the
+  // sender's index there). Backends that can overlap the two do; the default runs one after the other.
+  virtual void allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
+                                   Communicator &relay, int relay_root, void *stream) {
+    allreduce(buf, buf, count, dtype, op, stream);
+    relay.broadcast(buf, count, dtype, relay_root, stream);
+  }
+  // The receiving side of allreduce_and_relay, called on the replica group by its other members.
+  // federated_size and sender_index (the sender's index in its federated group) tell a backend that
+  // overlaps in which order the chunks come.
+  virtual void relay_receive(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, int relay_root,
+                             int federated_size, int sender_index, void *stream) {
+    (void)op;
+    (void)federated_size;
+    (void)sender_index;
+    broadcast(buf, count, dtype, relay_root, stream);
+  }
 };
 
 // What a backend needs to know of a group to make its communicator.

@@ -9,14 +9,20 @@
 namespace xffl::federated {
 
 void average(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream) {
-  const bool crosses = roles.strategy == XFFL_FEDAVG_FLAT || !roles.replica || roles.is_sender;
-  if (crosses) {
+  if (!roles.replica) {  // FLAT, or no HSDP: every rank averages over its FEDERATED group
     if (roles.weight_factor != 1.0) scale(buf, count, dtype, roles.weight_factor);
     roles.federated->allreduce(buf, buf, count, dtype, XFFL_AVG, stream);
+    return;
   }
-  // HIERARCHICAL with HSDP: each replica group takes its sender's result, so non-sender replicas never
-  // drift (xFFL's asymmetric path skips this broadcast).
-  if (roles.replica) roles.replica->broadcast(buf, count, dtype, roles.sender_index, stream);
+  // HIERARCHICAL: senders average across groups and relay the result through their replica group as
+  // it becomes final, so non-sender replicas never drift (xFFL's asymmetric path never broadcasts).
+  if (roles.is_sender) {
+    if (roles.weight_factor != 1.0) scale(buf, count, dtype, roles.weight_factor);
+    roles.federated->allreduce_and_relay(buf, count, dtype, XFFL_AVG, *roles.replica, roles.sender_index, stream);
+  } else {
+    roles.replica->relay_receive(buf, count, dtype, XFFL_AVG, roles.sender_index, roles.federated_groups,
+                                 roles.federated_rank, stream);
+  }
 }
 
 void average_many(const Roles &roles, void *const *bufs, const size_t *counts, size_t n, xffl_dtype_t dtype,

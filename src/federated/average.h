@@ -16,6 +16,8 @@ struct Roles {
   comm::Communicator *replica = nullptr;    // REPLICA group for HIERARCHICAL with HSDP, else null
   bool is_sender = true;
   int sender_index = 0;  // index of this rank's sender among the REPLICA members
+  int federated_groups = 1;  // G: the size of every sender's FEDERATED group
+  int federated_rank = 0;    // f: this rank's federated group, its sender's index in the FEDERATED group
   xffl_federated_strategy_t strategy = XFFL_FEDAVG_HIERARCHICAL;
   // Factor applied to this rank's copy before the cross-group AVG, so that the AVG yields the weighted
   // mean: G * w_f / sum(w). 1 for the plain mean.

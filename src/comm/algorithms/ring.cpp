@@ -20,7 +20,29 @@ struct Arrival {
 
 int wrap(int value, int n) { return ((value % n) + n) % n; }
 
+// Every chunk member `me` receives, step by step, chunk by chunk.
+std::vector<Arrival> ring_arrivals(int n, int me, const std::vector<size_t> &bounds, size_t per_chunk,
+                                   int total_steps) {
+  std::vector<Arrival> arrivals;
+  for (int s = 0; s < total_steps; ++s) {
+    const int segment = s < n - 1 ? wrap(me - s - 2, n) : wrap(me - (s - (n - 1)) - 1, n);
+    const size_t end = bounds[static_cast<size_t>(segment) + 1];
+    for (size_t first = bounds[static_cast<size_t>(segment)]; first < end; first += per_chunk)
+      arrivals.push_back({s, first, std::min(per_chunk, end - first)});
+  }
+  return arrivals;
+}
+
 }  // namespace
+
+// Reduced in the last reduce-scatter step (n - 2): my own segment, final once finished; then every
+// all-gather arrival is final as it lands.
+std::vector<Span> ring_delivery_order(int n, int me, const std::vector<size_t> &bounds, size_t per_chunk) {
+  std::vector<Span> order;
+  for (const Arrival &a : ring_arrivals(n, me, bounds, per_chunk, 2 * (n - 1)))
+    if (a.step >= n - 2) order.push_back({a.first, a.count});
+  return order;
+}
 
 // Reduce-scatter step s: send segment (me - s - 1), receive segment (me - s - 2) and reduce it, so
 // that after n - 1 steps segment me is complete. All-gather step s: send segment (me - s), receive
@@ -49,11 +71,7 @@ void ring_reduce(PointToPoint &p2p, const RingReduce &job, const Tuning &tuning)
       visit(first, std::min(per_chunk, end - first));
   };
 
-  std::vector<Arrival> arrivals;
-  for (int s = 0; s < total_steps; ++s) {
-    const int segment = s < n - 1 ? wrap(me - s - 2, n) : wrap(me - (s - (n - 1)) - 1, n);
-    for_each_chunk(segment, [&](size_t first, size_t count) { arrivals.push_back({s, first, count}); });
-  }
+  const std::vector<Arrival> arrivals = ring_arrivals(n, me, job.bounds, per_chunk, total_steps);
 
   const size_t window = static_cast<size_t>(std::max(1, tuning.window));
   Scratch staging(window * per_chunk * element);
@@ -97,12 +115,14 @@ void ring_reduce(PointToPoint &p2p, const RingReduce &job, const Tuning &tuning)
         p2p.send(right, partial + a.first * element, a.count * element, Step{a.step + 1, total_steps});
       } else {
         job.finish(a.first, a.count);
+        if (job.delivered) job.delivered(a.first, a.count);
         if (gather)
           p2p.send(right, output + a.first * job.output_element_size, a.count * job.output_element_size,
                    Step{a.step + 1, total_steps});
       }
     } else {
       post_receives(k + 1 + window);
+      if (job.delivered) job.delivered(a.first, a.count);
       if (a.step < total_steps - 1)
         p2p.send(right, output + a.first * job.output_element_size, a.count * job.output_element_size,
                  Step{a.step + 1, total_steps});

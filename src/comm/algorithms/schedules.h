@@ -28,8 +28,21 @@ struct RingReduce {
   std::function<void(size_t first, size_t count)> finish;
   void *output = nullptr;       // all-gather target, same element positions; nullptr: reduce-scatter only
   size_t output_element_size = 0;
+  // Optional, with the all-gather: called once per chunk as soon as `output` holds its final values,
+  // in the order of ring_delivery_order (a relay forwards chunks from here while the ring goes on).
+  std::function<void(size_t first, size_t count)> delivered;
 };
 void ring_reduce(PointToPoint &p2p, const RingReduce &job, const Tuning &tuning);
+
+// A chunk of a buffer, in elements.
+struct Span {
+  size_t first = 0;
+  size_t count = 0;
+};
+
+// The chunks whose final values member `me` of n learns, in the order it learns them in ring_reduce
+// with the all-gather: its own segment first, then the gathered ones. per_chunk as ring_reduce uses.
+std::vector<Span> ring_delivery_order(int n, int me, const std::vector<size_t> &bounds, size_t per_chunk);
 
 // Recursive doubling over the largest power of two p <= n, with the other n - p members folded into
 // their neighbours first and sent the result last. Operands are always combined lower half on the

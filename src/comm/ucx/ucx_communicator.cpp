@@ -3,34 +3,51 @@
 #include <new>
 
 #include "comm/algorithms/collectives.h"
+#include "comm/algorithms/relay.h"
 
 namespace xffl::comm::ucx {
 
 UcxCommunicator::UcxCommunicator(std::shared_ptr<UcxWorker> worker, GroupView group)
     : worker_(std::move(worker)), group_(std::move(group)) {}
 
-// The transport lives inside the try block: when a schedule throws, its destructor cancels what is
+// The transports live inside the try block: when a schedule throws, their destructors cancel what is
 // still in flight before the error is recorded and passed on.
 template <typename Schedule>
-void UcxCommunicator::run(const char *operation, Schedule &&schedule) {
+void UcxCommunicator::run_paired(const char *operation, UcxCommunicator *partner, Schedule &&schedule) {
   if (failure_) throw *failure_;
+  if (partner && partner->failure_) throw *partner->failure_;
+  auto record = [&](const Error &error) {
+    failure_ = error;
+    if (partner) partner->failure_ = error;
+  };
   try {
     UcxTransport transport(*worker_, group_, sequence_++, operation);
-    schedule(transport, worker_->settings().tuning);
+    std::optional<UcxTransport> second;
+    if (partner) second.emplace(*worker_, partner->group_, partner->sequence_++, operation);
+    schedule(transport, second ? &*second : nullptr, worker_->settings().tuning);
     transport.wait_all();
+    if (second) second->wait_all();
   } catch (const Error &error) {
-    failure_ = error;
+    record(error);
     worker_->log(XFFL_LOG_ERROR, error.what());
     throw;
   } catch (const std::bad_alloc &) {
-    failure_ = Error(XFFL_ENOMEM, "rank " + std::to_string(worker_->rank()) + ": out of memory in " + operation +
-                                      " on " + group_.description);
+    record(Error(XFFL_ENOMEM, "rank " + std::to_string(worker_->rank()) + ": out of memory in " + operation + " on " +
+                                  group_.description));
     throw *failure_;
   } catch (const std::exception &error) {
-    failure_ = Error(XFFL_EINTERNAL, "rank " + std::to_string(worker_->rank()) + ": " + operation + " on " +
-                                         group_.description + ": " + error.what());
+    record(Error(XFFL_EINTERNAL, "rank " + std::to_string(worker_->rank()) + ": " + operation + " on " +
+                                     group_.description + ": " + error.what()));
     throw *failure_;
   }
+}
+
+template <typename Schedule>
+void UcxCommunicator::run(const char *operation, Schedule &&schedule) {
+  run_paired(operation, nullptr,
+             [&](algorithms::PointToPoint &p2p, algorithms::PointToPoint *, const algorithms::Tuning &tuning) {
+               schedule(p2p, tuning);
+             });
 }
 
 void UcxCommunicator::allreduce(const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
@@ -56,6 +73,25 @@ void UcxCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_c
                                      xffl_redop_t op, void *) {
   run("reduce_scatter", [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
     algorithms::reduce_scatter(p2p, send, recv, recv_count, dtype, op, tuning);
+  });
+}
+
+void UcxCommunicator::allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
+                                          Communicator &relay, int relay_root, void *stream) {
+  auto *chain = dynamic_cast<UcxCommunicator *>(&relay);
+  if (!chain || chain->worker_ != worker_ || relay_root != chain->group_.my_index)
+    return Communicator::allreduce_and_relay(buf, count, dtype, op, relay, relay_root, stream);
+  run_paired("federated average (sender)", chain,
+             [&](algorithms::PointToPoint &federated, algorithms::PointToPoint *replica,
+                 const algorithms::Tuning &tuning) {
+               algorithms::allreduce_and_relay(federated, *replica, buf, count, dtype, op, tuning);
+             });
+}
+
+void UcxCommunicator::relay_receive(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, int relay_root,
+                                    int federated_size, int sender_index, void *) {
+  run("federated average (relay)", [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
+    algorithms::relay_receive(p2p, relay_root, buf, count, dtype, op, federated_size, sender_index, tuning);
   });
 }
 

@@ -25,10 +25,19 @@ class UcxCommunicator final : public Communicator {
   void reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op,
                       void *stream) override;
   void barrier() override;
+  // Overlapped when `relay` is a UCX communicator of the same worker (algorithms/relay.h).
+  void allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, Communicator &relay,
+                           int relay_root, void *stream) override;
+  void relay_receive(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, int relay_root,
+                     int federated_size, int sender_index, void *stream) override;
 
  private:
   template <typename Schedule>
   void run(const char *operation, Schedule &&schedule);
+  // One schedule over two groups at once (this one and partner's), on the same worker; a failure makes
+  // both communicators unusable.
+  template <typename Schedule>
+  void run_paired(const char *operation, UcxCommunicator *partner, Schedule &&schedule);
 
   std::shared_ptr<UcxWorker> worker_;
   GroupView group_;
