@@ -19,6 +19,12 @@ XFFL_API xffl_status_t xffl_get_mesh(const xffl_state_t *st, xffl_mesh_kind_t ki
   require_arg(ndim, __func__, "ndim");
   require_arg(len, __func__, "len");
   const xffl::topology::Mesh &mesh = st->mesh(kind);
+  const size_t count = static_cast<size_t>(mesh.rank_count());
+  if (!ranks && cap > 0) xffl::fail(XFFL_EINVAL, "ranks is NULL with capacity ", cap);
+  if (cap < count) {  // refuse before listing: a world's mesh can be millions of ranks
+    *len = count;
+    xffl::fail(XFFL_EBUFSIZE, "the mesh has ", count, " ranks, ranks holds ", cap);
+  }
   xffl::capi::copy_out(mesh.ranks().to_vector(), ranks, cap, len, "the mesh", "ranks");
   for (size_t i = 0; i < mesh.shape.size(); ++i) shape[i] = mesh.shape[i];
   *ndim = mesh.shape.size();

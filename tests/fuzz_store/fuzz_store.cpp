@@ -19,6 +19,7 @@
 #include "bootstrap/protocol.h"
 #include "bootstrap/store_core.h"
 
+using namespace xffl;
 using namespace xffl::bootstrap;
 using Clock = StoreCore::Clock;
 
