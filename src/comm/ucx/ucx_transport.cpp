@@ -3,14 +3,32 @@
 #include <sstream>
 
 #include "comm/ucx/tag.h"
+#include "comm/ucx/ucx_log_filter.h"
 #include "common/error.h"
 
 namespace xffl::comm::ucx {
 
+namespace {
+
+// How often a wait looks in /proc whether the peer it waits on still runs (a few microseconds each).
+constexpr auto kLivenessCheckInterval = std::chrono::milliseconds(100);
+// A peer only received from has no address looked up yet; the wait looks it up once, this long at most.
+constexpr int kLivenessLookupBoundMs = 100;
+// Progress calls that deliver what a peer sent before it exited, before its death counts.
+constexpr int kDrainRounds = 1000;
+// After a timeout, looking up the addresses of members never contacted (to see whether their
+// processes on this host still run) takes at most this long.
+constexpr int kDiagnosisBoundMs = 1000;
+// Cancelled receives and sends to force-closed endpoints normally complete at the next progress.
+constexpr int kAbandonBoundMs = 500;
+
+}  // namespace
+
 UcxTransport::UcxTransport(UcxWorker &worker, const GroupView &group, uint32_t sequence, const char *operation)
     : worker_(worker), group_(group), sequence_(sequence), operation_(operation),
       timeout_ms_(worker.settings().timeout_ms),
-      deadline_(Clock::now() + std::chrono::milliseconds(timeout_ms_)) {}
+      deadline_(Clock::now() + std::chrono::milliseconds(timeout_ms_)),
+      next_liveness_check_(Clock::now() + kLivenessCheckInterval) {}
 
 UcxTransport::~UcxTransport() { abandon_outstanding(); }
 
@@ -61,10 +79,13 @@ bool UcxTransport::finished(Request &request) {
   ucp_request_free(request.handle);
   request.handle = nullptr;
   if (status != UCS_OK) {
-    const std::string *why = worker_.failure(group_.members[static_cast<size_t>(request.peer)]);
-    if (why || status == UCS_ERR_CANCELED || status == UCS_ERR_CONNECTION_RESET || status == UCS_ERR_ENDPOINT_TIMEOUT ||
-        status == UCS_ERR_UNREACHABLE)
-      peer_failed(request, why ? *why : std::string("UCX reported ") + ucs_status_string(status));
+    const int peer_rank = group_.members[static_cast<size_t>(request.peer)];
+    const std::string transport_words = take_transport_failure();  // CMA's report, see ucx_log_filter.h
+    if (worker_.failure(peer_rank) || is_peer_side_failure(status)) {
+      worker_.mark_failed(peer_rank, std::string("UCX reported ") + ucs_status_string(status) +
+                                         (transport_words.empty() ? "" : ": " + transport_words));
+      peer_failed(request, *worker_.failure(peer_rank));
+    }
     fail(XFFL_EBACKEND, "rank ", worker_.rank(), ": UCX failed a ", request.is_send ? "send" : "receive", " in ",
          where(request), ": ", ucs_status_string(status));
   }
@@ -86,9 +107,28 @@ void UcxTransport::ensure_peer_alive(const Request &request) {
 void UcxTransport::wait(algorithms::RequestId id) {
   while (!finished(requests_[id])) {
     ensure_peer_alive(requests_[id]);
-    if (Clock::now() >= deadline_) timed_out(requests_[id]);
+    const auto now = Clock::now();
+    if (now >= deadline_) timed_out(requests_[id]);
+    if (now >= next_liveness_check_) {
+      next_liveness_check_ = now + kLivenessCheckInterval;
+      if (awaited_peer_exited(requests_[id]))
+        peer_failed(requests_[id], *worker_.failure(group_.members[static_cast<size_t>(requests_[id].peer)]));
+    }
     worker_.progress_or_sleep(deadline_);
   }
+}
+
+// A peer that sent its last messages and then exited is not a failure: what it sent is already in
+// shared memory (or our socket), so progress delivers it first, and only a request still open after
+// that counts. Large messages cannot be in that state: their sender waits for our acknowledgement.
+bool UcxTransport::awaited_peer_exited(Request &request) {
+  const int peer_rank = group_.members[static_cast<size_t>(request.peer)];
+  if (worker_.failure(peer_rank) ||
+      !worker_.check_peer_process(peer_rank, Clock::now() + std::chrono::milliseconds(kLivenessLookupBoundMs)))
+    return false;
+  for (int round = 0; round < kDrainRounds && ucp_worker_progress(worker_.handle()) != 0; ++round) {
+  }
+  return !finished(request);
 }
 
 void UcxTransport::wait_all() {
@@ -102,33 +142,60 @@ std::string UcxTransport::where(const Request &request) const {
   return text.str();
 }
 
+// The peer awaited may be a survivor that stopped because another member died: name those too.
 void UcxTransport::timed_out(const Request &request) {
+  worker_.mark_unresponsive(group_.members[static_cast<size_t>(request.peer)]);
+  const std::string known = other_failures(-1);
   fail(XFFL_ETIMEOUT, "rank ", worker_.rank(), ": timed out after ", timeout_ms_, " ms in ", operation_, " on ",
        group_.description, " waiting for rank ", group_.members[static_cast<size_t>(request.peer)], " (step ",
-       request.step.index + 1, " of ", request.step.total, ")");
+       request.step.index + 1, " of ", request.step.total, ")", known);
 }
 
+// A failed peer may itself be a survivor that gave up because of something else (another member,
+// the store): what else is known follows.
 void UcxTransport::peer_failed(const Request &request, const std::string &why) {
-  fail(XFFL_EPEER, "rank ", worker_.rank(), ": rank ", group_.members[static_cast<size_t>(request.peer)], " failed (",
-       why, ") in ", where(request));
+  const int peer_rank = group_.members[static_cast<size_t>(request.peer)];
+  const std::string known = other_failures(peer_rank);
+  fail(XFFL_EPEER, "rank ", worker_.rank(), ": rank ", peer_rank, " failed (", why, ") in ", where(request), known);
+}
+
+// "; rank 3 is known to have failed (...)" for every such member but excluded_rank, or "".
+std::string UcxTransport::other_failures(int excluded_rank) {
+  std::string known;
+  const auto bound = std::chrono::milliseconds(std::min(timeout_ms_, kDiagnosisBoundMs));
+  for (const std::string &phrase : worker_.known_failures(group_.members, excluded_rank, Clock::now() + bound))
+    known += "; " + phrase;
+  return known;
 }
 
 // Receives are cancelled. A send cannot be recalled, so its peer's endpoint is force-closed: UCX
-// then drops the send instead of reading the caller's buffer after we returned.
+// then drops the send instead of reading the caller's buffer after we returned. The worker then
+// progresses until UCX has completed them (bounded) and releases them. Sends UCX will never
+// complete (to a dead peer on this host, see abandon_peer) are released at once: UCX frees them
+// with the worker.
 void UcxTransport::abandon_outstanding() {
+  std::vector<void *> handles;
   for (Request &request : requests_) {
     if (!request.handle) continue;
+    bool completes = true;
     if (ucp_request_check_status(request.handle) == UCS_INPROGRESS) {
       if (request.is_send) {
-        worker_.abandon_peer(group_.members[static_cast<size_t>(request.peer)],
-                             "abandoned after a failed " + std::string(operation_) + " on " + group_.description);
+        completes = worker_.abandon_peer(group_.members[static_cast<size_t>(request.peer)],
+                                         "abandoned after a failed " + std::string(operation_) + " on " +
+                                             group_.description);
       } else {
         ucp_request_cancel(worker_.handle(), request.handle);
       }
     }
-    ucp_request_free(request.handle);
+    if (completes)
+      handles.push_back(request.handle);
+    else
+      ucp_request_free(request.handle);
     request.handle = nullptr;
   }
+  if (!handles.empty())
+    worker_.release_abandoned(std::move(handles), Clock::now() + std::chrono::milliseconds(kAbandonBoundMs));
+  (void)take_transport_failure();  // a CMA failure met while draining belongs to no later call
 }
 
 }  // namespace xffl::comm::ucx

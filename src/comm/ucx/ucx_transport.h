@@ -1,8 +1,11 @@
 // PointToPoint over UCX tagged messages for one collective call on one group: maps member indices
 // to endpoints, builds tags (tag.h), and waits with the call's deadline. Errors name this rank, the
-// collective, the group, the peer awaited and the step. Destroying it with requests still
-// outstanding cancels the receives and abandons the peers of unfinished sends (ucx_worker.h), so no
-// buffer of the caller is touched after the collective has returned or thrown.
+// collective, the group, the peer awaited and the step; a timeout also names the members known to
+// have failed, since the peer awaited may be a survivor that gave up because of them. While it
+// waits on a peer of this host it looks whether that process still runs: a dead one fails the wait
+// with XFFL_EPEER at once instead of at the timeout. Destroying it with requests still outstanding
+// cancels the receives and abandons the peers of unfinished sends (ucx_worker.h), so no buffer of
+// the caller is touched after the collective has returned or thrown.
 #ifndef XFFL_SRC_COMM_UCX_UCX_TRANSPORT_H
 #define XFFL_SRC_COMM_UCX_UCX_TRANSPORT_H
 
@@ -45,9 +48,11 @@ class UcxTransport final : public algorithms::PointToPoint {
     algorithms::Step step;
   };
   bool finished(Request &request);
+  bool awaited_peer_exited(Request &request);
   void check_received_length(const Request &request, size_t length);
   [[noreturn]] void timed_out(const Request &request);
   [[noreturn]] void peer_failed(const Request &request, const std::string &why);
+  std::string other_failures(int excluded_rank);
   void ensure_peer_alive(const Request &request);
   std::string where(const Request &request) const;
   void abandon_outstanding();
@@ -58,6 +63,7 @@ class UcxTransport final : public algorithms::PointToPoint {
   const char *operation_;
   int timeout_ms_;
   Clock::time_point deadline_;
+  Clock::time_point next_liveness_check_;
   std::vector<Request> requests_;
   size_t first_unfinished_ = 0;
 };
