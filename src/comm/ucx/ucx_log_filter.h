@@ -20,10 +20,13 @@
 //      what is left is a peer exiting during our final flush ("error during flush: Endpoint
 //      timeout"): it finished its part, and nothing in the line is for the user to act on.
 //
-// Measured (64 MiB f32 allreduce, 2 ranks on this host, xffl-bench busbw, side by side): keeping
-// CMA behind this filter 1.32-1.44 GB/s; UCX_TLS=^cma 0.72-0.75 GB/s; error handling mode PEER on
-// the host (TCP over loopback) or with UCX_{SYSV,POSIX}_ERROR_HANDLING=y (UCX 1.13 then drops CMA
-// and sends rendezvous data over shared-memory active messages) 0.38-0.49 GB/s.
+// Measured (64 MiB f32 allreduce, 2 ranks on this 2-core VM, xffl-bench -n 10 -w 2 busbw, runs
+// side by side): CMA behind this filter 4.4-4.95 GB/s, the same as before it (4.8-4.95); UCX_TLS=^cma
+// 2.3-2.9 GB/s (UCX then moves rendezvous data over TCP loopback); TCP only 2.8-2.9. Under load
+// earlier the same ratio: 1.3-1.4 against 0.72-0.75 (^cma) and 0.38-0.49 (mode PEER on the host,
+// which in UCX 1.13 means TCP, or shared memory without CMA with UCX_{SYSV,POSIX}_ERROR_HANDLING=y).
+// Not taken: UCX_TLS=sysv,self reached 5.6-5.8 GB/s (rendezvous over shared-memory active
+// messages), but UCX's transport list is per context and would cut off other hosts.
 //
 // The handler is installed once per process and stays until the library is unloaded (it is popped
 // then only if it is still the last one pushed). Header-only (inline) so that comm/ucx needs no new
