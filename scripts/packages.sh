@@ -11,7 +11,7 @@ xffl_packages=(
   abigail-tools
   clang-14 libclang-rt-14-dev llvm-14
   libopenmpi-dev openmpi-bin
-  gfortran bindgen graphviz python3 iproute2 procps
+  gfortran bindgen graphviz python3 iproute2 procps valgrind
 )
 
 # xffl_install_packages: installs what dpkg does not know as installed; root, or sudo.

@@ -43,6 +43,7 @@ program plan_and_average
   end if
   print '(a, i0, a, i0, a, 4f8.3)', "rank ", rank, " (federated group ", f, ") averaged model:", weights
   call st%destroy()
+  deallocate(sizes)  ! main-program allocatables are not freed at the end of the program
 
 contains
 

@@ -110,7 +110,7 @@ void allgather_and_broadcast_deliver_every_block(void **) {
           reference::Bytes &all = gathered[static_cast<size_t>(t.index())];
           all.assign(mine.size() * n, 0xee);
           unsigned char *my_block = all.data() + mine.size() * t.index();
-          if (in_place) std::memcpy(my_block, mine.data(), mine.size());
+          if (in_place && !mine.empty()) std::memcpy(my_block, mine.data(), mine.size());  // count 0: no data
           algorithms::allgather(t, in_place ? my_block : mine.data(), all.data(), count, XFFL_I32, tuning);
         }));
         reference::Bytes expected;
