@@ -1,5 +1,6 @@
 #include "comm/algorithms/collectives.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "comm/algorithms/chunks.h"
@@ -22,26 +23,23 @@ unsigned char *at(void *base, size_t elements, size_t element_size) {
 
 }  // namespace
 
-void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
-               const Tuning &tuning) {
+bool allreduce_uses_ring(size_t count, xffl_dtype_t dtype, int members, const Tuning &tuning) {
+  return members >= 2 && count * dtype_size(dtype) > tuning.small_allreduce_bytes &&
+         count >= static_cast<size_t>(members);
+}
+
+size_t ring_chunk_elements(xffl_dtype_t dtype, xffl_redop_t op, const Tuning &tuning) {
+  const size_t reduce_element = dtype_size(accumulation_dtype(dtype, op));
+  return chunk_elements(tuning.chunk_bytes, std::max(reduce_element, dtype_size(dtype)));
+}
+
+void ring_allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype,
+                    xffl_redop_t op, const Tuning &tuning, const std::function<void(size_t, size_t)> &delivered) {
   const int n = p2p.size();
   const size_t element = dtype_size(dtype);
-  if (count == 0) return;
-  if (n == 1) return copy_if_apart(send, recv, count * element);
-
   const xffl_dtype_t reduce_type = accumulation_dtype(dtype, op);
   const size_t reduce_element = dtype_size(reduce_type);
   const bool widened = reduce_type != dtype;
-
-  if (count * element <= tuning.small_allreduce_bytes || count < static_cast<size_t>(n)) {
-    Scratch wide(widened ? count * reduce_element : 0);
-    void *buffer = widened ? static_cast<void *>(wide.data()) : recv;
-    convert(send, dtype, buffer, reduce_type, count);
-    recursive_doubling_allreduce(p2p, buffer, count, reduce_type, op, tuning);
-    if (op == XFFL_AVG) divide(buffer, count, reduce_type, n);
-    if (widened) convert(buffer, reduce_type, recv, dtype, count);
-    return;
-  }
 
   RingReduce job;
   job.bounds = balanced_bounds(count, n);
@@ -49,6 +47,7 @@ void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xf
   job.op = op;
   job.output = recv;
   job.output_element_size = element;
+  job.delivered = delivered;
   Scratch wide(widened ? count * reduce_element : 0);
   if (widened) {
     convert(send, dtype, wide.data(), reduce_type, count);
@@ -63,6 +62,24 @@ void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xf
     if (widened) convert(reduced, reduce_type, at(recv, first, element), dtype, chunk);
   };
   ring_reduce(p2p, job, tuning);
+}
+
+void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
+               const Tuning &tuning) {
+  const int n = p2p.size();
+  const size_t element = dtype_size(dtype);
+  if (count == 0) return;
+  if (n == 1) return copy_if_apart(send, recv, count * element);
+  if (allreduce_uses_ring(count, dtype, n, tuning)) return ring_allreduce(p2p, send, recv, count, dtype, op, tuning);
+
+  const xffl_dtype_t reduce_type = accumulation_dtype(dtype, op);
+  const bool widened = reduce_type != dtype;
+  Scratch wide(widened ? count * dtype_size(reduce_type) : 0);
+  void *buffer = widened ? static_cast<void *>(wide.data()) : recv;
+  convert(send, dtype, buffer, reduce_type, count);
+  recursive_doubling_allreduce(p2p, buffer, count, reduce_type, op, tuning);
+  if (op == XFFL_AVG) divide(buffer, count, reduce_type, n);
+  if (widened) convert(buffer, reduce_type, recv, dtype, count);
 }
 
 void reduce_scatter(PointToPoint &p2p, const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype,

@@ -7,6 +7,7 @@
 #define XFFL_SRC_COMM_ALGORITHMS_COLLECTIVES_H
 
 #include <cstddef>
+#include <functional>
 
 #include "comm/algorithms/point_to_point.h"
 #include "xffl/types.h"
@@ -15,6 +16,19 @@ namespace xffl::comm::algorithms {
 
 void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
                const Tuning &tuning);
+// Whether allreduce takes the pipelined ring (else recursive doubling) for this call: the same answer
+// on every member, from values every member knows.
+bool allreduce_uses_ring(size_t count, xffl_dtype_t dtype, int members, const Tuning &tuning);
+
+// The ring path of allreduce (requires allreduce_uses_ring). `delivered(first, count)`, when set, is
+// called as each chunk of recv becomes final, in the order of ring_delivery_order (schedules.h).
+void ring_allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype,
+                    xffl_redop_t op, const Tuning &tuning,
+                    const std::function<void(size_t first, size_t count)> &delivered = {});
+
+// Elements per ring message for this dtype and op (the ring carries the accumulation type).
+size_t ring_chunk_elements(xffl_dtype_t dtype, xffl_redop_t op, const Tuning &tuning);
+
 void broadcast(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t dtype, int root, const Tuning &tuning);
 void allgather(PointToPoint &p2p, const void *send, void *recv, size_t send_count, xffl_dtype_t dtype,
                const Tuning &tuning);

@@ -7,26 +7,11 @@
 #include "comm/algorithms/chunks.h"
 #include "comm/algorithms/collectives.h"
 #include "comm/algorithms/schedules.h"
-#include "comm/algorithms/scratch.h"
 #include "comm/dtype.h"
-#include "comm/reduce.h"
 
 namespace xffl::comm::algorithms {
 
 namespace {
-
-// Whether algorithms::allreduce takes the ring for this call: only then is there a chunk order to
-// relay. The same test on every member, from values every member knows.
-bool ring_allreduce(size_t count, xffl_dtype_t dtype, int members, const Tuning &tuning) {
-  return members >= 2 && count * dtype_size(dtype) > tuning.small_allreduce_bytes &&
-         count >= static_cast<size_t>(members);
-}
-
-// The ring's geometry for this call, as algorithms::allreduce sets it up.
-size_t ring_chunk_elements(xffl_dtype_t dtype, xffl_redop_t op, const Tuning &tuning) {
-  const size_t reduce_element = dtype_size(accumulation_dtype(dtype, op));
-  return chunk_elements(tuning.chunk_bytes, std::max(reduce_element, dtype_size(dtype)));
-}
 
 int relative(int index, int root, int n) { return (index - root + n) % n; }
 int absolute(int relative_index, int root, int n) { return (relative_index + root) % n; }
@@ -39,55 +24,32 @@ void allreduce_and_relay(PointToPoint &federated, PointToPoint &relay, void *buf
   const int hops = relay.size() - 1;
   if (count == 0) return;
   if (hops == 0) return allreduce(federated, buffer, buffer, count, dtype, op, tuning);
-  if (!ring_allreduce(count, dtype, n, tuning)) {
+  if (!allreduce_uses_ring(count, dtype, n, tuning)) {
     allreduce(federated, buffer, buffer, count, dtype, op, tuning);
     return broadcast(relay, buffer, count, dtype, relay.index(), tuning);
   }
 
   const size_t element = dtype_size(dtype);
-  const xffl_dtype_t reduce_type = accumulation_dtype(dtype, op);
-  const size_t reduce_element = dtype_size(reduce_type);
-  const bool widened = reduce_type != dtype;
   auto *bytes = static_cast<unsigned char *>(buffer);
   const int next = absolute(1, relay.index(), relay.size());
   const Step my_hop{0, hops};
   const size_t window = static_cast<size_t>(std::max(1, tuning.window));
   std::deque<RequestId> relayed;  // sends down the chain still in flight, oldest first
-
-  RingReduce job;
-  job.bounds = balanced_bounds(count, n);
-  job.type = reduce_type;
-  job.op = op;
-  job.output = buffer;
-  job.output_element_size = element;
-  Scratch wide(widened ? count * reduce_element : 0);
-  if (widened) {
-    convert(buffer, dtype, wide.data(), reduce_type, count);
-    job.input = job.partial = wide.data();
-  } else {
-    job.input = job.partial = buffer;
-  }
-  job.finish = [&](size_t first, size_t chunk) {
-    unsigned char *reduced = static_cast<unsigned char *>(job.partial) + first * reduce_element;
-    if (op == XFFL_AVG) divide(reduced, chunk, reduce_type, n);
-    if (widened) convert(reduced, reduce_type, bytes + first * element, dtype, chunk);
-  };
   // At most `window` chunks in flight down the chain, as the chain broadcast's root keeps it.
-  job.delivered = [&](size_t first, size_t chunk) {
+  ring_allreduce(federated, buffer, buffer, count, dtype, op, tuning, [&](size_t first, size_t chunk) {
     if (relayed.size() >= window) {
       relay.wait(relayed.front());
       relayed.pop_front();
     }
     relayed.push_back(relay.send(next, bytes + first * element, chunk * element, my_hop));
-  };
-  ring_reduce(federated, job, tuning);
+  });
   relay.wait_all();
 }
 
 void relay_receive(PointToPoint &relay, int root, void *buffer, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
                    int federated_size, int sender_index, const Tuning &tuning) {
   if (count == 0 || relay.size() == 1) return;
-  if (!ring_allreduce(count, dtype, federated_size, tuning)) return broadcast(relay, buffer, count, dtype, root, tuning);
+  if (!allreduce_uses_ring(count, dtype, federated_size, tuning)) return broadcast(relay, buffer, count, dtype, root, tuning);
 
   const size_t element = dtype_size(dtype);
   const int n = relay.size();
