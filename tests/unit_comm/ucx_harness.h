@@ -15,30 +15,13 @@
 
 #include "comm/communicator.h"
 #include "comm/exchange.h"
+#include "memory_exchange.h"
 #include "comm/ucx/ucx_backend.h"
 #include "common/error.h"
 
 namespace harness {
 
-class MemoryExchange final : public xffl::comm::Exchange {
- public:
-  void publish(const std::string &key, const std::vector<uint8_t> &value) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    values_[key] = value;
-    published_.notify_all();
-  }
-  std::vector<uint8_t> fetch(const std::string &key, int timeout_ms) override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (!published_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return values_.count(key) > 0; }))
-      (xffl::fail)(XFFL_ETIMEOUT, "timed out after ", timeout_ms, " ms waiting for key ", key, " in the test exchange");
-    return values_[key];
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable published_;
-  std::map<std::string, std::vector<uint8_t>> values_;
-};
+using MemoryExchange = xffl_test::MemoryExchange;
 
 // Counts down once per rank; wait() returns when all have arrived or after 30 s.
 class Latch {

@@ -15,31 +15,14 @@
 #include <vector>
 
 #include "comm/exchange.h"
+#include "memory_exchange.h"
 #include "comm/nccl/nccl_backend.h"
 #include "common/error.h"
 #include "fake_nccl.h"
 
 namespace harness {
 
-class MemoryExchange final : public xffl::comm::Exchange {
- public:
-  void publish(const std::string &key, const std::vector<uint8_t> &value) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    values_[key] = value;
-    published_.notify_all();
-  }
-  std::vector<uint8_t> fetch(const std::string &key, int timeout_ms) override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (!published_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return values_.count(key) > 0; }))
-      (xffl::fail)(XFFL_ETIMEOUT, "timed out after ", timeout_ms, " ms waiting for key ", key, " in the test exchange");
-    return values_[key];
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable published_;
-  std::map<std::string, std::vector<uint8_t>> values_;
-};
+using MemoryExchange = xffl_test::MemoryExchange;
 
 // What one thread-rank saw: OK, or the status and message of the xffl::Error it threw.
 struct Outcome {

@@ -1,0 +1,40 @@
+// An in-memory comm::Exchange shared by threads acting as ranks (unit tests of the backends).
+#ifndef XFFL_TESTS_COMMON_MEMORY_EXCHANGE_H
+#define XFFL_TESTS_COMMON_MEMORY_EXCHANGE_H
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "comm/exchange.h"
+#include "common/error.h"
+
+namespace xffl_test {
+
+class MemoryExchange final : public xffl::comm::Exchange {
+ public:
+  void publish(const std::string &key, const std::vector<uint8_t> &value) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    values_[key] = value;
+    published_.notify_all();
+  }
+  std::vector<uint8_t> fetch(const std::string &key, int timeout_ms) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!published_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return values_.count(key) > 0; }))
+      (xffl::fail)(XFFL_ETIMEOUT, "timed out after ", timeout_ms, " ms waiting for key ", key, " in the test exchange");
+    return values_[key];
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable published_;
+  std::map<std::string, std::vector<uint8_t>> values_;
+};
+
+}  // namespace xffl_test
+
+#endif
