@@ -107,6 +107,18 @@ std::vector<uint8_t> encode(const Failure &message) {
   return wire::encode_frame(Type::Failure, out.take());
 }
 
+std::vector<uint8_t> encode_departed() { return wire::encode_frame(Type::Departed, {}); }
+
+std::vector<uint8_t> encode(const Ranks &message) {
+  if (message.ranks.size() > wire::kMaxRanksInList)
+    throw ProtocolError("a list of " + std::to_string(message.ranks.size()) + " ranks exceeds the limit of " +
+                        std::to_string(wire::kMaxRanksInList));
+  PayloadWriter out;
+  out.u32(static_cast<uint32_t>(message.ranks.size()));
+  for (uint32_t rank : message.ranks) out.u32(rank);
+  return wire::encode_frame(Type::Ranks, out.take());
+}
+
 Hello decode_hello(const std::vector<uint8_t> &payload) {
   PayloadReader in(payload);
   Hello message;
@@ -202,6 +214,29 @@ Failure decode_failure(const std::vector<uint8_t> &payload) {
                         std::to_string(wire::kMaxRanksInFailure));
   message.ranks.reserve(count);
   for (uint32_t i = 0; i < count; ++i) message.ranks.push_back(in.u32());
+  in.finish();
+  return message;
+}
+
+void decode_departed(const std::vector<uint8_t> &payload) { PayloadReader(payload).finish(); }
+
+Ranks decode_ranks(const std::vector<uint8_t> &payload, size_t max_ranks) {
+  max_ranks = std::min(max_ranks, wire::kMaxRanksInList);
+  PayloadReader in(payload);
+  Ranks message;
+  uint32_t count = in.u32();
+  if (count > max_ranks)
+    throw ProtocolError("a list of " + std::to_string(count) + " ranks exceeds the limit of " +
+                        std::to_string(max_ranks));
+  message.ranks.reserve(std::min<size_t>(count, payload.size() / 4));  // a lying count cannot reserve much
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t rank = in.u32();
+    if (rank >= max_ranks) throw ProtocolError("rank " + std::to_string(rank) + " is outside [0, " + std::to_string(max_ranks) + ")");
+    if (!message.ranks.empty() && rank <= message.ranks.back())
+      throw ProtocolError("ranks are not strictly ascending (" + std::to_string(rank) + " after " +
+                          std::to_string(message.ranks.back()) + ")");
+    message.ranks.push_back(rank);
+  }
   in.finish();
   return message;
 }

@@ -8,7 +8,8 @@
 //           Welcome{}                                      no token: joined
 //   client  Auth{client proof}                             after a Challenge
 //   server  Welcome{server proof} or Reject{XFFL_EAUTH}    the client checks the server's proof too
-//   then any number of Publish / Fetch / Barrier, each answered by Ok, Value or Failure, one at a time.
+//   then any number of Publish / Fetch / Barrier, each answered by Ok, Value or Failure, and Departed,
+//   answered by Ranks (the joined ranks whose connection has closed), one at a time.
 #ifndef XFFL_SRC_BOOTSTRAP_PROTOCOL_H
 #define XFFL_SRC_BOOTSTRAP_PROTOCOL_H
 
@@ -69,6 +70,11 @@ struct Value {
   std::vector<uint8_t> value;
 };
 
+// The answer to a Departed request: ranks that joined and whose connection has closed, ascending.
+struct Ranks {
+  std::vector<uint32_t> ranks;
+};
+
 struct Failure {
   xffl_status_t status = XFFL_EINTERNAL;
   std::string message;
@@ -87,6 +93,8 @@ std::vector<uint8_t> encode(const Barrier &message);
 std::vector<uint8_t> encode_ok();
 std::vector<uint8_t> encode(const Value &message);
 std::vector<uint8_t> encode(const Failure &message);
+std::vector<uint8_t> encode_departed();  // the request has no payload
+std::vector<uint8_t> encode(const Ranks &message);
 
 // Payload decoders; throw wire::ProtocolError on any malformed or out-of-bounds field.
 Hello decode_hello(const std::vector<uint8_t> &payload);
@@ -100,6 +108,9 @@ Barrier decode_barrier(const std::vector<uint8_t> &payload);
 void decode_ok(const std::vector<uint8_t> &payload);
 Value decode_value(const std::vector<uint8_t> &payload);
 Failure decode_failure(const std::vector<uint8_t> &payload);
+void decode_departed(const std::vector<uint8_t> &payload);
+// At most max_ranks ranks (a client passes its world size), each below max_ranks, strictly ascending.
+Ranks decode_ranks(const std::vector<uint8_t> &payload, size_t max_ranks = wire::kMaxRanksInList);
 
 }  // namespace xffl::bootstrap::protocol
 

@@ -89,6 +89,11 @@ std::vector<uint8_t> Store::fetch(const std::string &key, int timeout_ms) {
   return client("fetch").fetch(key, timeout_ms);
 }
 
+std::vector<int> Store::departed_ranks(int timeout_ms) {
+  std::lock_guard<std::mutex> hold(request_mutex_);
+  return client("ask which ranks left").departed_ranks(timeout_ms);
+}
+
 void Store::barrier(const std::string &name) { barrier(name, config_.timeout_ms); }
 
 void Store::barrier(const std::string &name, int timeout_ms) {

@@ -97,6 +97,10 @@ class Store final : public comm::Exchange {
   // arrive; XFFL_EPEER names a rank that left the store before arriving.
   void barrier(const std::string &name);
   void barrier(const std::string &name, int timeout_ms);
+  // The ranks that joined the store and whose connection has closed (they left the job, whichever
+  // host or pid namespace they ran in), ascending. The store answers at once; timeout_ms bounds the
+  // round trip. XFFL_EPEER / XFFL_ENETWORK naming the store when it is gone.
+  std::vector<int> departed_ranks(int timeout_ms) override;
 
   // Ends this rank's connection; on rank 0 then lingers (close_linger_ms at most) while other ranks
   // are connected, and stops the server. Idempotent. Later requests fail with XFFL_ESTATE.

@@ -271,4 +271,28 @@ void StoreClient::barrier(const std::string &name, const std::string &shown, int
   }
 }
 
+std::vector<int> StoreClient::departed_ranks(int timeout_ms) {
+  const std::string doing = "asking which ranks left the job";
+  if (timeout_ms < 0) fail(XFFL_EINVAL, who_, ": timeout ", timeout_ms, " ms for asking which ranks left is negative");
+  require_usable(doing);
+  const Clock::time_point deadline = after(timeout_ms);
+  try {
+    send_frame(protocol::encode_departed(), deadline, doing);
+    wire::Frame reply = receive_frame(deadline, doing);
+    if (reply.type == wire::Type::Ranks) {
+      // Bounded by the world size: a store cannot name more ranks, or ranks outside the job.
+      protocol::Ranks answer = protocol::decode_ranks(reply.payload, static_cast<size_t>(config_.world_size));
+      return std::vector<int>(answer.ranks.begin(), answer.ranks.end());
+    }
+    if (reply.type == wire::Type::Failure) {
+      protocol::Failure failure = protocol::decode_failure(reply.payload);
+      fail(failure.status, who_, ": the store at ", address_, " could not say which ranks left: ", failure.message);
+    }
+    throw wire::ProtocolError(std::string("unexpected ") + wire::type_name(reply.type) + " frame");
+  } catch (const wire::ProtocolError &error) {
+    break_connection(XFFL_ENETWORK,
+                     who_ + ": the store at " + address_ + " broke the protocol while " + doing + " (" + error.what() + ")");
+  }
+}
+
 }  // namespace xffl::bootstrap

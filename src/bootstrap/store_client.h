@@ -45,6 +45,9 @@ class StoreClient {
   std::vector<uint8_t> fetch(const std::string &key, int timeout_ms);
   // name is the wire name (Store adds a generation); shown is the name for messages.
   void barrier(const std::string &name, const std::string &shown, int timeout_ms);
+  // The ranks whose connection to the store has closed, ascending; the store answers at once, so
+  // timeout_ms bounds only the round trip (past it the connection counts as lost, like any request).
+  std::vector<int> departed_ranks(int timeout_ms);
 
   // Wakes a blocked request (it fails with XFFL_EPEER) and ends the connection. Thread-safe, may be
   // called while another thread is inside a request.

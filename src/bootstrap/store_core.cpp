@@ -123,6 +123,10 @@ void StoreCore::handle(Connection &connection, const wire::Frame &frame, Clock::
         case Type::Publish: on_publish(connection, protocol::decode_publish(frame.payload)); return;
         case Type::Fetch: on_fetch(connection, protocol::decode_fetch(frame.payload), now); return;
         case Type::Barrier: on_barrier(connection, protocol::decode_barrier(frame.payload), now); return;
+        case Type::Departed:
+          protocol::decode_departed(frame.payload);
+          on_departed(connection);
+          return;
         default:
           throw wire::ProtocolError(std::string("unexpected ") + wire::type_name(frame.type) + " from a joined rank");
       }
@@ -265,6 +269,17 @@ void StoreCore::on_fetch(Connection &connection, const protocol::Fetch &fetch, C
   connection.parked = Parked{ParkKind::Fetch, fetch.key, now + std::chrono::milliseconds(fetch.timeout_ms),
                              fetch.timeout_ms};
   fetch_waiters_[fetch.key].push_back(connection.id);
+}
+
+// Answered at once: ranks that joined and whose connection closed, ascending (a std::set's order).
+// At most world_size ranks; a world beyond kMaxRanksInList (2^18) would hear of its lowest ones only.
+void StoreCore::on_departed(Connection &connection) {
+  protocol::Ranks answer;
+  for (int rank : departed_ranks_) {
+    if (answer.ranks.size() == wire::kMaxRanksInList) break;
+    answer.ranks.push_back(static_cast<uint32_t>(rank));
+  }
+  send(connection, protocol::encode(answer));
 }
 
 std::vector<uint32_t> StoreCore::missing_ranks(const BarrierState &barrier) const {

@@ -99,6 +99,7 @@ class StoreCore {
   void on_publish(Connection &connection, const protocol::Publish &publish);
   void on_fetch(Connection &connection, const protocol::Fetch &fetch, Clock::time_point now);
   void on_barrier(Connection &connection, const protocol::Barrier &barrier, Clock::time_point now);
+  void on_departed(Connection &connection);
   void join(Connection &connection, const protocol::Welcome &welcome);
   void reject(Connection &connection, xffl_status_t status, const std::string &reason);
   void drop(Connection &connection, const std::string &reason);

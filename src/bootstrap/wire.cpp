@@ -25,7 +25,7 @@ bool is_known_type(uint16_t type) {
   switch (static_cast<Type>(type)) {
     case Type::Hello: case Type::Challenge: case Type::Auth: case Type::Welcome: case Type::Reject:
     case Type::Publish: case Type::Fetch: case Type::Barrier: case Type::Ok: case Type::Value:
-    case Type::Failure:
+    case Type::Failure: case Type::Departed: case Type::Ranks:
       return true;
   }
   return false;
@@ -44,6 +44,8 @@ const char *type_name(Type type) {
     case Type::Ok: return "ok";
     case Type::Value: return "value";
     case Type::Failure: return "failure";
+    case Type::Departed: return "departed";
+    case Type::Ranks: return "ranks";
   }
   return "unknown";
 }

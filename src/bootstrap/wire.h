@@ -28,6 +28,8 @@ constexpr size_t kMaxValue = size_t{1} << 20;
 constexpr size_t kMaxJobId = 256;
 constexpr size_t kMaxText = 4096;  // error messages carried in Reject / Failure frames
 constexpr size_t kMaxRanksInFailure = 4096;
+// The most ranks one Ranks frame lists: as many u32 as fit in a payload next to their count.
+constexpr size_t kMaxRanksInList = (size_t{1} << 20) / 4;
 // The largest payload of any message: a Publish of the largest key and value, plus field lengths.
 constexpr size_t kMaxPayload = kMaxValue + kMaxKey + 64;
 constexpr size_t kNonceSize = 32;
@@ -42,9 +44,11 @@ enum class Type : uint16_t {
   Publish = 16,   // client -> server: key, value
   Fetch = 17,     // client -> server: key, timeout in ms (the server waits, the client does not poll)
   Barrier = 18,   // client -> server: name, timeout in ms
+  Departed = 19,  // client -> server: which ranks have left the job? (no payload; answered at once)
   Ok = 32,        // server -> client: a Publish or Barrier succeeded
   Value = 33,     // server -> client: the value of a Fetch
   Failure = 34,   // server -> client: a request failed (status, message, ranks involved)
+  Ranks = 35,     // server -> client: the answer to Departed, ranks ascending
 };
 
 // Observes every byte a store endpoint sends (sent = true) or receives, for tests that check what

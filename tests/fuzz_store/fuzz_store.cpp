@@ -48,6 +48,7 @@ void check_server_output(StoreCore &core, StoreCore::ConnectionId id, std::map<S
       case wire::Type::Ok: protocol::decode_ok(frame->payload); break;
       case wire::Type::Value: protocol::decode_value(frame->payload); break;
       case wire::Type::Failure: protocol::decode_failure(frame->payload); break;
+      case wire::Type::Ranks: protocol::decode_ranks(frame->payload, 2); break;  // the fuzzed world is 2
       default: __builtin_trap();  // the server sent a client-to-server frame
     }
   }
@@ -85,6 +86,8 @@ void decode_everything(const std::vector<uint8_t> &payload) {
   attempt(protocol::decode_ok);
   attempt(protocol::decode_value);
   attempt(protocol::decode_failure);
+  attempt(protocol::decode_departed);
+  attempt([](const std::vector<uint8_t> &bytes) { return protocol::decode_ranks(bytes); });
 }
 
 }  // namespace

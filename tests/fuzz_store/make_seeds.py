@@ -4,7 +4,7 @@ import os
 import struct
 
 MAGIC, VERSION = 0x58465354, 1
-HELLO, PUBLISH, FETCH, BARRIER = 1, 16, 17, 18
+HELLO, PUBLISH, FETCH, BARRIER, DEPARTED = 1, 16, 17, 18, 19
 
 
 def frame(kind, payload):
@@ -41,6 +41,8 @@ seeds = {
     + step(1, frame(BARRIER, text("b#0") + struct.pack(">I", 100))),
     "barrier_peer_leaves": bytes([0x06]) + step(0, frame(BARRIER, text("b#0") + struct.pack(">I", 900)))
     + hang_up(1),
+    "departed_after_leave": bytes([0x06]) + step(0, frame(DEPARTED, b"")) + hang_up(1)
+    + step(0, frame(DEPARTED, b"")),
     "hello_by_hand": bytes([0x00]) + step(2, frame(HELLO, struct.pack(">II", 2, 1) + text("fuzz") + bytes(32))),
     "with_token": bytes([0x07]) + step(0, frame(PUBLISH, text("a") + text("b"))),
     "slow_hello": bytes([0x00]) + step(2, frame(HELLO, struct.pack(">II", 2, 1))[:9]) + tick(100),

@@ -1,6 +1,6 @@
 // The rendezvous store end to end on 127.0.0.1, ranks as threads of this process: publish/fetch in
 // worlds of 1, 2, 4 and 8, write-once, bounded waits with messages that name rank, key and address,
-// barriers, and the store's host going away.
+// barriers, the ranks that left (departed_ranks), and the store's host going away.
 #include <atomic>
 #include <memory>
 
@@ -150,6 +150,45 @@ void test_barrier_fails_fast_when_a_rank_left(void **) {
   for (const auto &outcome : outcomes) expect_failure(outcome, XFFL_EPEER, {"barrier 'done'", "rank 2 left the store"});
 }
 
+void test_departed_ranks_empty_while_all_connected(void **) {
+  Store root(config(0, 3, 0));
+  Store rank1(config(1, 3, root.port()));
+  Store rank2(config(2, 3, root.port()));
+  assert_true(root.departed_ranks(5000).empty());
+  assert_true(rank2.departed_ranks(5000).empty());
+}
+
+void test_departed_ranks_lists_ranks_that_left(void **) {
+  Store root(config(0, 4, 0));
+  Store rank2(config(2, 4, root.port()));
+  {
+    Store rank1(config(1, 4, root.port()));
+    Store rank3(config(3, 4, root.port()));
+  }  // ranks 1 and 3 joined and left
+  // The server learns of a closed connection in its own time: ask again (bounded) until it has.
+  std::vector<int> departed;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (departed.size() < 2 && std::chrono::steady_clock::now() < give_up) {
+    departed = rank2.departed_ranks(5000);
+    if (departed.size() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  assert_true(departed == std::vector<int>({1, 3}));  // ascending
+  assert_true(root.departed_ranks(5000) == std::vector<int>({1, 3}));
+}
+
+void test_departed_ranks_names_the_store_when_it_is_gone(void **) {
+  StoreConfig root_config = config(0, 2, 0);
+  root_config.close_linger_ms = 0;
+  auto root = std::make_unique<Store>(root_config);
+  const std::string address = "127.0.0.1:" + std::to_string(root->port());
+  Store rank1(config(1, 2, root->port()));
+  root.reset();  // rank 0's process ending: the server goes with it
+  bootstrap_test::Outcome outcome = outcome_of([&] { rank1.departed_ranks(5000); });
+  assert_true(outcome.status == XFFL_EPEER || outcome.status == XFFL_ENETWORK);
+  assert_true(contains(outcome.message, "rank 1") && contains(outcome.message, address));
+  assert_true(contains(outcome.message, "asking which ranks left the job"));
+}
+
 void test_store_host_dies(void **) {
   StoreConfig root_config = config(0, 3, 0);
   root_config.close_linger_ms = 0;
@@ -235,6 +274,9 @@ int main(void) {
       cmocka_unit_test(test_fetch_waits_for_a_late_publish),
       cmocka_unit_test(test_barrier_names_missing_ranks),
       cmocka_unit_test(test_barrier_fails_fast_when_a_rank_left),
+      cmocka_unit_test(test_departed_ranks_empty_while_all_connected),
+      cmocka_unit_test(test_departed_ranks_lists_ranks_that_left),
+      cmocka_unit_test(test_departed_ranks_names_the_store_when_it_is_gone),
       cmocka_unit_test(test_store_host_dies),
       cmocka_unit_test(test_connect_timeout_when_no_store),
       cmocka_unit_test(test_close_wakes_a_blocked_fetch_and_later_calls_fail),

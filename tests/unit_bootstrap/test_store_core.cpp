@@ -226,6 +226,32 @@ void test_barrier_fails_when_a_rank_leaves(void **) {
   assert_true(contains(failure.message, "rank 2 left the store"));
 }
 
+// Departed: answered at once with the joined ranks whose connection closed, ascending; a rank that
+// never joined (a stranger hanging up) is not one of them.
+void test_departed_lists_closed_ranks_only(void **) {
+  StoreCore core(config(4));
+  Clock::time_point now = Clock::now();
+  for (uint32_t rank = 0; rank < 4; ++rank) {
+    assert_true(core.accept(rank + 1, "peer", now));
+    feed(core, rank + 1, protocol::encode(hello(rank, 4)), now);
+    drain(core, rank + 1);
+  }
+  assert_true(core.accept(9, "stranger", now));
+  auto ask = [&](StoreCore::ConnectionId id) {
+    feed(core, id, protocol::encode_departed(), now);
+    auto frames = drain(core, id);
+    assert_int_equal(frames.size(), 1);
+    assert_true(frames[0].type == wire::Type::Ranks);
+    return protocol::decode_ranks(frames[0].payload, 4).ranks;
+  };
+  assert_true(ask(1).empty());
+  core.disconnected(9, now);
+  core.disconnected(4, now);  // rank 3
+  core.disconnected(2, now);  // rank 1
+  assert_true(ask(1) == std::vector<uint32_t>({1, 3}));
+  assert_true(ask(3) == std::vector<uint32_t>({1, 3}));
+}
+
 void test_connection_limit(void **) {
   ServerConfig c = config(1);
   c.max_connections = 2;
@@ -249,6 +275,7 @@ int main(void) {
       cmocka_unit_test(test_token_checked_and_never_sent),
       cmocka_unit_test(test_job_mismatch_and_duplicate_rank_refused),
       cmocka_unit_test(test_barrier_fails_when_a_rank_leaves),
+      cmocka_unit_test(test_departed_lists_closed_ranks_only),
       cmocka_unit_test(test_connection_limit),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

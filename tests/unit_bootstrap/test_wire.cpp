@@ -106,6 +106,26 @@ void test_decoders_reject_malformed_payloads(void **) {
   assert_true(contains(protocol_error_of([&] { protocol::decode_publish(payload); }), "key of 5000 bytes"));
 }
 
+// A Ranks answer is bounded by the reader's world size: no more ranks than it, none outside it, and
+// strictly ascending.
+void test_ranks_list_bounded_by_world(void **) {
+  std::vector<uint8_t> frame = protocol::encode(protocol::Ranks{{1, 3}});
+  std::vector<uint8_t> payload(frame.begin() + wire::kHeaderSize, frame.end());
+  assert_true(protocol::decode_ranks(payload, 4).ranks == std::vector<uint32_t>({1, 3}));
+  assert_true(contains(protocol_error_of([&] { protocol::decode_ranks(payload, 1); }), "exceeds the limit of 1"));
+  assert_true(contains(protocol_error_of([&] { protocol::decode_ranks(payload, 3); }), "rank 3 is outside [0, 3)"));
+  frame = protocol::encode(protocol::Ranks{{2, 2}});
+  payload.assign(frame.begin() + wire::kHeaderSize, frame.end());
+  assert_true(contains(protocol_error_of([&] { protocol::decode_ranks(payload, 4); }), "not strictly ascending"));
+  wire::PayloadWriter lying;  // a count far beyond the bytes that follow
+  lying.u32(3);
+  lying.u32(0);
+  payload = lying.take();
+  assert_true(contains(protocol_error_of([&] { protocol::decode_ranks(payload, 4); }), "truncated"));
+  std::vector<uint8_t> departed_with_tail = {0};
+  assert_true(contains(protocol_error_of([&] { protocol::decode_departed(departed_with_tail); }), "unexpected bytes"));
+}
+
 void test_failure_status_cannot_claim_success(void **) {
   wire::PayloadWriter out;
   out.i32(0);  // XFFL_OK in a failure frame: a confused peer must not turn a failure into success
@@ -132,6 +152,7 @@ int main(void) {
       cmocka_unit_test(test_oversized_frame_rejected_at_header),
       cmocka_unit_test(test_encoder_enforces_limits),
       cmocka_unit_test(test_decoders_reject_malformed_payloads),
+      cmocka_unit_test(test_ranks_list_bounded_by_world),
       cmocka_unit_test(test_failure_status_cannot_claim_success),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -2,8 +2,9 @@
 // (host, process identity, worker address); /proc liveness of a running, an exited-and-reaped, an
 // exited-but-unreaped (zombie) and a reused-pid process; which ucp_ep_create statuses are the
 // peer's fault; the UCX log filter (a FATAL line from CMA does not abort and is kept for the
-// error message; redirected lines reach their sink); and collectives whose peer's published
-// process has exited: EPEER at once when waiting on it, and a timeout on a survivor that names it.
+// error message; redirected lines reach their sink); collectives whose peer's published process
+// has exited: EPEER at once when waiting on it, and a timeout on a survivor that names it; and a
+// timeout that names a rank the store says has left (any host), or says the store is gone.
 #include <sys/wait.h>
 #include <ucs/config/global_opts.h>
 #include <unistd.h>
@@ -203,6 +204,73 @@ void a_timeout_on_a_survivor_names_the_member_that_exited(void **) {
                                 "; rank 2 is known to have failed (its process (pid ");
 }
 
+// The test exchange, plus what a store would answer about departed ranks: a fixed list, or the
+// error of a store that is gone.
+class StoreLikeExchange final : public xffl::comm::Exchange {
+ public:
+  explicit StoreLikeExchange(std::vector<int> departed, bool store_gone = false)
+      : departed_(std::move(departed)), store_gone_(store_gone) {}
+  void publish(const std::string &key, const std::vector<uint8_t> &value) override { inner_.publish(key, value); }
+  std::vector<uint8_t> fetch(const std::string &key, int timeout_ms) override { return inner_.fetch(key, timeout_ms); }
+  std::vector<int> departed_ranks(int) override {
+    if (store_gone_)
+      (xffl::fail)(XFFL_EPEER, "rank 0: lost the store at 127.0.0.1:1 while asking which ranks left the job");
+    return departed_;
+  }
+
+ private:
+  harness::MemoryExchange inner_;
+  std::vector<int> departed_;
+  bool store_gone_;
+};
+
+// Rank 0 runs a barrier on {0, 2, 1} while ranks 1 and 2 stay alive but away (rank 2 as if on another
+// host: its process is running, only the store knows it left). Rank 0 waits on rank 1 and times out.
+Seen time_out_with_exchange(StoreLikeExchange &exchange) {
+  constexpr int kWorld = 3;
+  harness::Latch published(kWorld), done(1);
+  Seen seen;
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < kWorld; ++rank)
+    threads.emplace_back([&, rank] {
+      xffl::comm::UcxBackend backend(rank, kWorld, exchange, 1000, XFFL_LOG_ERROR);
+      published.arrive();
+      published.wait();
+      if (rank != 0) {
+        done.wait();
+        return;
+      }
+      try {
+        auto group = harness::make_group(backend, {0, 2, 1}, 0, "world group", 1);
+        group->barrier();
+      } catch (const xffl::Error &error) {
+        seen.status = error.status();
+        seen.message = error.what();
+      }
+      done.arrive();
+    });
+  for (auto &thread : threads) thread.join();
+  return seen;
+}
+
+void a_timeout_names_a_member_the_store_says_left(void **) {
+  StoreLikeExchange exchange({2});
+  const Seen seen = time_out_with_exchange(exchange);
+  assert_int_equal(seen.status, XFFL_ETIMEOUT);
+  expect_contains(seen.message, "rank 0: timed out after 1000 ms in barrier on world group waiting for rank 1 (step 1 of 2)"
+                                "; rank 2 is known to have failed (it left the job: its store connection closed)");
+  if (seen.message.find("rank 1 is known to have failed") != std::string::npos)
+    fail_msg("rank 1 did not leave, yet: %s", seen.message.c_str());
+}
+
+void a_timeout_says_when_the_store_cannot_be_asked(void **) {
+  StoreLikeExchange exchange({}, true);
+  const Seen seen = time_out_with_exchange(exchange);
+  assert_int_equal(seen.status, XFFL_ETIMEOUT);  // the original error, not the store's
+  expect_contains(seen.message, "rank 0: timed out after 1000 ms in barrier on world group waiting for rank 1 (step 1 of 2)"
+                                "; could not ask the store which ranks left: rank 0: lost the store at 127.0.0.1:1");
+}
+
 }  // namespace
 
 int main(void) {
@@ -214,6 +282,8 @@ int main(void) {
       cmocka_unit_test(redirected_lines_reach_their_sink),
       cmocka_unit_test(waiting_on_a_peer_whose_process_exited_fails_at_once),
       cmocka_unit_test(a_timeout_on_a_survivor_names_the_member_that_exited),
+      cmocka_unit_test(a_timeout_names_a_member_the_store_says_left),
+      cmocka_unit_test(a_timeout_says_when_the_store_cannot_be_asked),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -258,7 +258,21 @@ bool UcxWorker::check_peer_process(int peer_rank) {
 std::vector<std::string> UcxWorker::known_failures(const std::vector<int> &members, int excluded,
                                                    Clock::time_point deadline) {
   std::vector<std::string> phrases;
-  std::string lookup_failure;  // after one failed lookup (the store gone, most likely) we ask no more
+  // Asked once: the store knows every rank that left, on any host or in any pid namespace, where
+  // /proc only sees this host's. Bounded on its own (the store answers at once) so that a deadline
+  // already spent still gets an answer; its failure (the store gone) is reported, never thrown, and
+  // then no lookups are tried either: they would go to the same store.
+  constexpr int kDepartedBoundMs = 1000;
+  std::string lookup_failure;  // after one failed request (the store gone, most likely) we ask no more
+  std::vector<int> departed;
+  try {
+    departed = exchange_.departed_ranks(std::clamp(remaining_ms(deadline), 100, kDepartedBoundMs));
+  } catch (const Error &error) {
+    lookup_failure = std::string("could not ask the store which ranks left: ") + error.what();
+  }
+  for (int member : departed)
+    if (member >= 0 && member < world_size_ && member != rank_)
+      mark_failed(member, "it left the job: its store connection closed");
   for (int member : members) {
     if (member == rank_ || member == excluded || member < 0 || member >= world_size_) continue;
     Peer &peer = peers_[static_cast<size_t>(member)];

@@ -77,9 +77,10 @@ class UcxWorker {
   bool check_peer_process(int peer_rank);
   bool check_peer_process(int peer_rank, Clock::time_point lookup_deadline);
   // What is known about the ranks in `members` (but this one and `excluded`) that failed, as "rank 3
-  // is known to have failed (why)" phrases. Looks up the published addresses it lacks (at most until
-  // deadline) so that it can look at the processes on this host; a lookup that fails (the store is
-  // gone) is reported in its own words, and no more are tried.
+  // is known to have failed (why)" phrases. Asks the store once which ranks left the job (their store
+  // connection closed: seen on any host, marked failed), then looks up the published addresses it
+  // lacks (at most until deadline) so that it can look at the processes on this host. A store request
+  // that fails (the store is gone) is reported in its own words, and no more are tried.
   std::vector<std::string> known_failures(const std::vector<int> &members, int excluded, Clock::time_point deadline);
 
   // Makes progress; if nothing happens within a short spin, sleeps on the event fd (at most 100 ms,
