@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <fstream>
 #include <iostream>
@@ -123,10 +122,6 @@ UcxWorker::UcxWorker(int rank, int world_size, Exchange &exchange, const UcxSett
     ucp_config_t *config = nullptr;
     ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
     if (status != UCS_OK) ucx_failed(rank_, "ucp_config_read", status);
-    // UCX 1.13's TCP put-zcopy protocol asserts (tcp_ep.c: PUT_TX_WAITING_ACK) and aborts the process when
-    // the peer dies mid-transfer; without it TCP rendezvous uses get/bcopy and a dead peer is an error.
-    // The user's own UCX_TCP_PUT_ENABLE still wins.
-    if (!std::getenv("UCX_TCP_PUT_ENABLE")) (void)ucp_config_modify(config, "TCP_PUT_ENABLE", "n");
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                         UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
