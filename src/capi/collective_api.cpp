@@ -12,15 +12,14 @@ using xffl::capi::require_arg;
 namespace {
 
 void check_common(const xffl_group_t *group, size_t count, int dtype, const void *stream) {
-  require_arg(group, "", "group");
+  require_arg(group, "group");
   if (!xffl::comm::valid_dtype(dtype)) xffl::fail(XFFL_EINVAL, "unknown dtype ", dtype);
   const size_t size = xffl::comm::dtype_size(static_cast<xffl_dtype_t>(dtype));
   const size_t members = static_cast<size_t>(group->members().size());
   if (count > std::numeric_limits<size_t>::max() / size / members)
     xffl::fail(XFFL_EINVAL, "count ", count, " of ", xffl::comm::dtype_name(static_cast<xffl_dtype_t>(dtype)),
                " overflows the address space for ", members, " members");
-  if (stream && group->backend_kind() != XFFL_BACKEND_NCCL)
-    xffl::fail(XFFL_EINVAL, "stream must be NULL for host memory (backend is not NCCL)");
+  group->check_stream(stream);
 }
 
 void check_buffer(const void *buffer, size_t count, const char *name) {
@@ -109,7 +108,7 @@ XFFL_API xffl_status_t xffl_reduce_scatter(xffl_group_t *group, const void *send
 
 XFFL_API xffl_status_t xffl_barrier(xffl_group_t *group) {
   XFFL_API_BEGIN
-  require_arg(group, __func__, "group");
+  require_arg(group, "group");
   group->communicator().barrier();
   XFFL_API_END("xffl_barrier")
 }

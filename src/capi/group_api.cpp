@@ -14,8 +14,8 @@ extern "C" {
 XFFL_API xffl_status_t xffl_get_group(const xffl_state_t *st, xffl_group_kind_t kind, int instance,
                                       xffl_group_t **out) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
-  require_arg(out, __func__, "out");
+  require_arg(st, "st");
+  require_arg(out, "out");
   *out = st->group(kind, instance);
   XFFL_API_END("xffl_get_group")
 }
@@ -23,9 +23,9 @@ XFFL_API xffl_status_t xffl_get_group(const xffl_state_t *st, xffl_group_kind_t 
 XFFL_API xffl_status_t xffl_create_process_group(xffl_state_t *st, const int *ranks, size_t n,
                                                  const char *description, xffl_group_t **out) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
-  require_arg(ranks, __func__, "ranks");
-  require_arg(out, __func__, "out");
+  require_arg(st, "st");
+  require_arg(ranks, "ranks");
+  require_arg(out, "out");
   if (n == 0) xffl::fail(XFFL_EINVAL, "n is 0; a process group needs at least one rank");
   *out = st->create_process_group(std::vector<int>(ranks, ranks + n), description ? description : "custom").release();
   XFFL_API_END("xffl_create_process_group")
@@ -41,24 +41,24 @@ XFFL_API void xffl_group_destroy(xffl_group_t *group) {
 
 XFFL_API xffl_status_t xffl_group_size(const xffl_group_t *group, int *size) {
   XFFL_API_BEGIN
-  require_arg(group, __func__, "group");
-  require_arg(size, __func__, "size");
+  require_arg(group, "group");
+  require_arg(size, "size");
   *size = group->members().size();
   XFFL_API_END("xffl_group_size")
 }
 
 XFFL_API xffl_status_t xffl_group_rank(const xffl_group_t *group, int *rank) {
   XFFL_API_BEGIN
-  require_arg(group, __func__, "group");
-  require_arg(rank, __func__, "rank");
+  require_arg(group, "group");
+  require_arg(rank, "rank");
   *rank = group->my_index();
   XFFL_API_END("xffl_group_rank")
 }
 
 XFFL_API xffl_status_t xffl_group_ranks(const xffl_group_t *group, int *buf, size_t cap, size_t *len) {
   XFFL_API_BEGIN
-  require_arg(group, __func__, "group");
-  require_arg(len, __func__, "len");
+  require_arg(group, "group");
+  require_arg(len, "len");
   if (!buf && cap > 0) xffl::fail(XFFL_EINVAL, "buf is NULL with capacity ", cap);
   if (cap < static_cast<size_t>(group->members().size())) {  // no copy of a large member list just to refuse
     *len = static_cast<size_t>(group->members().size());

@@ -15,8 +15,8 @@ namespace xffl::capi {
 xffl_status_t set_error(xffl_status_t status, const std::string &message) noexcept;
 xffl_status_t set_error(xffl_status_t status, const char *message) noexcept;
 
-// Throws XFFL_EINVAL "<function>: <name> is NULL" when pointer is null.
-void require_arg(const void *pointer, const char *function, const char *name);
+// Throws XFFL_EINVAL "<name> is NULL" when pointer is null (the guard prefixes the function's name).
+void require_arg(const void *pointer, const char *name);
 
 }  // namespace xffl::capi
 

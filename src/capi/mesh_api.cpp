@@ -14,10 +14,10 @@ extern "C" {
 XFFL_API xffl_status_t xffl_get_mesh(const xffl_state_t *st, xffl_mesh_kind_t kind, int *shape, size_t *ndim,
                                      int *ranks, size_t cap, size_t *len) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
-  require_arg(shape, __func__, "shape");
-  require_arg(ndim, __func__, "ndim");
-  require_arg(len, __func__, "len");
+  require_arg(st, "st");
+  require_arg(shape, "shape");
+  require_arg(ndim, "ndim");
+  require_arg(len, "len");
   const xffl::topology::Mesh &mesh = st->mesh(kind);
   const size_t count = static_cast<size_t>(mesh.rank_count());
   if (!ranks && cap > 0) xffl::fail(XFFL_EINVAL, "ranks is NULL with capacity ", cap);
@@ -33,8 +33,8 @@ XFFL_API xffl_status_t xffl_get_mesh(const xffl_state_t *st, xffl_mesh_kind_t ki
 
 XFFL_API xffl_status_t xffl_create_device_mesh(const int *shape, size_t ndim, int *ranks, size_t cap, size_t *len) {
   XFFL_API_BEGIN
-  require_arg(shape, __func__, "shape");
-  require_arg(len, __func__, "len");
+  require_arg(shape, "shape");
+  require_arg(len, "len");
   if (ndim == 0) xffl::fail(XFFL_EINVAL, "ndim is 0; a mesh has at least one dimension");
   long long count = 1;
   for (size_t i = 0; i < ndim; ++i) {

@@ -14,14 +14,14 @@ extern "C" {
 
 XFFL_API xffl_status_t xffl_state_create(xffl_state_t **out) {
   XFFL_API_BEGIN
-  require_arg(out, __func__, "out");
+  require_arg(out, "out");
   *out = std::make_unique<xffl_state>().release();
   XFFL_API_END("xffl_state_create")
 }
 
 XFFL_API xffl_status_t xffl_state_from_env(xffl_state_t **out) {
   XFFL_API_BEGIN
-  require_arg(out, __func__, "out");
+  require_arg(out, "out");
   const xffl::bootstrap::LaunchEnv env = xffl::bootstrap::read_process_launch_env();
   auto st = std::make_unique<xffl_state>();
   if (env.timeout_ms) st->set_option(XFFL_OPT_TIMEOUT_MS, *env.timeout_ms);
@@ -52,8 +52,8 @@ XFFL_API void xffl_state_destroy(xffl_state_t *st) {
 XFFL_API xffl_status_t xffl_set_global(xffl_state_t *st, xffl_backend_t backend, xffl_device_t device_type,
                                        const char *master_addr, int master_port, int rank, int world_size) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
-  require_arg(master_addr, __func__, "master_addr");
+  require_arg(st, "st");
+  require_arg(master_addr, "master_addr");
   st->set_global(backend, device_type, master_addr, master_port, rank, world_size);
   XFFL_API_END("xffl_set_global")
 }
@@ -61,51 +61,51 @@ XFFL_API xffl_status_t xffl_set_global(xffl_state_t *st, xffl_backend_t backend,
 XFFL_API xffl_status_t xffl_set_node(xffl_state_t *st, int node_local_rank, int node_local_size, int node_rank,
                                      int node_world_size) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
+  require_arg(st, "st");
   st->set_node(node_local_rank, node_local_size, node_rank, node_world_size);
   XFFL_API_END("xffl_set_node")
 }
 
 XFFL_API xffl_status_t xffl_set_exec_device(xffl_state_t *st, int device_index, int streams) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
+  require_arg(st, "st");
   st->set_exec_device(device_index, streams);
   XFFL_API_END("xffl_set_exec_device")
 }
 
 XFFL_API xffl_status_t xffl_get_stream(const xffl_state_t *st, int index, void **stream) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
-  require_arg(stream, __func__, "stream");
+  require_arg(st, "st");
+  require_arg(stream, "stream");
   *stream = st->stream(index);
   XFFL_API_END("xffl_get_stream")
 }
 
 XFFL_API xffl_status_t xffl_set_init_device(xffl_state_t *st, xffl_device_t init_device, int meta_initialization) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
+  require_arg(st, "st");
   st->set_init_device(init_device, meta_initialization != 0);
   XFFL_API_END("xffl_set_init_device")
 }
 
 XFFL_API xffl_status_t xffl_set_fsdp(xffl_state_t *st) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
+  require_arg(st, "st");
   st->set_fsdp();
   XFFL_API_END("xffl_set_fsdp")
 }
 
 XFFL_API xffl_status_t xffl_set_hsdp(xffl_state_t *st, int hsdp) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
+  require_arg(st, "st");
   st->set_hsdp(hsdp);
   XFFL_API_END("xffl_set_hsdp")
 }
 
 XFFL_API xffl_status_t xffl_federated_scaling(xffl_state_t *st, const int *sizes, size_t n_sizes, int hsdp) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
-  require_arg(sizes, __func__, "sizes");
+  require_arg(st, "st");
+  require_arg(sizes, "sizes");
   if (n_sizes == 0) xffl::fail(XFFL_EINVAL, "n_sizes is 0; give one size or one per group");
   st->federated_scaling(std::vector<int>(sizes, sizes + n_sizes), hsdp);
   XFFL_API_END("xffl_federated_scaling")
@@ -113,21 +113,21 @@ XFFL_API xffl_status_t xffl_federated_scaling(xffl_state_t *st, const int *sizes
 
 XFFL_API xffl_status_t xffl_unset_fsdp(xffl_state_t *st) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
+  require_arg(st, "st");
   st->unset_fsdp();
   XFFL_API_END("xffl_unset_fsdp")
 }
 
 XFFL_API xffl_status_t xffl_unset_hsdp(xffl_state_t *st) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
+  require_arg(st, "st");
   st->unset_hsdp();
   XFFL_API_END("xffl_unset_hsdp")
 }
 
 XFFL_API xffl_status_t xffl_unset_federated_scaling(xffl_state_t *st) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
+  require_arg(st, "st");
   st->unset_federated_scaling();
   XFFL_API_END("xffl_unset_federated_scaling")
 }
@@ -141,39 +141,39 @@ XFFL_API int xffl_is_federated_scaling_setup(const xffl_state_t *st) {
 
 XFFL_API xffl_status_t xffl_get_int(const xffl_state_t *st, xffl_attr_t attr, int *value) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
-  require_arg(value, __func__, "value");
+  require_arg(st, "st");
+  require_arg(value, "value");
   *value = st->get_int(attr);
   XFFL_API_END("xffl_get_int")
 }
 
 XFFL_API xffl_status_t xffl_get_ints(const xffl_state_t *st, xffl_attr_t attr, int *buf, size_t cap, size_t *len) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
-  require_arg(len, __func__, "len");
+  require_arg(st, "st");
+  require_arg(len, "len");
   xffl::capi::copy_out(st->get_ints(attr), buf, cap, len, "the attribute");
   XFFL_API_END("xffl_get_ints")
 }
 
 XFFL_API xffl_status_t xffl_get_master_addr(const xffl_state_t *st, char *buf, size_t cap, size_t *len) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
-  require_arg(len, __func__, "len");
+  require_arg(st, "st");
+  require_arg(len, "len");
   xffl::capi::copy_out(st->master_addr(), buf, cap, len, "the master address");
   XFFL_API_END("xffl_get_master_addr")
 }
 
 XFFL_API xffl_status_t xffl_set_option(xffl_state_t *st, xffl_option_t option, int value) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
+  require_arg(st, "st");
   st->set_option(option, value);
   XFFL_API_END("xffl_set_option")
 }
 
 XFFL_API xffl_status_t xffl_get_option(const xffl_state_t *st, xffl_option_t option, int *value) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
-  require_arg(value, __func__, "value");
+  require_arg(st, "st");
+  require_arg(value, "value");
   *value = st->options().get(option);
   XFFL_API_END("xffl_get_option")
 }
@@ -181,8 +181,8 @@ XFFL_API xffl_status_t xffl_get_option(const xffl_state_t *st, xffl_option_t opt
 XFFL_API xffl_status_t xffl_state_describe(const xffl_state_t *st, xffl_format_t format, char *buf, size_t cap,
                                            size_t *len) {
   XFFL_API_BEGIN
-  require_arg(st, __func__, "st");
-  require_arg(len, __func__, "len");
+  require_arg(st, "st");
+  require_arg(len, "len");
   xffl::capi::copy_out(st->describe(format), buf, cap, len, "the description");
   XFFL_API_END("xffl_state_describe")
 }

@@ -20,9 +20,8 @@ xffl_status_t set_error(xffl_status_t status, const std::string &message) noexce
   return set_error(status, message.c_str());
 }
 
-void require_arg(const void *pointer, const char *function, const char *name) {
+void require_arg(const void *pointer, const char *name) {
   if (!pointer) throw Error(XFFL_EINVAL, std::string(name) + " is NULL");
-  (void)function;
 }
 
 }  // namespace xffl::capi

@@ -8,6 +8,12 @@
 
 namespace xffl::federated {
 
+namespace {
+// Buckets of _many: large enough to amortise a collective's latency, small enough to keep the staging
+// copy cheap.
+constexpr size_t kBucketBytes = size_t{16} << 20;
+}  // namespace
+
 void average(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream) {
   if (!roles.replica) {  // FLAT, or no HSDP: every rank averages over its FEDERATED group
     if (roles.weight_factor != 1.0) scale(buf, count, dtype, roles.weight_factor);
@@ -26,7 +32,8 @@ void average(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, vo
 }
 
 void average_many(const Roles &roles, void *const *bufs, const size_t *counts, size_t n, xffl_dtype_t dtype,
-                  void *stream, size_t bucket_bytes) {
+                  void *stream) {
+  const size_t bucket_bytes = roles.device_memory ? 0 : kBucketBytes;
   const size_t element = comm::dtype_size(dtype);
   std::vector<unsigned char> bucket;
   std::vector<size_t> members;  // indices of the buffers in the current bucket

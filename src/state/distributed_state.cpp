@@ -257,11 +257,6 @@ void *DistributedState::stream(int index) const {
   return exec_stream(*backend_, index);
 }
 
-const topology::RankPlan &DistributedState::plan() const {
-  if (!plan_) fail(XFFL_ESTATE, "no layout is set (call xffl_set_fsdp, xffl_set_hsdp or xffl_federated_scaling)");
-  return *plan_;
-}
-
 const std::string &DistributedState::master_addr() const {
   if (!is_global_setup()) fail(XFFL_ENOTSET, "master address is not set (call xffl_set_global)");
   return master_addr_;

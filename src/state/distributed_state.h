@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "federated/average.h"
 #include "state/group.h"
 #include "state/options.h"
 #include "topology/plan.h"
@@ -63,10 +64,11 @@ class DistributedState {
   // FedAvg weights per federated group; empty means the plain mean.
   void set_federated_weights(const std::vector<double> &weights);
   const std::vector<double> &federated_weights() const { return federated_weights_; }
+  // This rank's communicators and role in federated averaging (federated/average.h). XFFL_ESTATE
+  // without federated scaling; XFFL_EINVAL for a host stream or FLAT over unequal federated groups.
+  federated::Roles federated_roles(void *stream) const;
   // The execution device's stream `index` (a cudaStream_t); CUDA only.
   void *stream(int index) const;
-  // The plan of the current layout; requires one.
-  const topology::RankPlan &plan() const;
 
  private:
   void require_global(const char *call) const;

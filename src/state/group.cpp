@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/error.h"
+
 namespace xffl {
 
 Group::Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, bool owned)
@@ -10,6 +12,11 @@ Group::Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, bool 
 comm::Communicator &Group::communicator() {
   if (!communicator_) communicator_ = backend_->create_communicator(spec_);
   return *communicator_;
+}
+
+void Group::check_stream(const void *stream) const {
+  if (stream && backend_kind() != XFFL_BACKEND_NCCL)
+    fail(XFFL_EINVAL, "stream must be NULL for host memory (backend is not NCCL)");
 }
 
 }  // namespace xffl

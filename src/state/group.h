@@ -22,6 +22,8 @@ class Group {
   bool owned() const { return owned_; }
   xffl_backend_t backend_kind() const { return backend_->kind(); }
   comm::Communicator &communicator();
+  // A stream is a cudaStream_t for NCCL; host-memory backends take NULL (XFFL_EINVAL otherwise).
+  void check_stream(const void *stream) const;
 
  private:
   comm::GroupSpec spec_;
