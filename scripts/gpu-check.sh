@@ -25,7 +25,7 @@ if ! timeout 120 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DXFFL_
   step "configure FAILED (see configure.txt)"; exit 1
 fi
 step "build"
-targets="gpu_test_collectives xffl-bench-nccl unit_nccl_test_nccl_families unit_nccl_test_nccl_streams unit_nccl_test_nccl_watchdog unit_nccl_test_nccl_mapping"
+targets="gpu_test_collectives xffl-bench-nccl unit_nccl_test_nccl_families unit_nccl_test_nccl_streams unit_nccl_test_nccl_watchdog unit_nccl_test_nccl_mapping unit_nccl_test_nccl_federated"
 if ! timeout 240 cmake --build "$build" -j "$jobs" --target $targets > "$out/build.txt" 2>&1; then
   step "build FAILED (see build.txt)"; exit 1
 fi

@@ -17,6 +17,8 @@ XFFL_BEGIN_DECLS
 
 /**
  * @brief Average one buffer (this rank's shard) across federated groups, in place.
+ * @param[in] stream backend NCCL: buf is device memory and the work is ordered on this cudaStream_t
+ *            (NULL: the pool's stream 0 of xffl_set_exec_device); other backends: NULL
  * @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE without federated scaling; communication errors.
  */
 XFFL_API xffl_status_t xffl_federated_average(xffl_state_t *st, void *buf, size_t count, xffl_dtype_t dtype,
@@ -25,6 +27,11 @@ XFFL_API xffl_status_t xffl_federated_average(xffl_state_t *st, void *buf, size_
 /**
  * @brief Average several buffers, coalesced into size-balanced buckets; each buffer is updated in place.
  * @param[in] bufs n buffers; counts[i] elements each
+ * @param[in] stream as for xffl_federated_average
+ * @note Buffers under 16 MiB travel in buckets of up to 16 MiB: copied into one scratch buffer (device
+ *       memory from cudaMallocAsync on the stream with NCCL), averaged, and copied back exactly; larger
+ *       ones are averaged in place.
+ * @return as xffl_federated_average
  */
 XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const *bufs, const size_t *counts,
                                                    size_t n, xffl_dtype_t dtype, void *stream);

@@ -4,9 +4,12 @@
 #define XFFL_SRC_COMM_COMMUNICATOR_H
 
 #include <cstddef>
+#include <cstring>
+#include <new>
 #include <memory>
 #include <string>
 
+#include "comm/scale.h"
 #include "topology/rank_list.h"
 #include "xffl/types.h"
 
@@ -26,12 +29,38 @@ class Communicator {
                               void *stream) = 0;
   virtual void barrier() = 0;
 
-  // HIERARCHICAL federated averaging, sender side: op-reduce buf in place over this (federated) group
-  // and pass the result to every member of `relay` (the sender's replica group; relay_root is the
-  // sender's index there). Backends that can overlap the two do; the default runs one after the other.
-  virtual void allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
-                                   Communicator &relay, int relay_root, void *stream) {
+  // In place: op-reduce over the members of each member's premul * buf, premul being this member's own
+  // factor (1: none; otherwise a floating-point dtype and op SUM or AVG). Federated averaging's weights
+  // (FedAvg) are such factors. Backends that fuse the product into the reduction do (NCCL's PreMulSum);
+  // the default scales the (host) buffer first.
+  virtual void allreduce_scaled(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, double premul,
+                                void *stream) {
+    if (premul != 1.0) scale(buf, count, dtype, premul);
     allreduce(buf, buf, count, dtype, op, stream);
+  }
+
+  // Scratch memory of the kind this communicator's collectives work on (host memory by default, device
+  // memory with NCCL) and copies within it, ordered on `stream` as the collectives are. release never
+  // throws.
+  virtual void *allocate(size_t bytes, void *stream) {
+    (void)stream;
+    return ::operator new(bytes);
+  }
+  virtual void release(void *ptr, void *stream) noexcept {
+    (void)stream;
+    ::operator delete(ptr);
+  }
+  virtual void copy(void *dst, const void *src, size_t bytes, void *stream) {
+    (void)stream;
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+
+  // HIERARCHICAL federated averaging, sender side: allreduce_scaled over this (federated) group, then
+  // pass the result to every member of `relay` (the sender's replica group; relay_root is the sender's
+  // index there). Backends that can overlap the two do; the default runs one after the other.
+  virtual void allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, double premul,
+                                   Communicator &relay, int relay_root, void *stream) {
+    allreduce_scaled(buf, count, dtype, op, premul, stream);
     relay.broadcast(buf, count, dtype, relay_root, stream);
   }
   // The receiving side of allreduce_and_relay, called on the replica group by its other members.

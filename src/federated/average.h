@@ -22,15 +22,15 @@ struct Roles {
   // Factor applied to this rank's copy before the cross-group AVG, so that the AVG yields the weighted
   // mean: G * w_f / sum(w). 1 for the plain mean.
   double weight_factor = 1.0;
-  bool device_memory = false;  // buffers live on a GPU: never staged through host memory
 };
 
 // In place: afterwards every copy of the shard holds the mean over federated groups.
 // On failure the buffer's content is unspecified (as with any failed collective).
 void average(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream);
 
-// Several buffers: host buffers smaller than a bucket (16 MiB) are coalesced into buckets (copied in,
-// averaged, copied back exactly); larger ones, and every device buffer, are averaged in place.
+// Several buffers: those smaller than a bucket (16 MiB) are coalesced into buckets (copied in, averaged,
+// copied back exactly), in the federated communicator's memory (host, or device memory with NCCL,
+// copies ordered on the stream); larger ones are averaged in place.
 void average_many(const Roles &roles, void *const *bufs, const size_t *counts, size_t n, xffl_dtype_t dtype,
                   void *stream);
 

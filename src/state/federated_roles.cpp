@@ -13,13 +13,10 @@ federated::Roles DistributedState::federated_roles(void *stream) const {
   xffl_group *federated_group = group(XFFL_GROUP_FEDERATED, 0);
   federated_group->check_stream(stream);
   roles.federated = &federated_group->communicator();
-  roles.device_memory = federated_group->backend_kind() == XFFL_BACKEND_NCCL;
   roles.is_sender = p.is_sender.value_or(true);
   roles.federated_groups = *p.federated_world_size;
   roles.federated_rank = *p.federated_rank;
   if (!federated_weights_.empty()) {
-    if (roles.device_memory)
-      fail(XFFL_EUNSUPPORTED, "federated weights with backend nccl: device buffers are not scaled yet");
     double sum = 0;
     for (double w : federated_weights_) sum += w;  // validated positive in set_federated_weights
     roles.weight_factor =

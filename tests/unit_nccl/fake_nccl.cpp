@@ -18,12 +18,15 @@ struct FakeNccl::FakeComm {
   long next_op = 0, next_split = 0;
   long awaiting_split = -1;  // the parent's split round this rank posted and waits for (as NCCL's parent does)
   bool dead = false;  // aborted or destroyed
+  std::map<int, double> premul_ops;  // live PreMulSum operators of this rank's communicator
+  int next_custom_op = 5;            // ncclNumOps: NCCL numbers user operators from here
 };
 
 struct FakeNccl::Clique {
   struct Contribution {
     const void *send = nullptr;
     void *recv = nullptr;
+    double premul = 1.0;  // this member's PreMulSum scalar
   };
   struct Op {
     FakeCall call;
@@ -46,6 +49,7 @@ struct FakeNccl::Clique {
 
 struct FakeNccl::FakeStream {
   std::vector<std::pair<Clique *, long>> pending;
+  std::vector<void *> frees;  // free_async'ed, released once the stream is idle
 };
 
 namespace {
@@ -64,8 +68,12 @@ template <typename T>
 void reduce_into(const std::vector<FakeNccl::Clique::Contribution> &parts, size_t offset, size_t count, int op,
                  T *out) {
   for (size_t i = 0; i < count; ++i) {
-    T acc = static_cast<const T *>(parts[0].send)[offset + i];
-    for (size_t p = 1; p < parts.size(); ++p) acc = combine(acc, static_cast<const T *>(parts[p].send)[offset + i], op);
+    auto input = [&](size_t p) {
+      const T value = static_cast<const T *>(parts[p].send)[offset + i];
+      return parts[p].premul == 1.0 ? value : static_cast<T>(value * parts[p].premul);
+    };
+    T acc = input(0);
+    for (size_t p = 1; p < parts.size(); ++p) acc = combine(acc, input(p), op);
     if (op == kNcclAvg) acc = static_cast<T>(acc / static_cast<T>(parts.size()));
     out[i] = acc;
   }
@@ -114,7 +122,10 @@ void execute(FakeNccl::Clique::Op &op) {
 }  // namespace
 
 FakeNccl::FakeNccl(int devices) : devices_(devices) {}
-FakeNccl::~FakeNccl() = default;
+FakeNccl::~FakeNccl() {
+  for (auto &stream : streams_)
+    for (void *ptr : stream->frees) std::free(ptr);
+}
 
 void FakeNccl::bind_thread(int rank) { bound_rank = rank; }
 
@@ -176,7 +187,10 @@ int FakeNccl::stream_query(Stream stream) {
   pending.erase(std::remove_if(pending.begin(), pending.end(),
                                [](const auto &entry) { return entry.first->ops[entry.second].done; }),
                 pending.end());
-  return pending.empty() ? kCudaSuccess : kCudaErrorNotReady;
+  if (!pending.empty()) return kCudaErrorNotReady;
+  for (void *ptr : fake->frees) std::free(ptr);
+  fake->frees.clear();
+  return kCudaSuccess;
 }
 
 int FakeNccl::copy_async(void *dst, const void *src, size_t bytes, Stream stream) {
@@ -196,6 +210,25 @@ int FakeNccl::device_alloc(void **ptr, size_t bytes) {
 
 int FakeNccl::device_free(void *ptr) {
   std::free(ptr);
+  return kCudaSuccess;
+}
+
+int FakeNccl::alloc_async(void **ptr, size_t bytes, Stream stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  FakeCall call{"alloc_async"};
+  call.count = bytes;
+  call.stream = stream;
+  record(call);
+  *ptr = std::calloc(1, bytes ? bytes : 1);
+  return *ptr ? kCudaSuccess : 2;  // cudaErrorMemoryAllocation
+}
+
+int FakeNccl::free_async(void *ptr, Stream stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  FakeCall call{"free_async"};
+  call.stream = stream;
+  record(call);
+  static_cast<FakeStream *>(stream)->frees.push_back(ptr);
   return kCudaSuccess;
 }
 
@@ -331,9 +364,37 @@ int FakeNccl::comm_abort(Comm comm) {
   return kNcclSuccess;
 }
 
+int FakeNccl::red_op_create_pre_mul_sum(int *op, const void *scalar, int type, Comm comm) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto *fake = static_cast<FakeComm *>(comm);
+  FakeCall call{"premul_create"};
+  call.type = type;
+  if (type == kNcclFloat32) call.scalar = *static_cast<const float *>(scalar);
+  if (type == kNcclFloat64) call.scalar = *static_cast<const double *>(scalar);
+  call.op = fake->next_custom_op++;
+  record(call);
+  fake->premul_ops[call.op] = call.scalar;
+  *op = call.op;
+  return kNcclSuccess;
+}
+
+int FakeNccl::red_op_destroy(int op, Comm comm) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  FakeCall call{"premul_destroy"};
+  call.op = op;
+  record(call);
+  return static_cast<FakeComm *>(comm)->premul_ops.erase(op) ? kNcclSuccess : kNcclInvalidArgument;
+}
+
 int FakeNccl::enqueue(const FakeCall &call, const void *send, void *recv, FakeComm *comm, Stream stream) {
   record(call);
   if (comm->dead || !comm->clique || !comm->clique->ready()) return kNcclInvalidUsage;
+  double premul = 1.0;
+  if (call.op >= kNcclAvg + 1) {  // a user operator: only this communicator's live PreMulSums exist
+    auto found = comm->premul_ops.find(call.op);
+    if (found == comm->premul_ops.end()) return kNcclInvalidArgument;
+    premul = found->second;
+  }
   Clique &clique = *comm->clique;
   const long seq = comm->next_op++;
   Clique::Op &op = clique.ops[seq];
@@ -341,7 +402,7 @@ int FakeNccl::enqueue(const FakeCall &call, const void *send, void *recv, FakeCo
     op.parts.resize(static_cast<size_t>(clique.size));
     op.call = call;
   }
-  op.parts[static_cast<size_t>(comm->index)] = Clique::Contribution{send, recv};
+  op.parts[static_cast<size_t>(comm->index)] = Clique::Contribution{send, recv, premul};
   static_cast<FakeStream *>(stream)->pending.push_back({&clique, seq});
   if (++op.arrived == clique.size) execute(op);
   return kNcclSuccess;

@@ -1,6 +1,6 @@
 // A fake NCCL and CUDA for the NCCL backend's unit tests: N ranks as threads of one process, "device"
 // memory is host memory, communicators are cliques that complete a collective when every member has
-// enqueued it (f32 and i32 are computed; other types are recorded only). Every call is recorded with
+// enqueued it (f32 and i32 are computed, PreMulSum too; other types are recorded only). Every call is recorded with
 // the rank of the calling thread (bind_thread) so tests can count splits, inits and aborts per rank.
 #ifndef XFFL_TESTS_UNIT_NCCL_FAKE_NCCL_H
 #define XFFL_TESTS_UNIT_NCCL_FAKE_NCCL_H
@@ -18,9 +18,12 @@ namespace xffl::test {
 using namespace xffl::comm::nccl;
 
 struct FakeCall {
-  std::string name;  // "init", "split", "allreduce", "broadcast", "allgather", "reduce_scatter", "abort", ...
+  // "init", "split", "allreduce", "broadcast", "allgather", "reduce_scatter", "abort", "copy",
+  // "alloc_async", "free_async", "premul_create", "premul_destroy", ...
+  std::string name;
   int rank = -1;     // bound rank of the calling thread
   int color = 0, key = 0, type = -1, op = -1, root = -1, size = 0;
+  double scalar = 1.0;  // a PreMulSum's scalar (f32 and f64 read; others recorded as 1)
   size_t count = 0;
   Stream stream = nullptr;
 };
@@ -47,6 +50,8 @@ class FakeNccl final : public NcclApi {
   int copy_async(void *dst, const void *src, size_t bytes, Stream stream) override;
   int device_alloc(void **ptr, size_t bytes) override;
   int device_free(void *ptr) override;
+  int alloc_async(void **ptr, size_t bytes, Stream stream) override;
+  int free_async(void *ptr, Stream stream) override;  // freed once the stream is idle
   std::string cuda_error_string(int code) override;
 
   int get_unique_id(UniqueId *id) override;
@@ -61,6 +66,8 @@ class FakeNccl final : public NcclApi {
   int all_gather(const void *send, void *recv, size_t send_count, int type, Comm comm, Stream stream) override;
   int reduce_scatter(const void *send, void *recv, size_t recv_count, int type, int op, Comm comm,
                      Stream stream) override;
+  int red_op_create_pre_mul_sum(int *op, const void *scalar, int type, Comm comm) override;
+  int red_op_destroy(int op, Comm comm) override;
   int group_start() override { return kNcclSuccess; }
   int group_end() override { return kNcclSuccess; }
   std::string nccl_error_string(int code, Comm comm) override;

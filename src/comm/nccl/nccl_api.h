@@ -71,6 +71,10 @@ class NcclApi {
   virtual int copy_async(void *dst, const void *src, size_t bytes, Stream stream) = 0;  // device to device
   virtual int device_alloc(void **ptr, size_t bytes) = 0;
   virtual int device_free(void *ptr) = 0;
+  // Stream-ordered allocation (cudaMallocAsync / cudaFreeAsync): the memory is usable by work enqueued
+  // on `stream` after the call, and returns to the pool once the work before the free is done.
+  virtual int alloc_async(void **ptr, size_t bytes, Stream stream) = 0;
+  virtual int free_async(void *ptr, Stream stream) = 0;
   virtual std::string cuda_error_string(int code) = 0;
 
   // NCCL. Every call returns an ncclResult_t. Communicators are created nonblocking (config.blocking
@@ -90,6 +94,11 @@ class NcclApi {
   virtual int all_gather(const void *send, void *recv, size_t send_count, int type, Comm comm, Stream stream) = 0;
   virtual int reduce_scatter(const void *send, void *recv, size_t recv_count, int type, int op, Comm comm,
                              Stream stream) = 0;
+  // ncclRedOpCreatePreMulSum with the scalar (of the collective's type) in host memory, read during the
+  // call (ncclScalarHostImmediate): *op multiplies this rank's input by it before summing. Valid on
+  // `comm` until red_op_destroy, which may follow the enqueue of the last collective using it.
+  virtual int red_op_create_pre_mul_sum(int *op, const void *scalar, int type, Comm comm) = 0;
+  virtual int red_op_destroy(int op, Comm comm) = 0;
   virtual int group_start() = 0;
   virtual int group_end() = 0;
   // ncclGetErrorString(code), followed by ncclGetLastError's detail when it has one.

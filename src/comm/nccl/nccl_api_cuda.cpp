@@ -58,6 +58,10 @@ class CudaNcclApi final : public NcclApi {
   }
   int device_alloc(void **ptr, size_t bytes) override { return cudaMalloc(ptr, bytes); }
   int device_free(void *ptr) override { return cudaFree(ptr); }
+  int alloc_async(void **ptr, size_t bytes, Stream stream) override {
+    return cudaMallocAsync(ptr, bytes, as_stream(stream));
+  }
+  int free_async(void *ptr, Stream stream) override { return cudaFreeAsync(ptr, as_stream(stream)); }
   std::string cuda_error_string(int code) override {
     return std::string(cudaGetErrorName(static_cast<cudaError_t>(code))) + ": " +
            cudaGetErrorString(static_cast<cudaError_t>(code));
@@ -108,6 +112,16 @@ class CudaNcclApi final : public NcclApi {
                      Stream stream) override {
     return ncclReduceScatter(send, recv, recv_count, static_cast<ncclDataType_t>(type), static_cast<ncclRedOp_t>(op),
                              as_comm(comm), as_stream(stream));
+  }
+  int red_op_create_pre_mul_sum(int *op, const void *scalar, int type, Comm comm) override {
+    ncclRedOp_t made = ncclSum;
+    const ncclResult_t rc = ncclRedOpCreatePreMulSum(&made, const_cast<void *>(scalar), static_cast<ncclDataType_t>(type),
+                                                     ncclScalarHostImmediate, as_comm(comm));
+    *op = static_cast<int>(made);
+    return rc;
+  }
+  int red_op_destroy(int op, Comm comm) override {
+    return ncclRedOpDestroy(static_cast<ncclRedOp_t>(op), as_comm(comm));
   }
   int group_start() override { return ncclGroupStart(); }
   int group_end() override { return ncclGroupEnd(); }

@@ -1,8 +1,11 @@
 #include "comm/nccl/nccl_communicator.h"
 
+#include <cstdint>
+#include <cstring>
 #include <utility>
 
 #include "comm/dtype.h"
+#include "comm/half.h"
 #include "comm/nccl/nccl_types.h"
 #include "common/error.h"
 
@@ -12,6 +15,32 @@ namespace {
 
 std::string counted(const char *what, size_t count, xffl_dtype_t dtype) {
   return std::string(what) + " of " + std::to_string(count) + " " + dtype_name(dtype);
+}
+
+// The PreMulSum scalar in the collective's own type, as NCCL reads it.
+struct Scalar {
+  unsigned char bytes[8] = {};
+};
+
+Scalar scalar_of(double value, xffl_dtype_t dtype) {
+  Scalar scalar;
+  switch (dtype) {
+    case XFFL_F64: std::memcpy(scalar.bytes, &value, sizeof value); return scalar;
+    case XFFL_F32: {
+      const float narrow = static_cast<float>(value);
+      std::memcpy(scalar.bytes, &narrow, sizeof narrow);
+      return scalar;
+    }
+    case XFFL_F16:
+    case XFFL_BF16: {
+      const uint16_t half = dtype == XFFL_F16 ? f32_to_f16(static_cast<float>(value)) : f32_to_bf16(static_cast<float>(value));
+      std::memcpy(scalar.bytes, &half, sizeof half);
+      return scalar;
+    }
+    default: break;
+  }
+  fail(XFFL_EINVAL, "scaling by a weight needs a floating-point dtype, not ", dtype_name(dtype),
+       " (clear the federated weights for integer data)");
 }
 
 }  // namespace
@@ -65,6 +94,55 @@ void NcclCommunicator::allreduce(const void *send, void *recv, size_t count, xff
   comm_->check_usable(what);
   const int rc = context_->api->all_reduce(send, recv, count, to_nccl_type(dtype), to_nccl_op(op), comm_->handle(), s);
   complete(rc, s, what, false);
+}
+
+void NcclCommunicator::allreduce_scaled(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, double premul,
+                                        void *stream) {
+  if (premul == 1.0) return allreduce(buf, buf, count, dtype, op, stream);
+  if (op != XFFL_SUM && op != XFFL_AVG)
+    fail(XFFL_EINVAL, "a scaled allreduce sums or averages, not ", redop_name(op));
+  const int size = comm_ ? comm_->size() : 1;
+  const Scalar scalar = scalar_of(op == XFFL_AVG ? premul / size : premul, dtype);
+  const Stream s = resolve(stream);
+  const WaitSubject what =
+      subject(counted("allreduce", count, dtype) + " (" + redop_name(op) + ", own input times " + std::to_string(premul) + ")");
+  if (!comm_)
+    fail(XFFL_EUNSUPPORTED, "rank ", context_->rank, ": scaling device memory in ", description_,
+         ", a group of one (no NCCL communicator to fuse the product into)");
+  comm_->check_usable(what);
+  NcclApi &api = *context_->api;
+  int premul_sum = kNcclSum;
+  const int made = api.red_op_create_pre_mul_sum(&premul_sum, scalar.bytes, to_nccl_type(dtype), comm_->handle());
+  if (made != kNcclSuccess)
+    fail_nccl(api, made, comm_->handle(), "rank " + std::to_string(context_->rank) + ": ncclRedOpCreatePreMulSum for " +
+                                              what.awaited + " in " + what.group);
+  const int rc = api.all_reduce(buf, buf, count, to_nccl_type(dtype), premul_sum, comm_->handle(), s);
+  api.red_op_destroy(premul_sum, comm_->handle());  // allowed once the last use is enqueued
+  complete(rc, s, what, false);
+}
+
+void *NcclCommunicator::allocate(size_t bytes, void *stream) {
+  NcclApi &api = *context_->api;
+  void *ptr = nullptr;
+  const int rc = api.alloc_async(&ptr, bytes, resolve(stream));
+  if (rc != kCudaSuccess)
+    fail_cuda(api, rc, "rank " + std::to_string(context_->rank) + ": " + std::to_string(bytes) +
+                           " bytes of device scratch for " + description_ + " (cudaMallocAsync)");
+  return ptr;
+}
+
+void NcclCommunicator::release(void *ptr, void *stream) noexcept {
+  if (!ptr) return;
+  try {
+    context_->api->free_async(ptr, resolve(stream));
+  } catch (...) {
+    // resolve() cannot fail for a stream that allocate() resolved; nothing to report from a release
+  }
+}
+
+void NcclCommunicator::copy(void *dst, const void *src, size_t bytes, void *stream) {
+  const Stream s = resolve(stream);
+  copy_alone(src, dst, bytes, s, subject("device copy of " + std::to_string(bytes) + " bytes"));
 }
 
 void NcclCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int root_index, void *stream) {

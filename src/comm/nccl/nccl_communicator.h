@@ -29,6 +29,14 @@ class NcclCommunicator final : public Communicator {
                       void *stream) override;
   // An allreduce of one int on a scratch device word, always waited for.
   void barrier() override;
+  // premul != 1: one ncclRedOpCreatePreMulSum per call (scalar premul, or premul / size for AVG), so
+  // the weighting costs no pass over device memory.
+  void allreduce_scaled(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, double premul,
+                        void *stream) override;
+  // Device memory from the stream-ordered allocator; copies with cudaMemcpyAsync on the stream.
+  void *allocate(size_t bytes, void *stream) override;
+  void release(void *ptr, void *stream) noexcept override;
+  void copy(void *dst, const void *src, size_t bytes, void *stream) override;
 
   const std::shared_ptr<NcclComm> &comm() const { return comm_; }
 

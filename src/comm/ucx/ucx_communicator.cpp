@@ -77,10 +77,11 @@ void UcxCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_c
 }
 
 void UcxCommunicator::allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
-                                          Communicator &relay, int relay_root, void *stream) {
+                                          double premul, Communicator &relay, int relay_root, void *stream) {
   auto *chain = dynamic_cast<UcxCommunicator *>(&relay);
   if (!chain || chain->worker_ != worker_ || relay_root != chain->group_.my_index)
-    return Communicator::allreduce_and_relay(buf, count, dtype, op, relay, relay_root, stream);
+    return Communicator::allreduce_and_relay(buf, count, dtype, op, premul, relay, relay_root, stream);
+  if (premul != 1.0) scale(buf, count, dtype, premul);
   run_paired("federated average (sender)", chain,
              [&](algorithms::PointToPoint &federated, algorithms::PointToPoint *replica,
                  const algorithms::Tuning &tuning) {

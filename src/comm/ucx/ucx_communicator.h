@@ -26,8 +26,8 @@ class UcxCommunicator final : public Communicator {
                       void *stream) override;
   void barrier() override;
   // Overlapped when `relay` is a UCX communicator of the same worker (algorithms/relay.h).
-  void allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, Communicator &relay,
-                           int relay_root, void *stream) override;
+  void allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, double premul,
+                           Communicator &relay, int relay_root, void *stream) override;
   void relay_receive(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, int relay_root,
                      int federated_size, int sender_index, void *stream) override;
 

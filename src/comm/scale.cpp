@@ -1,4 +1,4 @@
-#include "federated/scale.h"
+#include "comm/scale.h"
 
 #include <cstdint>
 
@@ -6,7 +6,7 @@
 #include "comm/half.h"
 #include "common/error.h"
 
-namespace xffl::federated {
+namespace xffl::comm {
 
 namespace {
 template <typename T>
@@ -26,15 +26,15 @@ void scale(void *buf, size_t count, xffl_dtype_t dtype, double factor) {
     case XFFL_F32: return scale_typed(static_cast<float *>(buf), count, static_cast<float>(factor));
     case XFFL_F64: return scale_typed(static_cast<double *>(buf), count, factor);
     case XFFL_F16:
-      return scale_half<comm::f16_to_f32, comm::f32_to_f16>(static_cast<uint16_t *>(buf), count,
+      return scale_half<f16_to_f32, f32_to_f16>(static_cast<uint16_t *>(buf), count,
                                                               static_cast<float>(factor));
     case XFFL_BF16:
-      return scale_half<comm::bf16_to_f32, comm::f32_to_bf16>(static_cast<uint16_t *>(buf), count,
+      return scale_half<bf16_to_f32, f32_to_bf16>(static_cast<uint16_t *>(buf), count,
                                                                 static_cast<float>(factor));
     default: break;
   }
   fail(XFFL_EINVAL, "weighted federated averaging needs a floating-point dtype, not ",
-       comm::dtype_name(dtype), " (clear the weights for integer data)");
+       dtype_name(dtype), " (clear the weights for integer data)");
 }
 
-}  // namespace xffl::federated
+}  // namespace xffl::comm
