@@ -1,41 +1,15 @@
-// Shared by the gpu tests and the GPU benchmark: an in-memory Exchange for ranks that are threads of
-// one process, and the skip rule (exit 77, ctest's SKIP_RETURN_CODE) when CUDA has no device.
+// Shared by the gpu tests and the GPU benchmark: the in-memory Exchange of the unit tests (ranks that
+// are threads of one process) and the skip rule (exit 77, ctest's SKIP_RETURN_CODE) when CUDA has no device.
 #ifndef XFFL_TESTS_GPU_GPU_SUPPORT_H
 #define XFFL_TESTS_GPU_GPU_SUPPORT_H
 
-#include <chrono>
-#include <condition_variable>
-#include <map>
-#include <mutex>
-#include <string>
-#include <vector>
-
-#include "comm/exchange.h"
-#include "common/error.h"
+#include "memory_exchange.h"
 
 namespace gpu {
 
 constexpr int kSkip = 77;
 
-class MemoryExchange final : public xffl::comm::Exchange {
- public:
-  void publish(const std::string &key, const std::vector<uint8_t> &value) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    values_[key] = value;
-    published_.notify_all();
-  }
-  std::vector<uint8_t> fetch(const std::string &key, int timeout_ms) override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (!published_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return values_.count(key) > 0; }))
-      (xffl::fail)(XFFL_ETIMEOUT, "timed out after ", timeout_ms, " ms waiting for key ", key);
-    return values_[key];
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable published_;
-  std::map<std::string, std::vector<uint8_t>> values_;
-};
+using MemoryExchange = xffl_test::MemoryExchange;
 
 }  // namespace gpu
 

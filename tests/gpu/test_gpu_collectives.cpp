@@ -1,5 +1,6 @@
 // The NCCL backend on real GPUs (label gpu). `world1`: one rank, every collective on device buffers
 // and every dtype/op path NCCL runs natively (AVG, bf16, f16), the K-stream pool, the caller's stream.
+// `federated`: the public C API with backend NCCL on one GPU (weights, _many's device bucket).
 // `threads`: one rank per visible device as threads of this process (NCCL refuses two ranks on one
 // GPU: "Duplicate GPU detected"), so it needs two devices; multi-rank logic on one GPU is covered by
 // the fake (tests/unit_nccl). Without a device every case exits 77: ctest reports it skipped, with the
@@ -16,6 +17,7 @@
 #include "comm/nccl/device_streams.h"
 #include "comm/nccl/nccl_backend.h"
 #include "gpu_support.h"
+#include "xffl.h"
 
 using namespace xffl;
 using namespace xffl::comm;
@@ -88,10 +90,59 @@ void run_rank(int rank, int world, std::shared_ptr<Exchange> exchange, int devic
   b.put(std::vector<float>(n * static_cast<size_t>(world), 1.0f));
   group->reduce_scatter(b.ptr, a.ptr, n, XFFL_F32, XFFL_SUM, nullptr);
   check(a.get()[0] == w, "reduce_scatter");
+  if (world > 1) {  // FedAvg's weights: one PreMulSum, each rank's own factor (rank + 1)
+    a.put(std::vector<float>(n, 1.0f));
+    group->allreduce_scaled(a.ptr, n, XFFL_F32, XFFL_SUM, rank + 1.0, mine);
+    check(a.get()[n / 2] == sum_of_ranks + w, "allreduce_scaled (PreMulSum)");
+  }
   group->barrier();
   cudaStreamDestroy(mine);
   std::printf("rank %d on device %d: allreduce (sum, avg, bf16 avg), broadcast, allgather, reduce_scatter, "
               "barrier passed; communicators made: %d\n", rank, device, backend.communicators_created());
+}
+
+void ok(xffl_status_t rc, const char *what) {
+  if (rc != XFFL_OK) (xffl::fail)(rc, what, ": ", xffl_last_error_message());
+}
+
+// The public C API on one GPU, as a user calls it: backend NCCL, one rank, federated scaling, weights,
+// and _many over device buffers (small ones through a cudaMallocAsync bucket, one of 16 MiB + 4 bytes
+// in place) on the caller's stream. A mean over one group is the identity, so every byte must come
+// back where it was: a bucket copy in the wrong place shows.
+void run_federated_c_api() {
+  xffl_state_t *st = nullptr;
+  ok(xffl_state_create(&st), "xffl_state_create");
+  std::unique_ptr<xffl_state_t, void (*)(xffl_state_t *)> owned(st, xffl_state_destroy);
+  ok(xffl_set_global(st, XFFL_BACKEND_NCCL, XFFL_DEVICE_CUDA, "127.0.0.1", 0, 0, 1), "xffl_set_global");
+  ok(xffl_set_exec_device(st, -1, 2), "xffl_set_exec_device");
+  const int sizes[] = {1};
+  ok(xffl_federated_scaling(st, sizes, 1, 0), "xffl_federated_scaling");
+  const double weights[] = {3.0};
+  ok(xffl_set_federated_weights(st, weights, 1), "xffl_set_federated_weights");
+  const std::vector<size_t> counts{3, 1000, 0, (size_t{16} << 20) / 4 + 1, 7};
+  std::vector<std::unique_ptr<DeviceBuffer<float>>> buffers;
+  std::vector<void *> bufs;
+  for (size_t b = 0; b < counts.size(); ++b) {
+    buffers.push_back(std::make_unique<DeviceBuffer<float>>(counts[b]));
+    std::vector<float> values(counts[b]);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(b * 1000 + i % 4096);
+    if (!values.empty()) buffers.back()->put(values);
+    bufs.push_back(buffers.back()->ptr);
+  }
+  cudaStream_t mine;
+  cuda(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking), "stream");
+  ok(xffl_federated_average_many(st, bufs.data(), counts.data(), counts.size(), XFFL_F32, mine),
+     "xffl_federated_average_many");
+  cuda(cudaStreamSynchronize(mine), "cudaStreamSynchronize");
+  for (size_t b = 0; b < counts.size(); ++b) {
+    if (!counts[b]) continue;
+    const std::vector<float> values = buffers[b]->get();
+    for (size_t i = 0; i < values.size(); ++i)
+      check(values[i] == static_cast<float>(b * 1000 + i % 4096), "_many returned every byte in place");
+  }
+  ok(xffl_federated_average(st, bufs[1], counts[1], XFFL_F32, nullptr), "xffl_federated_average");
+  cudaStreamDestroy(mine);
+  std::printf("federated (C API, NCCL, 1 rank): weights, _many with a device bucket and a 16 MiB buffer passed\n");
 }
 
 }  // namespace
@@ -103,6 +154,15 @@ int main(int argc, char **argv) {
   if (rc != cudaSuccess || devices < 1) {
     std::printf("SKIP: no CUDA device (%s)\n", rc != cudaSuccess ? cudaGetErrorString(rc) : "0 devices");
     return gpu::kSkip;
+  }
+  if (mode == "federated") {
+    try {
+      run_federated_c_api();
+      return 0;
+    } catch (const std::exception &error) {
+      std::printf("FAIL: %s\n", error.what());
+      return 1;
+    }
   }
   const int world = mode == "threads" ? devices : 1;
   if (mode == "threads" && devices < 2) {
