@@ -21,6 +21,7 @@ set(xffl_nccl_logic_sources
   ${xffl_nccl_dir}/device_streams.cpp
   ${xffl_nccl_dir}/family_plan.cpp
   ${xffl_nccl_dir}/nccl_communicator.cpp
+  ${xffl_nccl_dir}/host_staged_communicator.cpp
   ${xffl_nccl_dir}/nccl_backend.cpp)
 add_library(xffl_nccl_logic OBJECT EXCLUDE_FROM_ALL ${xffl_nccl_logic_sources})
 target_include_directories(xffl_nccl_logic PUBLIC

@@ -106,7 +106,13 @@ typedef enum xffl_attr XFFL_ENUM_BASE {
 typedef enum xffl_option XFFL_ENUM_BASE {
     XFFL_OPT_TIMEOUT_MS = 0,         /**< bound of every wait, in milliseconds (default 300000, or XFFL_TIMEOUT seconds) */
     XFFL_OPT_FEDERATED_STRATEGY = 1, /**< an xffl_federated_strategy_t (default HIERARCHICAL) */
-    XFFL_OPT_LOG_LEVEL = 2           /**< an xffl_log_level_t (default WARN, or XFFL_LOG_LEVEL) */
+    XFFL_OPT_LOG_LEVEL = 2,          /**< an xffl_log_level_t (default WARN, or XFFL_LOG_LEVEL) */
+    /** an xffl_backend_t for the groups that cross facilities (FEDERATED, and process groups whose members
+     *  are in several federated groups): XFFL_BACKEND_NONE (default, or XFFL_CROSS_FACILITY_BACKEND=none)
+     *  keeps them on the backend of xffl_set_global; XFFL_BACKEND_UCX (or =ucx) carries them over UCX when
+     *  that backend is NCCL, staging device buffers through pinned host memory, while every other group
+     *  stays on NCCL. Read by xffl_set_global: XFFL_ESTATE once it was called. */
+    XFFL_OPT_CROSS_FACILITY_BACKEND = 3
 } xffl_option_t;
 
 /** How xffl_federated_average moves data (DESIGN.md section 5). */

@@ -81,6 +81,10 @@ struct GroupSpec {
   int my_index = 0;          // the caller's index among members
   std::string description;   // for messages: "federated group (instance 1)"
   unsigned long long tag = 0;  // distinct per group instance, identical on every member
+  // Members in more than one federated group (a FEDERATED family, or a process group spanning
+  // federations): a backend may carry it over another transport (XFFL_OPT_CROSS_FACILITY_BACKEND).
+  // Identical on every rank for every instance of a family.
+  bool crosses_facilities = false;
 };
 
 class Backend {

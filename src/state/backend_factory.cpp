@@ -38,7 +38,7 @@ namespace {
 // so the store lives as long as any group (groups share ownership of their backend).
 class StoreBackedUcx final : public comm::Backend {
  public:
-  StoreBackedUcx(std::unique_ptr<bootstrap::Store> store, std::unique_ptr<comm::UcxBackend> ucx)
+  StoreBackedUcx(std::shared_ptr<bootstrap::Store> store, std::unique_ptr<comm::UcxBackend> ucx)
       : store_(std::move(store)), ucx_(std::move(ucx)) {}
   ~StoreBackedUcx() override {
     ucx_.reset();  // the backend before the exchange it reads from
@@ -51,9 +51,17 @@ class StoreBackedUcx final : public comm::Backend {
   comm::UcxBackend &ucx() { return *ucx_; }
 
  private:
-  std::unique_ptr<bootstrap::Store> store_;
+  std::shared_ptr<bootstrap::Store> store_;
   std::unique_ptr<comm::UcxBackend> ucx_;
 };
+
+std::shared_ptr<StoreBackedUcx> make_ucx(std::shared_ptr<bootstrap::Store> store, const GlobalConfig &config,
+                                         const Options &options, const Logger &logger) {
+  PhaseTimer timer(logger, "ucx bring-up");
+  auto ucx = std::make_unique<comm::UcxBackend>(config.rank, config.world_size, *store, options.timeout_ms,
+                                                options.log_level);
+  return std::make_shared<StoreBackedUcx>(std::move(store), std::move(ucx));
+}
 #endif
 
 #ifdef XFFL_HAVE_NCCL
@@ -68,22 +76,32 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
     case XFFL_BACKEND_NONE: return std::make_shared<comm::LocalBackend>();
     case XFFL_BACKEND_UCX: {
 #ifdef XFFL_HAVE_UCX
-      std::unique_ptr<bootstrap::Store> store = open_store(config, options, logger);
-      PhaseTimer timer(logger, "ucx bring-up");
-      auto ucx = std::make_unique<comm::UcxBackend>(config.rank, config.world_size, *store, options.timeout_ms,
-                                                    options.log_level);
+      std::shared_ptr<bootstrap::Store> store = open_store(config, options, logger);
+      auto ucx = make_ucx(store, config, options, logger);
       store->barrier("xffl/set_global");
-      return std::make_shared<StoreBackedUcx>(std::move(store), std::move(ucx));
+      return ucx;
 #else
       fail(XFFL_EUNSUPPORTED, "backend ucx: this build of xffl has no UCX support");
 #endif
     }
     case XFFL_BACKEND_NCCL: {
 #ifdef XFFL_HAVE_NCCL
-      std::shared_ptr<comm::Exchange> store = open_store(config, options, logger);
-      PhaseTimer timer(logger, "nccl bring-up");
-      return std::make_shared<comm::NcclBackend>(comm::nccl::real_nccl_api(), std::move(store), config.rank,
-                                                 config.world_size, options.timeout_ms);
+      std::shared_ptr<bootstrap::Store> store = open_store(config, options, logger);
+      std::shared_ptr<comm::NcclBackend> nccl;
+      {
+        PhaseTimer timer(logger, "nccl bring-up");
+        nccl = std::make_shared<comm::NcclBackend>(comm::nccl::real_nccl_api(), store, config.rank,
+                                                   config.world_size, options.timeout_ms);
+      }
+      if (options.cross_facility_backend == XFFL_BACKEND_UCX) {
+#ifdef XFFL_HAVE_UCX
+        nccl->set_crossing_backend(make_ucx(store, config, options, logger));
+        store->barrier("xffl/set_global");
+#else
+        fail(XFFL_EUNSUPPORTED, "cross-facility backend ucx: this build of xffl has no UCX support");
+#endif
+      }
+      return nccl;
 #else
       fail(XFFL_EUNSUPPORTED, "backend nccl: this build of xffl has no CUDA and NCCL support");
 #endif
@@ -100,7 +118,10 @@ void apply_options(comm::Backend &backend, const Options &options) {
   }
 #endif
 #ifdef XFFL_HAVE_NCCL
-  if (auto *nccl = as_nccl(backend)) nccl->set_timeout_ms(options.timeout_ms);
+  if (auto *nccl = as_nccl(backend)) {
+    nccl->set_timeout_ms(options.timeout_ms);
+    if (nccl->crossing_backend()) apply_options(*nccl->crossing_backend(), options);
+  }
 #endif
   (void)backend;
   (void)options;

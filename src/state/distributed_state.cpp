@@ -120,6 +120,10 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
 }
 
 void DistributedState::set_option(xffl_option_t option, int value) {
+  if (option == XFFL_OPT_CROSS_FACILITY_BACKEND && is_global_setup() &&
+      value != options_.get(XFFL_OPT_CROSS_FACILITY_BACKEND))
+    fail(XFFL_ESTATE, "the cross-facility backend is chosen in xffl_set_global, which was already called; set ",
+         "XFFL_OPT_CROSS_FACILITY_BACKEND before it");
   options_.set(option, value);
   if (backend_) apply_options(*backend_, options_);
 }
@@ -181,6 +185,7 @@ void DistributedState::add_group(xffl_group_kind_t kind, int instances, const to
     std::string text = description;
     if (instances > 1) text += " (instance " + std::to_string(instance) + ")";
     comm::GroupSpec spec{members, my_index, std::move(text), layout_tag(layout_generation_, kind, instance)};
+    spec.crosses_facilities = kind == XFFL_GROUP_FEDERATED;
     auto group = std::make_unique<xffl_group>(std::move(spec), backend_, false);
     // NCCL makes communicators eagerly: one split per family, every rank in the same layout order.
     if (prepare_family_group(*backend_, group->spec(), instance)) group->communicator();
@@ -402,7 +407,19 @@ std::unique_ptr<xffl_group> DistributedState::create_process_group(const std::ve
   unsigned long long hash = mix({0xC057ULL, static_cast<unsigned long long>(count)});
   for (int r : ranks) hash = mix({hash, static_cast<unsigned long long>(r)});
   comm::GroupSpec spec{std::move(members), my_index, description, kCustomTagBase + hash % kCustomTagBase};
+  spec.crosses_facilities = spans_federated_groups(sorted);
   return std::make_unique<xffl_group>(std::move(spec), backend_, true);
+}
+
+bool DistributedState::spans_federated_groups(const std::vector<int> &sorted_ranks) const {
+  if (layout_ != Layout::Federated) return false;
+  const std::vector<int> &sizes = *plan_->federated_local_size;
+  int end = 0;  // of the federated group holding the first rank
+  for (int size : sizes) {
+    end += size;
+    if (sorted_ranks.front() < end) break;
+  }
+  return sorted_ranks.back() >= end;
 }
 
 const topology::Mesh &DistributedState::mesh(xffl_mesh_kind_t kind) const {

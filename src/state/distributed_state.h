@@ -78,6 +78,8 @@ class DistributedState {
   void clear_layout();
   void add_group(xffl_group_kind_t kind, int instances, const topology::RankList &members,
                  const std::string &description);
+  // Under federated scaling: whether these ranks (sorted) lie in more than one federated group.
+  bool spans_federated_groups(const std::vector<int> &sorted_ranks) const;
 
   Options options_;
   std::shared_ptr<comm::Backend> backend_;

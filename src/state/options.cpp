@@ -1,5 +1,7 @@
 #include "state/options.h"
 
+#include <strings.h>
+
 #include <cstdlib>
 
 #include "bootstrap/env_values.h"
@@ -26,6 +28,11 @@ Options Options::from_environment() {
       break;
     }
   if (const char *token = variable("XFFL_AUTH_TOKEN")) options.auth_token = token;
+  if (const char *cross = variable("XFFL_CROSS_FACILITY_BACKEND")) {
+    if (strcasecmp(cross, "none") == 0) options.cross_facility_backend = XFFL_BACKEND_NONE;
+    else if (strcasecmp(cross, "ucx") == 0) options.cross_facility_backend = XFFL_BACKEND_UCX;
+    else fail(XFFL_EINVAL, "XFFL_CROSS_FACILITY_BACKEND='", cross, "' is not one of none, ucx");
+  }
   return options;
 }
 
@@ -45,6 +52,12 @@ void Options::set(xffl_option_t option, int value) {
         fail(XFFL_EINVAL, "log level ", value, " outside [0, 3] (error, warn, info, debug)");
       log_level = static_cast<xffl_log_level_t>(value);
       return;
+    case XFFL_OPT_CROSS_FACILITY_BACKEND:
+      if (value != XFFL_BACKEND_NONE && value != XFFL_BACKEND_UCX)
+        fail(XFFL_EINVAL, "cross-facility backend ", value, " is not XFFL_BACKEND_NONE (0, the backend of ",
+             "xffl_set_global) or XFFL_BACKEND_UCX (1)");
+      cross_facility_backend = static_cast<xffl_backend_t>(value);
+      return;
   }
   fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));
 }
@@ -54,6 +67,7 @@ int Options::get(xffl_option_t option) const {
     case XFFL_OPT_TIMEOUT_MS: return timeout_ms;
     case XFFL_OPT_FEDERATED_STRATEGY: return strategy;
     case XFFL_OPT_LOG_LEVEL: return log_level;
+    case XFFL_OPT_CROSS_FACILITY_BACKEND: return cross_facility_backend;
   }
   fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));
 }

@@ -12,12 +12,14 @@ struct Options {
   int timeout_ms = 300000;
   xffl_federated_strategy_t strategy = XFFL_FEDAVG_HIERARCHICAL;
   xffl_log_level_t log_level = XFFL_LOG_WARN;
+  // NONE: crossing groups stay on the main backend; UCX: over UCX with host staging (main NCCL).
+  xffl_backend_t cross_facility_backend = XFFL_BACKEND_NONE;
   std::string job_id = "xffl";  // every rank of a job must agree; the store checks it
   std::string auth_token;       // shared secret of the rendezvous; empty for none
 
   // XFFL_TIMEOUT (seconds, may be fractional), XFFL_LOG_LEVEL (error, warn, info, debug), XFFL_JOB_ID
-  // (else TORCHELASTIC_RUN_ID, else SLURM_JOB_ID), XFFL_AUTH_TOKEN. A malformed value is an error that
-  // names the variable.
+  // (else TORCHELASTIC_RUN_ID, else SLURM_JOB_ID), XFFL_AUTH_TOKEN, XFFL_CROSS_FACILITY_BACKEND (none,
+  // ucx). A malformed value is an error that names the variable.
   static Options from_environment();
   void set(xffl_option_t option, int value);
   int get(xffl_option_t option) const;

@@ -232,6 +232,20 @@ int FakeNccl::free_async(void *ptr, Stream stream) {
   return kCudaSuccess;
 }
 
+int FakeNccl::host_alloc(void **ptr, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  FakeCall call{"host_alloc"};
+  call.count = bytes;
+  record(call);
+  *ptr = std::calloc(1, bytes ? bytes : 1);
+  return *ptr ? kCudaSuccess : 2;  // cudaErrorMemoryAllocation
+}
+
+int FakeNccl::host_free(void *ptr) {
+  std::free(ptr);
+  return kCudaSuccess;
+}
+
 std::string FakeNccl::cuda_error_string(int code) {
   switch (code) {
     case kCudaErrorNoDevice: return "cudaErrorNoDevice: no CUDA-capable device is detected";

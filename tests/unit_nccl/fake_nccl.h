@@ -19,7 +19,7 @@ using namespace xffl::comm::nccl;
 
 struct FakeCall {
   // "init", "split", "allreduce", "broadcast", "allgather", "reduce_scatter", "abort", "copy",
-  // "alloc_async", "free_async", "premul_create", "premul_destroy", ...
+  // "alloc_async", "free_async", "host_alloc", "premul_create", "premul_destroy", ...
   std::string name;
   int rank = -1;     // bound rank of the calling thread
   int color = 0, key = 0, type = -1, op = -1, root = -1, size = 0;
@@ -52,6 +52,8 @@ class FakeNccl final : public NcclApi {
   int device_free(void *ptr) override;
   int alloc_async(void **ptr, size_t bytes, Stream stream) override;
   int free_async(void *ptr, Stream stream) override;  // freed once the stream is idle
+  int host_alloc(void **ptr, size_t bytes) override;
+  int host_free(void *ptr) override;
   std::string cuda_error_string(int code) override;
 
   int get_unique_id(UniqueId *id) override;

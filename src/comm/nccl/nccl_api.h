@@ -75,6 +75,9 @@ class NcclApi {
   // on `stream` after the call, and returns to the pool once the work before the free is done.
   virtual int alloc_async(void **ptr, size_t bytes, Stream stream) = 0;
   virtual int free_async(void *ptr, Stream stream) = 0;
+  // Pinned host memory (cudaMallocHost / cudaFreeHost), for staging device buffers through the host.
+  virtual int host_alloc(void **ptr, size_t bytes) = 0;
+  virtual int host_free(void *ptr) = 0;
   virtual std::string cuda_error_string(int code) = 0;
 
   // NCCL. Every call returns an ncclResult_t. Communicators are created nonblocking (config.blocking

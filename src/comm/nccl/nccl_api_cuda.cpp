@@ -62,6 +62,8 @@ class CudaNcclApi final : public NcclApi {
     return cudaMallocAsync(ptr, bytes, as_stream(stream));
   }
   int free_async(void *ptr, Stream stream) override { return cudaFreeAsync(ptr, as_stream(stream)); }
+  int host_alloc(void **ptr, size_t bytes) override { return cudaMallocHost(ptr, bytes); }
+  int host_free(void *ptr) override { return cudaFreeHost(ptr); }
   std::string cuda_error_string(int code) override {
     return std::string(cudaGetErrorName(static_cast<cudaError_t>(code))) + ": " +
            cudaGetErrorString(static_cast<cudaError_t>(code));

@@ -6,6 +6,7 @@
 
 #include "comm/nccl/device_streams.h"
 #include "comm/nccl/family_plan.h"
+#include "comm/nccl/host_staged_communicator.h"
 #include "comm/nccl/nccl_communicator.h"
 #include "comm/nccl/nccl_types.h"
 #include "common/error.h"
@@ -61,6 +62,7 @@ NcclBackend::NcclBackend(std::shared_ptr<NcclApi> api, std::shared_ptr<Exchange>
 NcclBackend::~NcclBackend() {
   prepared_.clear();
   world_.reset();  // communicators before the device's streams (the context may outlive us)
+  crossing_.reset();
 }
 
 void NcclBackend::check_member(const GroupSpec &group) const {
@@ -159,8 +161,20 @@ void NcclBackend::register_world(const GroupSpec &world) {
   world_tag_ = world.tag;
 }
 
+void NcclBackend::set_crossing_backend(std::shared_ptr<Backend> host) { crossing_ = std::move(host); }
+
+std::unique_ptr<Communicator> NcclBackend::create_staged(const GroupSpec &group, int instance) {
+  if (group.members.size() == 1)  // alone in it: nothing crosses, a device copy does
+    return std::make_unique<NcclCommunicator>(context_, nullptr, group.description, instance);
+  return std::make_unique<HostStagedCommunicator>(context_, crossing_->create_communicator(group), group, instance);
+}
+
 void NcclBackend::prepare_family(const GroupSpec &group, int instance) {
   check_member(group);
+  if (crosses(group)) {  // every rank skips the split alike: crosses_facilities is per family
+    prepared_[group.tag] = Prepared{nullptr, instance, true};
+    return;
+  }
   const std::shared_ptr<NcclComm> &world = ensure_world();
   std::shared_ptr<NcclComm> existing = find_made(group.members, instance);
   const FamilyDecision decision =
@@ -224,9 +238,11 @@ std::unique_ptr<Communicator> NcclBackend::create_communicator(const GroupSpec &
   if (auto found = prepared_.find(group.tag); found != prepared_.end()) {
     Prepared prepared = std::move(found->second);
     prepared_.erase(found);
+    if (prepared.crossing) return create_staged(group, prepared.instance);
     return std::make_unique<NcclCommunicator>(context_, std::move(prepared.comm), group.description,
                                               prepared.instance);
   }
+  if (crosses(group)) return create_staged(group, 0);
   if (group.members.size() == 1) return std::make_unique<NcclCommunicator>(context_, nullptr, group.description, 0);
   return std::make_unique<NcclCommunicator>(context_, create_own_id_communicator(group), group.description, 0);
 }

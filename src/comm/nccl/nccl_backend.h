@@ -10,6 +10,9 @@
 //   - WORLD (register_world): the world communicator.
 //   - a layout's group families (prepare_family, collective over the world, in the same order on
 //     every rank): one ncclCommSplit per rank per family, with sharing; see family_plan.h.
+//   - with a crossing backend (set_crossing_backend), groups that cross facilities with more than one
+//     member run on it through host staging (host_staged_communicator.h): their families are never
+//     split, every rank skipping them alike.
 //   - xffl_create_process_group's groups (any other GroupSpec reaching create_communicator): member
 //     index 0 makes an id and publishes it under "nccl/group/<tag>", the members fetch it and init
 //     a communicator of their own (only members take part; never shared, since members may destroy
@@ -56,6 +59,11 @@ class NcclBackend final : public Backend {
   // Collective over the world: every rank, the same families in the same order.
   void prepare_family(const GroupSpec &group, int instance);
 
+  // Local, before any layout: groups with crosses_facilities go over `host` (a host-memory backend,
+  // UCX) through pinned host memory, instead of NCCL.
+  void set_crossing_backend(std::shared_ptr<Backend> host);
+  Backend *crossing_backend() const { return crossing_.get(); }
+
   void set_timeout_ms(int timeout_ms);
   int timeout_ms() const { return context_->timeout_ms; }
   void set_stream_ordered(bool on) { context_->stream_ordered = on; }
@@ -71,8 +79,9 @@ class NcclBackend final : public Backend {
     std::weak_ptr<nccl::NcclComm> comm;
   };
   struct Prepared {
-    std::shared_ptr<nccl::NcclComm> comm;  // null: a group of one
+    std::shared_ptr<nccl::NcclComm> comm;  // null: a group of one, or a crossing group
     int instance;
+    bool crossing = false;  // made on the crossing backend
   };
 
   void ensure_device();
@@ -82,9 +91,12 @@ class NcclBackend final : public Backend {
                                                     const nccl::WaitSubject &subject);
   std::shared_ptr<nccl::NcclComm> create_own_id_communicator(const GroupSpec &group);
   void check_member(const GroupSpec &group) const;
+  bool crosses(const GroupSpec &group) const { return crossing_ && group.crosses_facilities; }
+  std::unique_ptr<Communicator> create_staged(const GroupSpec &group, int instance);
 
   std::shared_ptr<NcclContext> context_;
   std::shared_ptr<Exchange> exchange_;
+  std::shared_ptr<Backend> crossing_;  // null: every group on NCCL
   int device_count_ = 0;
   nccl::UniqueId world_id_;
   std::shared_ptr<nccl::NcclComm> world_;

@@ -145,6 +145,10 @@ void NcclCommunicator::copy(void *dst, const void *src, size_t bytes, void *stre
   copy_alone(src, dst, bytes, s, subject("device copy of " + std::to_string(bytes) + " bytes"));
 }
 
+void NcclCommunicator::synchronize(void *stream) {
+  await_stream(*context_->api, comm_.get(), resolve(stream), subject("the stream's work"), context_->timeout_ms);
+}
+
 void NcclCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int root_index, void *stream) {
   const Stream s = resolve(stream);
   const WaitSubject what = subject(counted("broadcast", count, dtype) + " from member " + std::to_string(root_index));

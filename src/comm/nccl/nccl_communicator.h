@@ -37,6 +37,8 @@ class NcclCommunicator final : public Communicator {
   void *allocate(size_t bytes, void *stream) override;
   void release(void *ptr, void *stream) noexcept override;
   void copy(void *dst, const void *src, size_t bytes, void *stream) override;
+  // Returns once the work enqueued on the stream (NULL: this instance's pool stream) is done (bounded).
+  void synchronize(void *stream);
 
   const std::shared_ptr<NcclComm> &comm() const { return comm_; }
 

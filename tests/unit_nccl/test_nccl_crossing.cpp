@@ -1,0 +1,204 @@
+// XFFL_OPT_CROSS_FACILITY_BACKEND=UCX: groups that cross facilities run on UCX through pinned host
+// memory while the others stay on NCCL. Threads as ranks, the fake NCCL for the device side (its
+// "device" memory is host memory) and real UCX backends over loopback/shared memory for the host side.
+// Layout: spec 5.5, W = 6, F = (2, 4), S = 2; senders 0, 1 (facility 0) and 2, 5 (facility 1).
+
+#include <cmath>
+#include <vector>
+
+#include "comm/nccl/host_staged_communicator.h"
+#include "comm/ucx/ucx_backend.h"
+#include "federated/average.h"
+#include "nccl_harness.h"
+#include "topology/plan.h"
+
+// cmocka after the C++ headers: its fail() macro would clash with xffl::fail.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+extern "C" {  // cmocka has no extern "C" of its own
+#include <cmocka.h>
+}
+
+using namespace xffl;
+using namespace xffl::comm;
+using xffl::test::FakeNccl;
+
+namespace {
+
+constexpr int kWorld = 6;
+constexpr float kGarbage = -777.0f;
+const std::vector<int> kSenders{0, 1, 2, 5};
+
+bool is_sender(int rank) { return rank == 0 || rank == 1 || rank == 2 || rank == 5; }
+
+// Every rank's NCCL backend gets a UCX backend of its own for the crossing groups.
+struct CrossingJob {
+  std::shared_ptr<FakeNccl> fake = std::make_shared<FakeNccl>(1);
+  harness::MemoryExchange ucx_exchange;
+
+  std::vector<harness::Outcome> run(const std::function<void(int, NcclBackend &)> &body) {
+    return harness::run_ranks(fake, kWorld, 20000, [&](int rank, NcclBackend &backend) {
+      backend.set_crossing_backend(std::make_shared<UcxBackend>(rank, kWorld, ucx_exchange, 20000, XFFL_LOG_ERROR));
+      body(rank, backend);
+    });
+  }
+};
+
+struct FederatedRank {
+  std::unique_ptr<Communicator> federated, replica;
+  federated::Roles roles;
+};
+
+FederatedRank make_federated_rank(NcclBackend &backend, int rank, const std::vector<double> &weights) {
+  auto sizes = std::make_shared<const std::vector<int>>(std::vector<int>{2, 4});
+  const topology::RankPlan plan = topology::plan_federated(kWorld, sizes, 2, rank);
+  backend.select_device(-1, rank, 1);
+  backend.register_world(harness::spec_of(topology::RankList::progression(0, 1, kWorld), rank, "world group", 1));
+  GroupSpec federated = harness::spec_of(*plan.federated_group, rank, "federated group", 10);
+  federated.crosses_facilities = true;
+  const GroupSpec replica = harness::spec_of(*plan.replica_group, rank, "replica group", 11);
+  backend.prepare_family(federated, 0);
+  backend.prepare_family(replica, 0);
+  FederatedRank made;
+  made.federated = backend.create_communicator(federated);
+  made.replica = backend.create_communicator(replica);
+  federated::Roles &roles = made.roles;
+  roles.federated = made.federated.get();
+  roles.replica = made.replica.get();
+  roles.is_sender = *plan.is_sender;
+  roles.sender_index = plan.replica_group->index_of(plan.receive_from.value_or(rank));
+  roles.federated_groups = 2;
+  roles.federated_rank = *plan.federated_rank;
+  if (!weights.empty())
+    roles.weight_factor = 2.0 * weights[static_cast<size_t>(roles.federated_rank)] / (weights[0] + weights[1]);
+  return made;
+}
+
+float facility_value(int facility, size_t i) { return static_cast<float>(facility == 0 ? 1 + i % 97 : 5 + i % 97); }
+
+void fill(std::vector<float> &buf, const federated::Roles &roles) {
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = roles.is_sender ? facility_value(roles.federated_rank, i) : kGarbage;
+}
+
+void check_mean(const std::vector<float> &buf, int rank, double w0, double w1, const char *what) {
+  for (size_t i = 0; i < buf.size(); ++i) {
+    const float expected = static_cast<float>((w0 * facility_value(0, i) + w1 * facility_value(1, i)) / (w0 + w1));
+    if (buf[i] != expected)
+      (xffl::fail)(XFFL_EINTERNAL, what, ": rank ", rank, " element ", i, " is ", buf[i], ", not ", expected);
+  }
+}
+
+void crossing_families_are_never_split(void **) {
+  CrossingJob job;
+  std::vector<int> splits(kWorld);
+  auto outcomes = job.run([&](int rank, NcclBackend &backend) {
+    FederatedRank me = make_federated_rank(backend, rank, {});
+    const bool staged = dynamic_cast<nccl::HostStagedCommunicator *>(me.federated.get()) != nullptr;
+    if (staged != is_sender(rank))  // non-senders are alone in their federated group: a device copy
+      (xffl::fail)(XFFL_EINTERNAL, "rank ", rank, ": federated group staged ", staged);
+    splits[static_cast<size_t>(rank)] = backend.splits_called();
+  });
+  assert_all_ok(outcomes);
+  for (int rank = 0; rank < kWorld; ++rank) assert_int_equal(splits[static_cast<size_t>(rank)], 1);  // replica only
+}
+
+void weighted_average_crosses_over_ucx_and_relays_over_nccl(void **) {
+  CrossingJob job;
+  auto outcomes = job.run([&](int rank, NcclBackend &backend) {
+    FederatedRank me = make_federated_rank(backend, rank, {1.0, 3.0});
+    std::vector<float> shard(1001);
+    fill(shard, me.roles);
+    federated::average(me.roles, shard.data(), shard.size(), XFFL_F32, nullptr);
+    check_mean(shard, rank, 1.0, 3.0, "weighted average");
+  });
+  assert_all_ok(outcomes);
+  for (int rank = 0; rank < kWorld; ++rank) {
+    int nccl_reductions = 0, relays = 0;
+    for (const auto &call : job.fake->calls())
+      if (call.rank == rank) {
+        nccl_reductions += call.name == "allreduce" || call.name == "premul_create";
+        relays += call.name == "broadcast";
+      }
+    assert_int_equal(nccl_reductions, 0);  // the cross-facility reduction never touched NCCL
+    assert_int_equal(relays, rank < 2 ? 0 : 1);  // the replica relay did (facility 0 has one replica)
+    assert_int_equal(job.fake->count("host_alloc", rank), is_sender(rank) ? 1 : 0);
+    assert_int_equal(job.fake->count("copy", rank), is_sender(rank) ? 2 : 0);  // to the host and back
+  }
+}
+
+void many_buckets_stay_on_the_device_side(void **) {
+  CrossingJob job;
+  const std::vector<size_t> counts{3, 1000, 7};
+  auto outcomes = job.run([&](int rank, NcclBackend &backend) {
+    FederatedRank me = make_federated_rank(backend, rank, {});
+    std::vector<std::vector<float>> buffers;
+    std::vector<void *> bufs;
+    for (size_t count : counts) {
+      buffers.emplace_back(count);
+      fill(buffers.back(), me.roles);
+    }
+    for (auto &buffer : buffers) bufs.push_back(buffer.data());
+    federated::average_many(me.roles, bufs.data(), counts.data(), counts.size(), XFFL_F32, nullptr);
+    for (const auto &buffer : buffers) check_mean(buffer, rank, 1, 1, "_many");
+  });
+  assert_all_ok(outcomes);
+  for (int rank = 0; rank < kWorld; ++rank) {
+    assert_int_equal(job.fake->count("alloc_async", rank), 1);  // one device bucket
+    assert_int_equal(job.fake->count("free_async", rank), 1);
+  }
+}
+
+// Every collective of a staged group (what xffl_allreduce & co. do on a FEDERATED group), and a process
+// group spanning facilities made without a family.
+void staged_collectives_match_their_definitions(void **) {
+  CrossingJob job;
+  auto outcomes = job.run([&](int rank, NcclBackend &backend) {
+    FederatedRank me = make_federated_rank(backend, rank, {});
+    if (!is_sender(rank)) return;
+    Communicator &group = *me.federated;  // {0, 2} or {1, 5}
+    const int index = rank < 2 ? 0 : 1;
+    const float mine = static_cast<float>(rank + 1);
+    const float peer = static_cast<float>((rank == 0 ? 2 : rank == 2 ? 0 : rank == 1 ? 5 : 1) + 1);
+    std::vector<float> send(4, mine), recv(8, 0);
+    group.allreduce(send.data(), recv.data(), 4, XFFL_F32, XFFL_SUM, nullptr);
+    if (recv[3] != mine + peer) (xffl::fail)(XFFL_EINTERNAL, "allreduce: ", recv[3]);
+    group.allgather(send.data(), recv.data(), 4, XFFL_F32, nullptr);
+    if (recv[static_cast<size_t>(index) * 4] != mine || recv[static_cast<size_t>(1 - index) * 4 + 3] != peer)
+      (xffl::fail)(XFFL_EINTERNAL, "allgather: ", recv[0], " ", recv[4]);
+    std::vector<float> both(8, mine);
+    group.reduce_scatter(both.data(), recv.data(), 4, XFFL_F32, XFFL_MAX, nullptr);
+    if (recv[0] != std::max(mine, peer)) (xffl::fail)(XFFL_EINTERNAL, "reduce_scatter: ", recv[0]);
+    std::vector<float> from_root(5, mine);
+    group.broadcast(from_root.data(), 5, XFFL_F32, 1, nullptr);
+    if (from_root[4] != (index == 1 ? mine : peer)) (xffl::fail)(XFFL_EINTERNAL, "broadcast: ", from_root[4]);
+    group.barrier();
+  });
+  assert_all_ok(outcomes);
+
+  CrossingJob custom;
+  outcomes = custom.run([&](int rank, NcclBackend &backend) {
+    backend.select_device(-1, rank, 1);
+    if (rank != 0 && rank != 3 && rank != 4) return;
+    GroupSpec spec = harness::spec_of(topology::RankList::explicit_ranks({0, 3, 4}), rank, "process group", 1 << 19);
+    spec.crosses_facilities = true;
+    auto group = backend.create_communicator(spec);
+    float value = static_cast<float>(rank);
+    group->allreduce(&value, &value, 1, XFFL_F32, XFFL_SUM, nullptr);
+    if (value != 7.0f) (xffl::fail)(XFFL_EINTERNAL, "process group allreduce: ", value);
+  });
+  assert_all_ok(outcomes);
+  for (int rank = 0; rank < kWorld; ++rank) assert_int_equal(custom.fake->count("init", rank), 0);  // no NCCL id
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(crossing_families_are_never_split),
+      cmocka_unit_test(weighted_average_crosses_over_ucx_and_relays_over_nccl),
+      cmocka_unit_test(many_buckets_stay_on_the_device_side),
+      cmocka_unit_test(staged_collectives_match_their_definitions),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
