@@ -29,6 +29,7 @@
 static void clear_env(void) {
   unsetenv("XFFL_TIMEOUT");
   unsetenv("XFFL_LOG_LEVEL");
+  unsetenv("XFFL_CROSS_FACILITY_BACKEND");
 }
 
 static int group_setup(void **state) {
@@ -850,6 +851,8 @@ static void test_options(void **state) {
   assert_int_equal(value, XFFL_FEDAVG_HIERARCHICAL);
   assert_xffl_ok(xffl_get_option(st, XFFL_OPT_LOG_LEVEL, &value));
   assert_int_equal(value, XFFL_LOG_WARN);
+  assert_xffl_ok(xffl_get_option(st, XFFL_OPT_CROSS_FACILITY_BACKEND, &value));
+  assert_int_equal(value, XFFL_BACKEND_NONE);
 
   const struct {
     xffl_option_t option;
@@ -859,6 +862,8 @@ static void test_options(void **state) {
       {XFFL_OPT_TIMEOUT_MS, {1, 1234, INT_MAX}, {0, -1, INT_MIN}},
       {XFFL_OPT_FEDERATED_STRATEGY, {XFFL_FEDAVG_FLAT, XFFL_FEDAVG_HIERARCHICAL, XFFL_FEDAVG_FLAT}, {2, -1, 99}},
       {XFFL_OPT_LOG_LEVEL, {XFFL_LOG_DEBUG, XFFL_LOG_ERROR, XFFL_LOG_INFO}, {4, -1, 99}},
+      {XFFL_OPT_CROSS_FACILITY_BACKEND, {XFFL_BACKEND_UCX, XFFL_BACKEND_UCX, XFFL_BACKEND_NONE},
+       {XFFL_BACKEND_NCCL, -1, 3}},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
     for (int i = 0; i < 3; ++i) {
@@ -878,6 +883,13 @@ static void test_options(void **state) {
   assert_xffl_ok(xffl_set_option(st, XFFL_OPT_TIMEOUT_MS, 42));
   assert_xffl_ok(xffl_get_option(st, XFFL_OPT_TIMEOUT_MS, &value));
   assert_int_equal(value, 42);
+  /* except the cross-facility backend, which xffl_set_global has read: the same value is accepted */
+  assert_xffl_ok(xffl_set_option(st, XFFL_OPT_CROSS_FACILITY_BACKEND, XFFL_BACKEND_NONE));
+  assert_xffl_status(xffl_set_option(st, XFFL_OPT_CROSS_FACILITY_BACKEND, XFFL_BACKEND_UCX), XFFL_ESTATE);
+  if (!strstr(xffl_last_error_message(), "before it"))
+    fail_msg("message '%s' does not say when to set it", xffl_last_error_message());
+  assert_xffl_ok(xffl_get_option(st, XFFL_OPT_CROSS_FACILITY_BACKEND, &value));
+  assert_int_equal(value, XFFL_BACKEND_NONE);
   xffl_state_destroy(st);
 }
 
@@ -927,6 +939,13 @@ static void test_environment(void **state) {
   assert_int_equal(option_of_new_state(XFFL_OPT_LOG_LEVEL), XFFL_LOG_WARN);
   expect_create_refused("XFFL_LOG_LEVEL", "loud");
   expect_create_refused("XFFL_LOG_LEVEL", "debugging");
+
+  setenv("XFFL_CROSS_FACILITY_BACKEND", "UCX", 1);
+  assert_int_equal(option_of_new_state(XFFL_OPT_CROSS_FACILITY_BACKEND), XFFL_BACKEND_UCX);
+  setenv("XFFL_CROSS_FACILITY_BACKEND", "none", 1);
+  assert_int_equal(option_of_new_state(XFFL_OPT_CROSS_FACILITY_BACKEND), XFFL_BACKEND_NONE);
+  expect_create_refused("XFFL_CROSS_FACILITY_BACKEND", "nccl");
+  expect_create_refused("XFFL_CROSS_FACILITY_BACKEND", "infiniband");
   clear_env();
 }
 

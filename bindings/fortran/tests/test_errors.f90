@@ -97,6 +97,10 @@ program test_errors
   call expect_int("timeout option", st%get_option(XFFL_OPT_TIMEOUT_MS), 1234)
   call st%set_option(XFFL_OPT_FEDERATED_STRATEGY, XFFL_FEDAVG_FLAT)
   call expect_int("strategy option", st%get_option(XFFL_OPT_FEDERATED_STRATEGY), XFFL_FEDAVG_FLAT)
+  ! ... except the cross-facility backend, which xffl_set_global has read
+  call st%set_option(XFFL_OPT_CROSS_FACILITY_BACKEND, XFFL_BACKEND_UCX, stat=ios)
+  call expect_status("cross-facility backend after set_global", ios, XFFL_ESTATE)
+  call expect_int("cross-facility option", st%get_option(XFFL_OPT_CROSS_FACILITY_BACKEND), XFFL_BACKEND_NONE)
   call st%set_option(XFFL_OPT_LOG_LEVEL, 42, stat=ios)
   call expect_status("log level 42", ios, XFFL_EINVAL)
   call st%set_option(77, 1, stat=ios)

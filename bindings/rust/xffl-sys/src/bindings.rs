@@ -266,6 +266,14 @@ impl xffl_option {
     #[doc = "< an xffl_log_level_t (default WARN, or XFFL_LOG_LEVEL)"]
     pub const XFFL_OPT_LOG_LEVEL: xffl_option = xffl_option(2);
 }
+impl xffl_option {
+    #[doc = " an xffl_backend_t for the groups that cross facilities (FEDERATED, and process groups whose members"]
+    #[doc = "  are in several federated groups): XFFL_BACKEND_NONE (default, or XFFL_CROSS_FACILITY_BACKEND=none)"]
+    #[doc = "  keeps them on the backend of xffl_set_global; XFFL_BACKEND_UCX (or =ucx) carries them over UCX when"]
+    #[doc = "  that backend is NCCL, staging device buffers through pinned host memory, while every other group"]
+    #[doc = "  stays on NCCL. Read by xffl_set_global: XFFL_ESTATE once it was called."]
+    pub const XFFL_OPT_CROSS_FACILITY_BACKEND: xffl_option = xffl_option(3);
+}
 #[repr(transparent)]
 #[doc = " Tunable options of a state, set with xffl_set_option and read with xffl_get_option."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -761,6 +769,8 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief Average one buffer (this rank's shard) across federated groups, in place."]
+    #[doc = " @param[in] stream backend NCCL: buf is device memory and the work is ordered on this cudaStream_t"]
+    #[doc = "            (NULL: the pool's stream 0 of xffl_set_exec_device); other backends: NULL"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE without federated scaling; communication errors."]
     pub fn xffl_federated_average(
         st: *mut xffl_state_t,
@@ -773,6 +783,11 @@ extern "C" {
 extern "C" {
     #[doc = " @brief Average several buffers, coalesced into size-balanced buckets; each buffer is updated in place."]
     #[doc = " @param[in] bufs n buffers; counts[i] elements each"]
+    #[doc = " @param[in] stream as for xffl_federated_average"]
+    #[doc = " @note Buffers under 16 MiB travel in buckets of up to 16 MiB: copied into one scratch buffer (device"]
+    #[doc = "       memory from cudaMallocAsync on the stream with NCCL), averaged, and copied back exactly; larger"]
+    #[doc = "       ones are averaged in place."]
+    #[doc = " @return as xffl_federated_average"]
     pub fn xffl_federated_average_many(
         st: *mut xffl_state_t,
         bufs: *const *mut ::std::os::raw::c_void,

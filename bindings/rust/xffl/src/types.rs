@@ -45,6 +45,13 @@ impl Backend {
     }
 }
 
+impl From<Backend> for i32 {
+    /// The C value, as [`OptionKey::CrossFacilityBackend`] takes it.
+    fn from(backend: Backend) -> i32 {
+        backend.raw().0 as i32
+    }
+}
+
 impl std::str::FromStr for Backend {
     type Err = crate::Error;
 
@@ -342,6 +349,10 @@ pub enum OptionKey {
     FederatedStrategy,
     /// A [`LogLevel`] as `i32` (default `Warn`, or `XFFL_LOG_LEVEL`).
     LogLevel,
+    /// A [`Backend`] as `i32` for the groups that cross facilities: `Backend::None` (default) keeps them
+    /// on the backend of `set_global`; `Backend::Ucx` carries them over UCX with host staging when that
+    /// backend is NCCL. Read by `set_global`: a `State` error once it was called.
+    CrossFacilityBackend,
 }
 
 impl OptionKey {
@@ -350,6 +361,7 @@ impl OptionKey {
             OptionKey::TimeoutMs => sys::xffl_option::XFFL_OPT_TIMEOUT_MS,
             OptionKey::FederatedStrategy => sys::xffl_option::XFFL_OPT_FEDERATED_STRATEGY,
             OptionKey::LogLevel => sys::xffl_option::XFFL_OPT_LOG_LEVEL,
+            OptionKey::CrossFacilityBackend => sys::xffl_option::XFFL_OPT_CROSS_FACILITY_BACKEND,
         }
     }
 }

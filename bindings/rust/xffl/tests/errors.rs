@@ -34,6 +34,10 @@ fn calls_before_set_global_are_out_of_order() {
     assert!(st.describe(Format::Text).unwrap().contains("None"));
     st.set_option(OptionKey::TimeoutMs, 1234).unwrap();
     assert_eq!(st.get_option(OptionKey::TimeoutMs).unwrap(), 1234);
+    st.set_option(OptionKey::CrossFacilityBackend, Backend::Ucx.into()).unwrap();
+    assert_eq!(st.get_option(OptionKey::CrossFacilityBackend).unwrap(), i32::from(Backend::Ucx));
+    expect_err(st.set_option(OptionKey::CrossFacilityBackend, Backend::Nccl.into()), ErrorKind::InvalidArgument,
+               &["cross-facility"]);
 }
 
 #[test]
