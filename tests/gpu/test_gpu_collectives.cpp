@@ -1,6 +1,7 @@
 // The NCCL backend on real GPUs (label gpu). `world1`: one rank, every collective on device buffers
 // and every dtype/op path NCCL runs natively (AVG, bf16, f16), the K-stream pool, the caller's stream.
 // `federated`: the public C API with backend NCCL on one GPU (weights, _many's device bucket).
+// `staged`: two ranks on one GPU whose crossing group runs over UCX through pinned host memory.
 // `threads`: one rank per visible device as threads of this process (NCCL refuses two ranks on one
 // GPU: "Duplicate GPU detected"), so it needs two devices; multi-rank logic on one GPU is covered by
 // the fake (tests/unit_nccl). Without a device every case exits 77: ctest reports it skipped, with the
@@ -15,7 +16,12 @@
 #include <vector>
 
 #include "comm/nccl/device_streams.h"
+#include "comm/nccl/host_staged_communicator.h"
 #include "comm/nccl/nccl_backend.h"
+#include "federated/average.h"
+#ifdef XFFL_GPU_TEST_UCX
+#include "comm/ucx/ucx_backend.h"
+#endif
 #include "gpu_support.h"
 #include "xffl.h"
 
@@ -145,6 +151,68 @@ void run_federated_c_api() {
   std::printf("federated (C API, NCCL, 1 rank): weights, _many with a device bucket and a 16 MiB buffer passed\n");
 }
 
+#ifdef XFFL_GPU_TEST_UCX
+// XFFL_OPT_CROSS_FACILITY_BACKEND=UCX on a real GPU: two ranks (threads) share device 0, which NCCL
+// would refuse, but a crossing group needs no NCCL communicator: its collectives stage real device
+// memory through cudaMallocHost memory and run over UCX. Checks every staged collective and a weighted
+// FLAT federated average.
+void run_staged_rank(int rank, std::shared_ptr<Exchange> nccl_exchange, Exchange &ucx_exchange) {
+  NcclBackend backend(nccl::real_nccl_api(), nccl_exchange, rank, 2, 60000);
+  backend.select_device(0, 0, 1);
+  backend.set_crossing_backend(std::make_shared<UcxBackend>(rank, 2, ucx_exchange, 60000, XFFL_LOG_ERROR));
+  GroupSpec spec{topology::RankList::progression(0, 1, 2), rank, "federated group", 10};
+  spec.crosses_facilities = true;
+  auto group = backend.create_communicator(spec);
+  check(dynamic_cast<nccl::HostStagedCommunicator *>(group.get()) != nullptr, "the crossing group is staged");
+  const size_t n = (size_t{300} << 20) / sizeof(float);  // 300 MiB: two staging chunks
+  DeviceBuffer<float> a(n), b(2 * n);
+  a.put(std::vector<float>(n, static_cast<float>(rank + 1)));
+  group->allreduce(a.ptr, a.ptr, n, XFFL_F32, XFFL_SUM, nullptr);
+  const std::vector<float> summed = a.get();
+  check(summed[0] == 3.0f && summed[n - 1] == 3.0f, "staged allreduce over two chunks");
+  a.put(std::vector<float>(n, static_cast<float>(rank + 1)));
+  group->allgather(a.ptr, b.ptr, 1000, XFFL_F32, nullptr);
+  const std::vector<float> gathered = b.get();
+  check(gathered[0] == 1.0f && gathered[1000] == 2.0f, "staged allgather");
+  a.put(std::vector<float>(n, static_cast<float>(rank == 1 ? 9 : -1)));
+  group->broadcast(a.ptr, n, XFFL_F32, 1, nullptr);
+  check(a.get()[n / 3] == 9.0f, "staged broadcast from member 1");
+  federated::Roles roles;
+  roles.federated = group.get();
+  roles.federated_groups = 2;
+  roles.federated_rank = rank;
+  roles.weight_factor = 2.0 * (rank == 0 ? 1.0 : 3.0) / 4.0;  // weights (1, 3)
+  a.put(std::vector<float>(n, rank == 0 ? 4.0f : 8.0f));
+  federated::average(roles, a.ptr, n, XFFL_F32, backend.stream(0));
+  check(a.get()[12345] == 7.0f, "weighted federated average over UCX");
+  std::printf("rank %d: staged allreduce (2 chunks), allgather, broadcast, weighted average over UCX passed; "
+              "NCCL communicators made: %d\n", rank, backend.communicators_created());
+}
+
+int run_staged() {
+  auto nccl_exchange = std::make_shared<gpu::MemoryExchange>();
+  gpu::MemoryExchange ucx_exchange;
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        run_staged_rank(rank, nccl_exchange, ucx_exchange);
+      } catch (const std::exception &error) {
+        errors[static_cast<size_t>(rank)] = error.what();
+      }
+    });
+  for (auto &thread : threads) thread.join();
+  int failed = 0;
+  for (int rank = 0; rank < 2; ++rank)
+    if (!errors[static_cast<size_t>(rank)].empty()) {
+      std::printf("FAIL rank %d: %s\n", rank, errors[static_cast<size_t>(rank)].c_str());
+      ++failed;
+    }
+  return failed ? 1 : 0;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -154,6 +222,14 @@ int main(int argc, char **argv) {
   if (rc != cudaSuccess || devices < 1) {
     std::printf("SKIP: no CUDA device (%s)\n", rc != cudaSuccess ? cudaGetErrorString(rc) : "0 devices");
     return gpu::kSkip;
+  }
+  if (mode == "staged") {
+#ifdef XFFL_GPU_TEST_UCX
+    return run_staged();
+#else
+    std::printf("SKIP: this build has no UCX backend\n");
+    return gpu::kSkip;
+#endif
   }
   if (mode == "federated") {
     try {
