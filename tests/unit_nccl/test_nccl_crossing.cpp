@@ -8,9 +8,7 @@
 
 #include "comm/nccl/host_staged_communicator.h"
 #include "comm/ucx/ucx_backend.h"
-#include "federated/average.h"
-#include "nccl_harness.h"
-#include "topology/plan.h"
+#include "federated_rank.h"
 
 // cmocka after the C++ headers: its fail() macro would clash with xffl::fail.
 #include <setjmp.h>
@@ -26,9 +24,11 @@ using xffl::test::FakeNccl;
 
 namespace {
 
+using harness::facility_value;
+using harness::fill;
+using harness::FederatedRank;
+
 constexpr int kWorld = 6;
-constexpr float kGarbage = -777.0f;
-const std::vector<int> kSenders{0, 1, 2, 5};
 
 bool is_sender(int rank) { return rank == 0 || rank == 1 || rank == 2 || rank == 5; }
 
@@ -45,40 +45,8 @@ struct CrossingJob {
   }
 };
 
-struct FederatedRank {
-  std::unique_ptr<Communicator> federated, replica;
-  federated::Roles roles;
-};
-
 FederatedRank make_federated_rank(NcclBackend &backend, int rank, const std::vector<double> &weights) {
-  auto sizes = std::make_shared<const std::vector<int>>(std::vector<int>{2, 4});
-  const topology::RankPlan plan = topology::plan_federated(kWorld, sizes, 2, rank);
-  backend.select_device(-1, rank, 1);
-  backend.register_world(harness::spec_of(topology::RankList::progression(0, 1, kWorld), rank, "world group", 1));
-  GroupSpec federated = harness::spec_of(*plan.federated_group, rank, "federated group", 10);
-  federated.crosses_facilities = true;
-  const GroupSpec replica = harness::spec_of(*plan.replica_group, rank, "replica group", 11);
-  backend.prepare_family(federated, 0);
-  backend.prepare_family(replica, 0);
-  FederatedRank made;
-  made.federated = backend.create_communicator(federated);
-  made.replica = backend.create_communicator(replica);
-  federated::Roles &roles = made.roles;
-  roles.federated = made.federated.get();
-  roles.replica = made.replica.get();
-  roles.is_sender = *plan.is_sender;
-  roles.sender_index = plan.replica_group->index_of(plan.receive_from.value_or(rank));
-  roles.federated_groups = 2;
-  roles.federated_rank = *plan.federated_rank;
-  if (!weights.empty())
-    roles.weight_factor = 2.0 * weights[static_cast<size_t>(roles.federated_rank)] / (weights[0] + weights[1]);
-  return made;
-}
-
-float facility_value(int facility, size_t i) { return static_cast<float>(facility == 0 ? 1 + i % 97 : 5 + i % 97); }
-
-void fill(std::vector<float> &buf, const federated::Roles &roles) {
-  for (size_t i = 0; i < buf.size(); ++i) buf[i] = roles.is_sender ? facility_value(roles.federated_rank, i) : kGarbage;
+  return harness::make_federated_rank(backend, rank, kWorld, {2, 4}, 2, weights, /*crossing=*/true);
 }
 
 void check_mean(const std::vector<float> &buf, int rank, double w0, double w1, const char *what) {

@@ -6,9 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "federated/average.h"
-#include "nccl_harness.h"
-#include "topology/plan.h"
+#include "federated_rank.h"
 
 // cmocka after the C++ headers: its fail() macro would clash with xffl::fail.
 #include <setjmp.h>
@@ -24,46 +22,16 @@ using xffl::test::FakeNccl;
 
 namespace {
 
-constexpr int kWorld = 12;
-constexpr float kGarbage = -777.0f;
+using harness::facility_value;
+using harness::FederatedRank;
 
-// The FEDERATED and REPLICA communicators of one rank, and its roles, as the state makes them.
-struct FederatedRank {
-  std::unique_ptr<Communicator> federated, replica;
-  federated::Roles roles;
-  topology::RankPlan plan;
-};
+constexpr int kWorld = 12;
 
 FederatedRank make_federated_rank(NcclBackend &backend, int rank, const std::vector<double> &weights) {
-  FederatedRank made;
-  auto sizes = std::make_shared<const std::vector<int>>(std::vector<int>{4, 8});
-  made.plan = topology::plan_federated(kWorld, sizes, 2, rank);
-  backend.select_device(-1, rank, 1);
-  backend.register_world(harness::spec_of(topology::RankList::progression(0, 1, kWorld), rank, "world group", 1));
-  const GroupSpec federated = harness::spec_of(*made.plan.federated_group, rank, "federated group", 10);
-  const GroupSpec replica = harness::spec_of(*made.plan.replica_group, rank, "replica group", 11);
-  backend.prepare_family(federated, 0);
-  backend.prepare_family(replica, 0);
-  made.federated = backend.create_communicator(federated);
-  made.replica = backend.create_communicator(replica);
-  federated::Roles &roles = made.roles;
-  roles.federated = made.federated.get();
-  roles.replica = made.replica.get();
-  roles.is_sender = *made.plan.is_sender;
-  roles.sender_index = made.plan.replica_group->index_of(made.plan.receive_from.value_or(rank));
-  roles.federated_groups = 2;
-  roles.federated_rank = *made.plan.federated_rank;
-  if (!weights.empty())
-    roles.weight_factor = 2.0 * weights[static_cast<size_t>(roles.federated_rank)] / (weights[0] + weights[1]);
-  return made;
+  return harness::make_federated_rank(backend, rank, kWorld, {4, 8}, 2, weights);
 }
 
-// What facility f's copy of shard element i holds before the average.
-float facility_value(int facility, size_t i) { return static_cast<float>(facility == 0 ? 1 + i % 97 : 5 + i % 97); }
-
-void fill(std::vector<float> &buf, const FederatedRank &me) {
-  for (size_t i = 0; i < buf.size(); ++i) buf[i] = me.roles.is_sender ? facility_value(me.roles.federated_rank, i) : kGarbage;
-}
+void fill(std::vector<float> &buf, const FederatedRank &me) { harness::fill(buf, me.roles); }
 
 void weights_become_one_premulsum_per_call(void **) {
   auto fake = std::make_shared<FakeNccl>(1);
