@@ -419,7 +419,7 @@ int FakeNccl::enqueue(const FakeCall &call, const void *send, void *recv, FakeCo
   op.parts[static_cast<size_t>(comm->index)] = Clique::Contribution{send, recv, premul};
   static_cast<FakeStream *>(stream)->pending.push_back({&clique, seq});
   if (++op.arrived == clique.size) execute(op);
-  return kNcclSuccess;
+  return collectives_in_progress_ ? kNcclInProgress : kNcclSuccess;
 }
 
 int FakeNccl::all_reduce(const void *send, void *recv, size_t count, int type, int op, Comm comm, Stream stream) {

@@ -36,6 +36,8 @@ class FakeNccl final : public NcclApi {
   static void bind_thread(int rank);  // the rank recorded for this thread's calls
 
   void set_device_count_error(int cuda_code) { device_count_error_ = cuda_code; }
+  // Collectives answer kNcclInProgress (as a nonblocking communicator may) instead of kNcclSuccess.
+  void set_collectives_in_progress(bool on) { collectives_in_progress_ = on; }
   // The next async-error poll of any communicator of `rank` answers `nccl_code`.
   void inject_async_error(int rank, int nccl_code);
 
@@ -85,6 +87,7 @@ class FakeNccl final : public NcclApi {
   mutable std::mutex mutex_;
   int devices_;
   int device_count_error_ = kCudaSuccess;
+  bool collectives_in_progress_ = false;
   std::vector<FakeCall> calls_;
   std::map<std::string, Clique *> pending_inits_;
   std::vector<std::unique_ptr<Clique>> cliques_;

@@ -33,8 +33,9 @@ FederatedRank make_federated_rank(NcclBackend &backend, int rank, const std::vec
 
 void fill(std::vector<float> &buf, const FederatedRank &me) { harness::fill(buf, me.roles); }
 
-void weights_become_one_premulsum_per_call(void **) {
+void check_weighted_average(bool in_progress) {
   auto fake = std::make_shared<FakeNccl>(1);
+  fake->set_collectives_in_progress(in_progress);
   const std::vector<double> weights{1.0, 3.0};  // facility 1 counts three times as much
   auto outcomes = harness::run_ranks(fake, kWorld, 20000, [&](int rank, NcclBackend &backend) {
     FederatedRank me = make_federated_rank(backend, rank, weights);
@@ -67,6 +68,11 @@ void weights_become_one_premulsum_per_call(void **) {
   }
   for (int rank : {1, 2, 5, 6, 8, 9, 10, 11}) assert_int_equal(fake->count("premul_create", rank), 0);
 }
+
+void weights_become_one_premulsum_per_call(void **) { check_weighted_average(false); }
+
+// A nonblocking communicator may answer the enqueue with ncclInProgress: the operator outlives it.
+void weights_survive_an_enqueue_in_progress(void **) { check_weighted_average(true); }
 
 void unweighted_average_stays_native_avg(void **) {
   auto fake = std::make_shared<FakeNccl>(1);
@@ -152,6 +158,7 @@ void many_coalesces_small_device_buffers_into_one_bucket(void **) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(weights_become_one_premulsum_per_call),
+      cmocka_unit_test(weights_survive_an_enqueue_in_progress),
       cmocka_unit_test(unweighted_average_stays_native_avg),
       cmocka_unit_test(weights_on_integers_are_refused_with_the_dtype),
       cmocka_unit_test(many_coalesces_small_device_buffers_into_one_bucket),

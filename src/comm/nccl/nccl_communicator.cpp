@@ -113,11 +113,18 @@ void NcclCommunicator::allreduce_scaled(void *buf, size_t count, xffl_dtype_t dt
   NcclApi &api = *context_->api;
   int premul_sum = kNcclSum;
   const int made = api.red_op_create_pre_mul_sum(&premul_sum, scalar.bytes, to_nccl_type(dtype), comm_->handle());
-  if (made != kNcclSuccess)
+  if (made == kNcclInProgress) await_ready(api, {comm_.get()}, what, context_->timeout_ms);
+  if (made != kNcclSuccess && made != kNcclInProgress)
     fail_nccl(api, made, comm_->handle(), "rank " + std::to_string(context_->rank) + ": ncclRedOpCreatePreMulSum for " +
                                               what.awaited + " in " + what.group);
-  const int rc = api.all_reduce(buf, buf, count, to_nccl_type(dtype), premul_sum, comm_->handle(), s);
-  api.red_op_destroy(premul_sum, comm_->handle());  // allowed once the last use is enqueued
+  int rc = api.all_reduce(buf, buf, count, to_nccl_type(dtype), premul_sum, comm_->handle(), s);
+  // The operator may go once the call that uses it has returned; on a nonblocking communicator that
+  // is when the enqueue is no longer in progress.
+  if (rc == kNcclInProgress) {
+    await_ready(api, {comm_.get()}, what, context_->timeout_ms);
+    rc = kNcclSuccess;
+  }
+  api.red_op_destroy(premul_sum, comm_->handle());
   complete(rc, s, what, false);
 }
 
