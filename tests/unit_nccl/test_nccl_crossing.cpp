@@ -36,10 +36,11 @@ bool is_sender(int rank) { return rank == 0 || rank == 1 || rank == 2 || rank ==
 struct CrossingJob {
   std::shared_ptr<FakeNccl> fake = std::make_shared<FakeNccl>(1);
   harness::MemoryExchange ucx_exchange;
+  int timeout_ms = 20000;
 
   std::vector<harness::Outcome> run(const std::function<void(int, NcclBackend &)> &body) {
-    return harness::run_ranks(fake, kWorld, 20000, [&](int rank, NcclBackend &backend) {
-      backend.set_crossing_backend(std::make_shared<UcxBackend>(rank, kWorld, ucx_exchange, 20000, XFFL_LOG_ERROR));
+    return harness::run_ranks(fake, kWorld, timeout_ms, [&](int rank, NcclBackend &backend) {
+      backend.set_crossing_backend(std::make_shared<UcxBackend>(rank, kWorld, ucx_exchange, timeout_ms, XFFL_LOG_ERROR));
       body(rank, backend);
     });
   }
@@ -159,6 +160,25 @@ void staged_collectives_match_their_definitions(void **) {
   for (int rank = 0; rank < kWorld; ++rank) assert_int_equal(custom.fake->count("init", rank), 0);  // no NCCL id
 }
 
+// Sender 5 never takes part in the average: its partner across facilities (rank 1) ends with
+// XFFL_ETIMEOUT naming rank 5 within the timeout, never a hang; the others finish.
+void a_missing_partner_times_out_the_staged_sender(void **) {
+  CrossingJob job;
+  job.timeout_ms = 1000;
+  auto outcomes = job.run([&](int rank, NcclBackend &backend) {
+    FederatedRank me = make_federated_rank(backend, rank, {});
+    if (rank == 5 || rank == 3) return;  // 5 is away; 3 would wait on 5's relay (its replica group)
+    std::vector<float> shard(64);
+    fill(shard, me.roles);
+    federated::average(me.roles, shard.data(), shard.size(), XFFL_F32, nullptr);
+  });
+  const harness::Outcome &partner = outcomes[1];
+  assert_int_equal(partner.status, XFFL_ETIMEOUT);
+  if (partner.message.find("rank 5") == std::string::npos || partner.message.find("federated group") == std::string::npos)
+    fail_msg("the message does not name rank 5 and the group: %s", partner.message.c_str());
+  for (int rank : {0, 2, 4}) assert_int_equal(outcomes[static_cast<size_t>(rank)].status, XFFL_OK);
+}
+
 }  // namespace
 
 int main(void) {
@@ -167,6 +187,7 @@ int main(void) {
       cmocka_unit_test(weighted_average_crosses_over_ucx_and_relays_over_nccl),
       cmocka_unit_test(many_buckets_stay_on_the_device_side),
       cmocka_unit_test(staged_collectives_match_their_definitions),
+      cmocka_unit_test(a_missing_partner_times_out_the_staged_sender),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
