@@ -3,6 +3,8 @@
 set(xffl_comm_kernels comm/reduce.cpp comm/half.cpp comm/scale.cpp)
 target_sources(xffl_obj PRIVATE
   ${xffl_comm_kernels}
+  comm/huge_pages.cpp
+  comm/algorithms/scratch.cpp
   comm/algorithms/chunks.cpp
   comm/algorithms/ring.cpp
   comm/algorithms/recursive_doubling.cpp
@@ -20,6 +22,7 @@ if(XFFL_WITH_UCX)
   target_sources(xffl_obj PRIVATE
     comm/ucx/ucx_worker.cpp
     comm/ucx/ucx_transport.cpp
+    comm/ucx/send_staging.cpp
     comm/ucx/ucx_communicator.cpp
     comm/ucx/ucx_backend.cpp)
   target_link_libraries(xffl_obj PUBLIC ucx::ucp ucx::ucs)

@@ -48,7 +48,7 @@ void ring_allreduce(PointToPoint &p2p, const void *send, void *recv, size_t coun
   job.output = recv;
   job.output_element_size = element;
   job.delivered = delivered;
-  Scratch wide(widened ? count * reduce_element : 0);
+  Scratch wide(p2p, widened ? count * reduce_element : 0);
   if (widened) {
     convert(send, dtype, wide.data(), reduce_type, count);
     job.input = job.partial = wide.data();
@@ -74,7 +74,7 @@ void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xf
 
   const xffl_dtype_t reduce_type = accumulation_dtype(dtype, op);
   const bool widened = reduce_type != dtype;
-  Scratch wide(widened ? count * dtype_size(reduce_type) : 0);
+  Scratch wide(p2p, widened ? count * dtype_size(reduce_type) : 0);
   void *buffer = widened ? static_cast<void *>(wide.data()) : recv;
   convert(send, dtype, buffer, reduce_type, count);
   recursive_doubling_allreduce(p2p, buffer, count, reduce_type, op, tuning);
@@ -94,7 +94,7 @@ void reduce_scatter(PointToPoint &p2p, const void *send, void *recv, size_t recv
   const size_t reduce_element = dtype_size(reduce_type);
   const size_t count = recv_count * static_cast<size_t>(n);
   // Partial sums need room of their own: send is read-only and recv holds one segment.
-  Scratch work(count * reduce_element);
+  Scratch work(p2p, count * reduce_element);
   RingReduce job;
   job.bounds = block_bounds(recv_count, n);
   job.type = reduce_type;

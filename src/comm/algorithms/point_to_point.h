@@ -21,6 +21,7 @@ struct Step {
 };
 
 using RequestId = size_t;
+class ScratchStack;  // scratch.h
 
 class PointToPoint {
  public:
@@ -32,6 +33,8 @@ class PointToPoint {
   virtual void wait(RequestId request) = 0;
   // Waits for every request posted so far.
   virtual void wait_all() = 0;
+  // Memory for the collective's Scratch kept between calls, or nullptr (Scratch then uses the heap).
+  virtual ScratchStack *scratch_stack() { return nullptr; }
 };
 
 // Knobs of the algorithm choice; the defaults suit host memory over shared memory or TCP.

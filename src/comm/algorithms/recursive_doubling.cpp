@@ -21,7 +21,7 @@ void recursive_doubling_allreduce(PointToPoint &p2p, void *buffer, size_t count,
   const int total_steps = log_p + (extra ? 2 : 0);
   const size_t bytes = count * dtype_size(type);
   const size_t chunk = tuning.chunk_bytes;
-  Scratch incoming(bytes);
+  Scratch incoming(p2p, bytes);
   int step = 0;
 
   int virtual_index;

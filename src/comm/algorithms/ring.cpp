@@ -74,7 +74,7 @@ void ring_reduce(PointToPoint &p2p, const RingReduce &job, const Tuning &tuning)
   const std::vector<Arrival> arrivals = ring_arrivals(n, me, job.bounds, per_chunk, total_steps);
 
   const size_t window = static_cast<size_t>(std::max(1, tuning.window));
-  Scratch staging(window * per_chunk * element);
+  Scratch staging(p2p, window * per_chunk * element);
   auto staging_slot = [&](size_t k) { return staging.data() + (k % window) * per_chunk * element; };
   std::vector<RequestId> receives(arrivals.size());
   size_t posted = 0;

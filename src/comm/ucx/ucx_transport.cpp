@@ -1,6 +1,7 @@
 #include "comm/ucx/ucx_transport.h"
 
 #include <sstream>
+#include <utility>
 
 #include "comm/ucx/tag.h"
 #include "comm/ucx/ucx_log_filter.h"
@@ -45,10 +46,32 @@ algorithms::RequestId UcxTransport::send(int peer, const void *data, size_t byte
   }
   ucp_request_param_t param{};
   const uint64_t tag = message_tag(group_.tag_bits, sequence_, group_.my_index, step.index);
+  if (worker_.shares_memory_with(group_.members[static_cast<size_t>(peer)])) {
+    if (!worker_.send_staging().has_free_slot()) reclaim_staged_sends();
+    request.staging = worker_.send_staging().stage(data, bytes);
+    if (request.staging) data = request.staging;
+  }
   ucs_status_ptr_t handle = ucp_tag_send_nbx(endpoint, data, bytes, tag, &param);
-  if (UCS_PTR_IS_ERR(handle)) peer_failed(request, ucs_status_string(UCS_PTR_STATUS(handle)));
+  if (UCS_PTR_IS_ERR(handle)) {
+    worker_.send_staging().release(std::exchange(request.staging, nullptr));
+    peer_failed(request, ucs_status_string(UCS_PTR_STATUS(handle)));
+  }
   request.handle = handle;  // nullptr: completed at once
+  if (!handle) worker_.send_staging().release(std::exchange(request.staging, nullptr));
+  if (request.staging) staged_sends_.push_back(requests_.size() - 1);
   return requests_.size() - 1;
+}
+
+void UcxTransport::reclaim_staged_sends() {
+  while (!staged_sends_.empty()) {
+    Request &oldest = requests_[staged_sends_.front()];
+    if (oldest.handle && ucp_request_check_status(oldest.handle) == UCS_INPROGRESS) {
+      if (ucp_worker_progress(worker_.handle()) == 0) return;  // nothing moved: send from the caller's buffer
+      continue;
+    }
+    finished(oldest);  // releases the slot; throws as a wait would if the send failed
+    staged_sends_.pop_front();
+  }
 }
 
 algorithms::RequestId UcxTransport::recv(int peer, void *data, size_t bytes, algorithms::Step step) {
@@ -78,6 +101,7 @@ bool UcxTransport::finished(Request &request) {
   if (status == UCS_INPROGRESS) return false;
   ucp_request_free(request.handle);
   request.handle = nullptr;
+  worker_.send_staging().release(std::exchange(request.staging, nullptr));
   if (status != UCS_OK) {
     const int peer_rank = group_.members[static_cast<size_t>(request.peer)];
     const std::string transport_words = take_transport_failure();  // CMA's report, see ucx_log_filter.h
@@ -192,6 +216,7 @@ void UcxTransport::abandon_outstanding() {
     else
       ucp_request_free(request.handle);
     request.handle = nullptr;
+    worker_.send_staging().retire(std::exchange(request.staging, nullptr));
   }
   if (!handles.empty())
     worker_.release_abandoned(std::move(handles), Clock::now() + std::chrono::milliseconds(kAbandonBoundMs));

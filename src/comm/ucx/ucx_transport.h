@@ -9,6 +9,7 @@
 #ifndef XFFL_SRC_COMM_UCX_UCX_TRANSPORT_H
 #define XFFL_SRC_COMM_UCX_UCX_TRANSPORT_H
 
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,7 @@ class UcxTransport final : public algorithms::PointToPoint {
   algorithms::RequestId recv(int peer, void *data, size_t bytes, algorithms::Step step) override;
   void wait(algorithms::RequestId request) override;
   void wait_all() override;
+  algorithms::ScratchStack *scratch_stack() override { return &worker_.scratch(); }
 
  private:
   struct Request {
@@ -46,6 +48,7 @@ class UcxTransport final : public algorithms::PointToPoint {
     bool is_send = false;
     size_t bytes = 0;
     algorithms::Step step;
+    void *staging = nullptr;  // a send's copy (send_staging.h), owned until UCX completes the send
   };
   bool finished(Request &request);
   bool awaited_peer_exited(Request &request);
@@ -56,6 +59,8 @@ class UcxTransport final : public algorithms::PointToPoint {
   void ensure_peer_alive(const Request &request);
   std::string where(const Request &request) const;
   void abandon_outstanding();
+  // Completes the oldest staged sends UCX has finished, so that their slots serve again.
+  void reclaim_staged_sends();
 
   UcxWorker &worker_;
   const GroupView &group_;
@@ -66,6 +71,7 @@ class UcxTransport final : public algorithms::PointToPoint {
   Clock::time_point next_liveness_check_;
   std::vector<Request> requests_;
   size_t first_unfinished_ = 0;
+  std::deque<algorithms::RequestId> staged_sends_;  // sends holding a slot, oldest first
 };
 
 }  // namespace xffl::comm::ucx

@@ -346,6 +346,11 @@ ucp_ep_h UcxWorker::endpoint(int peer_rank, Clock::time_point deadline) {
   return peer.endpoint;
 }
 
+bool UcxWorker::shares_memory_with(int peer_rank) const {
+  const Peer &peer = peers_.at(static_cast<size_t>(peer_rank));
+  return peer.endpoint && !peer.error_handling;
+}
+
 const std::string *UcxWorker::failure(int peer_rank) const {
   const Peer &peer = peers_.at(static_cast<size_t>(peer_rank));
   return peer.failed ? &peer.failure : nullptr;

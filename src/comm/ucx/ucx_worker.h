@@ -19,8 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "comm/algorithms/scratch.h"
 #include "comm/exchange.h"
 #include "comm/ucx/process_identity.h"
+#include "comm/ucx/send_staging.h"
 #include "comm/ucx/ucx_settings.h"
 
 namespace xffl::comm::ucx {
@@ -100,6 +102,13 @@ class UcxWorker {
 
   void log(xffl_log_level_t level, const std::string &text) const;
 
+  // Whether UCX reaches this peer through shared memory (and CMA for large messages): same host, and
+  // its endpoint made without failure detection. False before the endpoint exists.
+  bool shares_memory_with(int peer_rank) const;
+  // Memory kept across collectives: the algorithms' scratch and the copies of large local sends.
+  algorithms::ScratchStack &scratch() { return scratch_; }
+  SendStaging &send_staging() { return send_staging_; }
+
  private:
   struct Peer {
     UcxWorker *owner = nullptr;
@@ -132,6 +141,8 @@ class UcxWorker {
   std::vector<Peer> peers_;
   std::vector<void *> closing_;    // close requests still in flight
   std::vector<void *> abandoned_;  // given-up requests UCX has not completed yet
+  algorithms::ScratchStack scratch_;
+  SendStaging send_staging_;  // freed after ~UcxWorker has destroyed the UCX worker: no send reads it then
 };
 
 }  // namespace xffl::comm::ucx
