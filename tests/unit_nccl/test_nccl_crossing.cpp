@@ -161,7 +161,7 @@ void staged_collectives_match_their_definitions(void **) {
 }
 
 // Sender 5 never takes part in the average: its partner across facilities (rank 1) ends with
-// XFFL_ETIMEOUT naming rank 5 within the timeout, never a hang; the others finish.
+// XFFL_ETIMEOUT or XFFL_EPEER naming rank 5 within the timeout, never a hang; the others finish.
 void a_missing_partner_times_out_the_staged_sender(void **) {
   CrossingJob job;
   job.timeout_ms = 1000;
@@ -173,7 +173,9 @@ void a_missing_partner_times_out_the_staged_sender(void **) {
     federated::average(me.roles, shard.data(), shard.size(), XFFL_F32, nullptr);
   });
   const harness::Outcome &partner = outcomes[1];
-  assert_int_equal(partner.status, XFFL_ETIMEOUT);
+  // Rank 5's thread ends and takes its UCX worker with it: rank 1 either waits out the timeout or
+  // finds the shared memory gone when it connects (XFFL_EPEER). Both name rank 5, neither hangs.
+  assert_true(partner.status == XFFL_ETIMEOUT || partner.status == XFFL_EPEER);
   if (partner.message.find("rank 5") == std::string::npos || partner.message.find("federated group") == std::string::npos)
     fail_msg("the message does not name rank 5 and the group: %s", partner.message.c_str());
   for (int rank : {0, 2, 4}) assert_int_equal(outcomes[static_cast<size_t>(rank)].status, XFFL_OK);
