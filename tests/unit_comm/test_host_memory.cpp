@@ -19,17 +19,21 @@ using namespace xffl::comm;
 
 namespace {
 
-// A transport that lends a stack, as UcxTransport does.
+// A transport that lends a stack, as UcxTransport does (or none, as the unit tests' mailboxes).
 class StackTransport final : public algorithms::PointToPoint {
  public:
+  explicit StackTransport(bool lends = true) : lends_(lends) {}
   int size() const override { return 1; }
   int index() const override { return 0; }
   algorithms::RequestId send(int, const void *, size_t, algorithms::Step) override { return 0; }
   algorithms::RequestId recv(int, void *, size_t, algorithms::Step) override { return 0; }
   void wait(algorithms::RequestId) override {}
   void wait_all() override {}
-  algorithms::ScratchStack *scratch_stack() override { return &stack; }
+  algorithms::ScratchStack *scratch_stack() override { return lends_ ? &stack : nullptr; }
   algorithms::ScratchStack stack;
+
+ private:
+  bool lends_;
 };
 
 void huge_page_blocks_are_aligned_and_rounded(void **) {
@@ -78,17 +82,10 @@ void scratch_beyond_what_is_kept_is_given_back(void **) {
 }
 
 void a_transport_without_a_stack_uses_the_heap(void **) {
-  class Plain final : public algorithms::PointToPoint {
-   public:
-    int size() const override { return 1; }
-    int index() const override { return 0; }
-    algorithms::RequestId send(int, const void *, size_t, algorithms::Step) override { return 0; }
-    algorithms::RequestId recv(int, void *, size_t, algorithms::Step) override { return 0; }
-    void wait(algorithms::RequestId) override {}
-    void wait_all() override {}
-  } p2p;
+  StackTransport p2p(/*lends=*/false);
   algorithms::Scratch scratch(p2p, 0);
   assert_non_null(scratch.data());
+  assert_int_equal(p2p.stack.retained(), 0);
 }
 
 void staging_copies_only_large_messages_within_a_slot(void **) {
