@@ -5,6 +5,10 @@ namespace xffl::comm {
 bool valid_dtype(int dtype) { return dtype >= XFFL_F32 && dtype <= XFFL_I64; }
 bool valid_redop(int op) { return op >= XFFL_SUM && op <= XFFL_PROD; }
 
+bool is_floating(xffl_dtype_t dtype) {
+  return dtype == XFFL_F32 || dtype == XFFL_F64 || dtype == XFFL_F16 || dtype == XFFL_BF16;
+}
+
 size_t dtype_size(xffl_dtype_t dtype) {
   switch (dtype) {
     case XFFL_F32: return 4;

@@ -33,8 +33,7 @@ void scale(void *buf, size_t count, xffl_dtype_t dtype, double factor) {
                                                                 static_cast<float>(factor));
     default: break;
   }
-  fail(XFFL_EINVAL, "weighted federated averaging needs a floating-point dtype, not ",
-       dtype_name(dtype), " (clear the weights for integer data)");
+  fail(XFFL_EINVAL, "scaling by a factor needs a floating-point dtype, not ", dtype_name(dtype));
 }
 
 }  // namespace xffl::comm

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "comm/dtype.h"
+#include "common/error.h"
 
 namespace xffl::federated {
 
@@ -12,7 +13,20 @@ namespace {
 constexpr size_t kBucketBytes = size_t{16} << 20;
 }  // namespace
 
+namespace {
+
+// On every rank before any message: were only the senders to refuse (they alone scale), the others
+// would wait for a relay that never comes until the timeout.
+void check_weighted_dtype(const Roles &roles, xffl_dtype_t dtype) {
+  if (roles.weighted && !comm::is_floating(dtype))
+    fail(XFFL_EINVAL, "weighted federated averaging needs a floating-point dtype, not ", comm::dtype_name(dtype),
+         " (xffl_set_federated_weights(st, NULL, 0) returns to the plain mean for integer data)");
+}
+
+}  // namespace
+
 void average(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream) {
+  check_weighted_dtype(roles, dtype);
   if (!roles.replica) {  // FLAT, or no HSDP: every rank averages over its FEDERATED group
     roles.federated->allreduce_scaled(buf, count, dtype, XFFL_AVG, roles.weight_factor, stream);
     return;
@@ -54,6 +68,7 @@ class Bucket {
 
 void average_many(const Roles &roles, void *const *bufs, const size_t *counts, size_t n, xffl_dtype_t dtype,
                   void *stream) {
+  check_weighted_dtype(roles, dtype);
   const size_t element = comm::dtype_size(dtype);
   // Bytes that go through the bucket: the scratch is no larger than they need.
   size_t small_bytes = 0;

@@ -22,6 +22,7 @@ struct Roles {
   // Factor applied to this rank's copy before the cross-group AVG, so that the AVG yields the weighted
   // mean: G * w_f / sum(w). 1 for the plain mean.
   double weight_factor = 1.0;
+  bool weighted = false;  // weights are set (the same on every rank, unlike weight_factor)
 };
 
 // In place: afterwards every copy of the shard holds the mean over federated groups.

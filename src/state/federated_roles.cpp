@@ -17,6 +17,7 @@ federated::Roles DistributedState::federated_roles(void *stream) const {
   roles.federated_groups = *p.federated_world_size;
   roles.federated_rank = *p.federated_rank;
   if (!federated_weights_.empty()) {
+    roles.weighted = true;
     double sum = 0;
     for (double w : federated_weights_) sum += w;  // validated positive in set_federated_weights
     roles.weight_factor =

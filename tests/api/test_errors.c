@@ -833,7 +833,17 @@ static void test_federated_average_one_group(void **state) {
     assert_xffl_status(xffl_set_federated_weights(st, negative, 1), XFFL_EINVAL);
     assert_xffl_ok(xffl_federated_average(st, x, 3, XFFL_F64, NULL));
     assert_true(x[0] == 1.5 && x[1] == -2 && x[2] == 8);
+    int ints[2] = {3, 4};
+    void *int_bufs[1] = {ints};
+    size_t int_counts[1] = {2};
+    /* weights and integers: refused on every rank, even where this rank's factor is 1 */
+    assert_xffl_status(xffl_federated_average(st, ints, 2, XFFL_I32, NULL), XFFL_EINVAL);
+    if (!strstr(xffl_last_error_message(), "floating-point"))
+      fail_msg("message '%s' does not say why", xffl_last_error_message());
+    assert_xffl_status(xffl_federated_average_many(st, int_bufs, int_counts, 1, XFFL_I32, NULL), XFFL_EINVAL);
+    assert_true(ints[0] == 3 && ints[1] == 4);
     assert_xffl_ok(xffl_set_federated_weights(st, NULL, 0));
+    assert_xffl_ok(xffl_federated_average(st, ints, 2, XFFL_I32, NULL));
     xffl_state_destroy(st);
   }
 }

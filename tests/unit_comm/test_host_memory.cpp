@@ -108,8 +108,7 @@ void staging_is_bounded_and_abandoned_slots_never_come_back(void **) {
   for (void *slot : held) assert_non_null(slot);
   assert_false(staging.has_free_slot());
   assert_null(staging.stage(message.data(), message.size()));  // the caller sends from its own buffer
-  staging.retire(held.back());  // UCX may still read it
-  assert_false(staging.has_free_slot());
+  // held.back() is never released, as after an abandoned send: the others still cycle.
   staging.release(held.front());
   assert_ptr_equal(staging.stage(message.data(), message.size()), held.front());
   assert_int_equal(staging.slots(), ucx::SendStaging::kMaxSlots);

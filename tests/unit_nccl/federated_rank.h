@@ -43,6 +43,7 @@ inline FederatedRank make_federated_rank(xffl::comm::NcclBackend &backend, int r
   roles.federated_groups = static_cast<int>(sizes.size());
   roles.federated_rank = *plan.federated_rank;
   if (!weights.empty()) {
+    roles.weighted = true;
     double sum = 0;
     for (double w : weights) sum += w;
     roles.weight_factor = static_cast<double>(weights.size()) * weights[static_cast<size_t>(roles.federated_rank)] / sum;

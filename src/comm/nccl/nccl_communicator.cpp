@@ -39,8 +39,7 @@ Scalar scalar_of(double value, xffl_dtype_t dtype) {
     }
     default: break;
   }
-  fail(XFFL_EINVAL, "scaling by a weight needs a floating-point dtype, not ", dtype_name(dtype),
-       " (clear the federated weights for integer data)");
+  fail(XFFL_EINVAL, "scaling by a factor needs a floating-point dtype, not ", dtype_name(dtype));
 }
 
 }  // namespace

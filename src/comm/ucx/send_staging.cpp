@@ -21,6 +21,4 @@ void SendStaging::release(void *slot) {
   if (slot) free_.push_back(slot);
 }
 
-void SendStaging::retire(void *slot) { (void)slot; }  // never reused; its block lives as long as the worker
-
 }  // namespace xffl::comm::ucx

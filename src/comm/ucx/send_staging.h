@@ -27,8 +27,9 @@ class SendStaging {
   // slot is in use (the caller then sends from its own buffer).
   void *stage(const void *data, size_t bytes);
   bool has_free_slot() const { return !free_.empty() || slots() < kMaxSlots; }
-  void release(void *slot);  // its send completed
-  void retire(void *slot);   // its send was abandoned: UCX may still read it
+  // Its send completed. A slot whose send was abandoned is simply never released: UCX may still read
+  // it, and its block lives as long as the worker.
+  void release(void *slot);
   size_t slots() const { return blocks_.size() * kSlotsPerBlock; }
 
  private:

@@ -216,7 +216,7 @@ void UcxTransport::abandon_outstanding() {
     else
       ucp_request_free(request.handle);
     request.handle = nullptr;
-    worker_.send_staging().retire(std::exchange(request.staging, nullptr));
+    request.staging = nullptr;  // UCX may still read it: never released (send_staging.h)
   }
   if (!handles.empty())
     worker_.release_abandoned(std::move(handles), Clock::now() + std::chrono::milliseconds(kAbandonBoundMs));
