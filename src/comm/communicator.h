@@ -40,8 +40,9 @@ class Communicator {
   }
 
   // Scratch memory of the kind this communicator's collectives work on (host memory by default, device
-  // memory with NCCL) and copies within it, ordered on `stream` as the collectives are. release never
-  // throws.
+  // memory with NCCL) and copies within it, ordered on `stream` before and after the collectives;
+  // finish_copies then makes them as complete as a collective is when it returns (NCCL: waited for
+  // unless stream-ordered), once for a whole series. release never throws.
   virtual void *allocate(size_t bytes, void *stream) {
     (void)stream;
     return ::operator new(bytes);
@@ -54,6 +55,7 @@ class Communicator {
     (void)stream;
     if (bytes) std::memcpy(dst, src, bytes);
   }
+  virtual void finish_copies(void *stream) { (void)stream; }
 
   // HIERARCHICAL federated averaging, sender side: allreduce_scaled over this (federated) group, then
   // pass the result to every member of `relay` (the sender's replica group; relay_root is the sender's

@@ -104,6 +104,7 @@ void average_many(const Roles &roles, void *const *bufs, const size_t *counts, s
     members.push_back(i);
   }
   flush();
+  memory.finish_copies(stream);  // the copies back out of the last bucket
 }
 
 }  // namespace xffl::federated

@@ -41,6 +41,7 @@ class HostStagedCommunicator final : public Communicator {
   void *allocate(size_t bytes, void *stream) override { return device_.allocate(bytes, stream); }
   void release(void *ptr, void *stream) noexcept override { device_.release(ptr, stream); }
   void copy(void *dst, const void *src, size_t bytes, void *stream) override { device_.copy(dst, src, bytes, stream); }
+  void finish_copies(void *stream) override { device_.finish_copies(stream); }
 
  private:
   // Pinned host memory of at least `bytes`, grown when needed.

@@ -75,14 +75,18 @@ void NcclCommunicator::complete(int rc, Stream stream, const WaitSubject &what, 
   if (always_wait || !context_->stream_ordered) await_stream(api, comm_.get(), stream, what, context_->timeout_ms);
 }
 
-void NcclCommunicator::copy_alone(const void *send, void *recv, size_t bytes, Stream stream, const WaitSubject &what) {
+void NcclCommunicator::enqueue_copy(const void *send, void *recv, size_t bytes, Stream stream,
+                                    const WaitSubject &what) {
+  if (!bytes || send == recv) return;
   NcclApi &api = *context_->api;
-  if (bytes && send != recv) {
-    const int rc = api.copy_async(recv, send, bytes, stream);
-    if (rc != kCudaSuccess) fail_cuda(api, rc, "rank " + std::to_string(context_->rank) + ": " + what.awaited + " in " +
-                                                   what.group + " (cudaMemcpyAsync)");
-  }
-  if (!context_->stream_ordered) await_stream(api, nullptr, stream, what, context_->timeout_ms);
+  const int rc = api.copy_async(recv, send, bytes, stream);
+  if (rc != kCudaSuccess) fail_cuda(api, rc, "rank " + std::to_string(context_->rank) + ": " + what.awaited + " in " +
+                                                 what.group + " (cudaMemcpyAsync)");
+}
+
+void NcclCommunicator::copy_alone(const void *send, void *recv, size_t bytes, Stream stream, const WaitSubject &what) {
+  enqueue_copy(send, recv, bytes, stream, what);
+  if (!context_->stream_ordered) await_stream(*context_->api, nullptr, stream, what, context_->timeout_ms);
 }
 
 void NcclCommunicator::allreduce(const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
@@ -147,8 +151,11 @@ void NcclCommunicator::release(void *ptr, void *stream) noexcept {
 }
 
 void NcclCommunicator::copy(void *dst, const void *src, size_t bytes, void *stream) {
-  const Stream s = resolve(stream);
-  copy_alone(src, dst, bytes, s, subject("device copy of " + std::to_string(bytes) + " bytes"));
+  enqueue_copy(src, dst, bytes, resolve(stream), subject("device copy of " + std::to_string(bytes) + " bytes"));
+}
+
+void NcclCommunicator::finish_copies(void *stream) {
+  if (!context_->stream_ordered) synchronize(stream);
 }
 
 void NcclCommunicator::synchronize(void *stream) {

@@ -36,7 +36,8 @@ class NcclCommunicator final : public Communicator {
   // Device memory from the stream-ordered allocator; copies with cudaMemcpyAsync on the stream.
   void *allocate(size_t bytes, void *stream) override;
   void release(void *ptr, void *stream) noexcept override;
-  void copy(void *dst, const void *src, size_t bytes, void *stream) override;
+  void copy(void *dst, const void *src, size_t bytes, void *stream) override;  // enqueued only
+  void finish_copies(void *stream) override;
   // Returns once the work enqueued on the stream (NULL: this instance's pool stream) is done (bounded).
   void synchronize(void *stream);
 
@@ -47,6 +48,8 @@ class NcclCommunicator final : public Communicator {
   WaitSubject subject(std::string awaited) const;
   // Handles NCCL's answer to an enqueue, then waits for the stream unless stream-ordered.
   void complete(int rc, Stream stream, const WaitSubject &what, bool always_wait);
+  void enqueue_copy(const void *send, void *recv, size_t bytes, Stream stream, const WaitSubject &what);
+  // A group of one's collective: the copy, then the wait a collective owes unless stream-ordered.
   void copy_alone(const void *send, void *recv, size_t bytes, Stream stream, const WaitSubject &what);
 
   std::shared_ptr<NcclContext> context_;
