@@ -8,6 +8,7 @@ target_sources(xffl_obj PRIVATE
   bootstrap/protocol.cpp
   bootstrap/auth.cpp
   bootstrap/socket.cpp
+  bootstrap/group_registry.cpp
   bootstrap/store_core.cpp
   bootstrap/store_server.cpp
   bootstrap/store_client.cpp

@@ -2,8 +2,8 @@
  * @file xffl/group.h
  * @brief Process groups: the families computed by the layout, and groups of any rank list.
  *
- * A group knows its member list (global ranks, in the order of DESIGN.md section 3.2), the caller's
- * index in it, and a description. Groups from xffl_get_group are borrowed: they live until the
+ * A group knows its member list (global ranks: in the order of DESIGN.md section 3.2 for the layout's
+ * groups, sorted for xffl_create_process_group), the caller's index in it, and a description. Groups from xffl_get_group are borrowed: they live until the
  * layout that made them is unset or the state is destroyed. Groups from xffl_create_process_group
  * are owned by the caller and must be destroyed before their state.
  */
@@ -29,13 +29,23 @@ XFFL_API xffl_status_t xffl_get_group(const xffl_state_t *st, xffl_group_kind_t 
 
 /**
  * @brief A new group of arbitrary members.
- * @param[in] ranks distinct global ranks in [0, W), in the order that defines group ranks; must
- *            contain the caller's rank
+ *
+ * The group's rank order is the sorted order of `ranks` (as torch's new_group, which xFFL's
+ * create_process_group calls): members may list the ranks in any order and get the same group.
+ * Every group has an identity that no other live group sharing a member can have, by construction:
+ * the n-th group a rank makes of one member set is the n-th of every other member, and the job's
+ * rendezvous store (served by rank 0) hands each such group a slot of its own (one round trip, no
+ * collective, no world barrier). Members make the groups of one member set in the same order.
+ * @param[in] ranks distinct global ranks in [0, W), any order; must contain the caller's rank
  * @param[in] n number of ranks, >= 1
  * @param[in] description free text, copied; NULL gives "custom"
- * @param[out] out owned group; destroy it with xffl_group_destroy before the state
- * @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global; XFFL_ENOMEM; backend errors.
- * @note Called by the members only, never a world-wide collective.
+ * @param[out] out owned group; destroy it with xffl_group_destroy (before or after the state)
+ * @return XFFL_OK; XFFL_EINVAL (NULL, n == 0, a duplicate, a rank outside [0, W), the caller not a
+ *         member: the message names the rank); XFFL_ESTATE before set_global; XFFL_ENOMEM (also when
+ *         2^19 process groups of the job are live at once); XFFL_EPEER / XFFL_ENETWORK /
+ *         XFFL_ETIMEOUT when the store cannot be asked (the message names the store's address, this
+ *         rank and the group); backend errors.
+ * @note Called by the members only, never a world-wide collective. With XFFL_BACKEND_NONE it is local.
  */
 XFFL_API xffl_status_t xffl_create_process_group(xffl_state_t *st, const int *ranks, size_t n,
                                                  const char *description, xffl_group_t **out);

@@ -119,6 +119,28 @@ std::vector<uint8_t> encode(const Ranks &message) {
   return wire::encode_frame(Type::Ranks, out.take());
 }
 
+std::vector<uint8_t> encode(const Claim &message) {
+  check_size(message.key.size(), wire::kMaxValue, "group key");
+  PayloadWriter out;
+  out.blob(message.key);
+  out.u32(message.members);
+  return wire::encode_frame(Type::Claim, out.take());
+}
+
+std::vector<uint8_t> encode(const Identity &message) {
+  PayloadWriter out;
+  out.u32(message.slot);
+  out.u32(static_cast<uint32_t>(message.serial >> 32));
+  out.u32(static_cast<uint32_t>(message.serial));
+  return wire::encode_frame(Type::Identity, out.take());
+}
+
+std::vector<uint8_t> encode(const Release &message) {
+  PayloadWriter out;
+  out.u32(message.slot);
+  return wire::encode_frame(Type::Release, out.take());
+}
+
 Hello decode_hello(const std::vector<uint8_t> &payload) {
   PayloadReader in(payload);
   Hello message;
@@ -237,6 +259,35 @@ Ranks decode_ranks(const std::vector<uint8_t> &payload, size_t max_ranks) {
                           std::to_string(message.ranks.back()) + ")");
     message.ranks.push_back(rank);
   }
+  in.finish();
+  return message;
+}
+
+Claim decode_claim(const std::vector<uint8_t> &payload) {
+  PayloadReader in(payload);
+  Claim message;
+  message.key = in.blob(wire::kMaxValue, "group key");
+  if (message.key.empty()) throw ProtocolError("a claim's group key is empty");
+  message.members = in.u32();
+  if (message.members == 0) throw ProtocolError("a claim names a group of 0 members");
+  in.finish();
+  return message;
+}
+
+Identity decode_identity(const std::vector<uint8_t> &payload) {
+  PayloadReader in(payload);
+  Identity message;
+  message.slot = in.u32();
+  const uint64_t high = in.u32();
+  message.serial = high << 32 | in.u32();
+  in.finish();
+  return message;
+}
+
+Release decode_release(const std::vector<uint8_t> &payload) {
+  PayloadReader in(payload);
+  Release message;
+  message.slot = in.u32();
   in.finish();
   return message;
 }

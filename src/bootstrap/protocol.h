@@ -8,8 +8,9 @@
 //           Welcome{}                                      no token: joined
 //   client  Auth{client proof}                             after a Challenge
 //   server  Welcome{server proof} or Reject{XFFL_EAUTH}    the client checks the server's proof too
-//   then any number of Publish / Fetch / Barrier, each answered by Ok, Value or Failure, and Departed,
-//   answered by Ranks (the joined ranks whose connection has closed), one at a time.
+//   then any number of Publish / Fetch / Barrier, each answered by Ok, Value or Failure, Departed,
+//   answered by Ranks (the joined ranks whose connection has closed), and Claim, answered by Identity
+//   or Failure (group_registry.h), one at a time; and Release, which is never answered.
 #ifndef XFFL_SRC_BOOTSTRAP_PROTOCOL_H
 #define XFFL_SRC_BOOTSTRAP_PROTOCOL_H
 
@@ -75,6 +76,21 @@ struct Ranks {
   std::vector<uint32_t> ranks;
 };
 
+// A process group's identity: the canonical key (GroupRegistry::key) and its member count.
+struct Claim {
+  std::vector<uint8_t> key;
+  uint32_t members = 0;
+};
+
+struct Identity {
+  uint32_t slot = 0;
+  uint64_t serial = 0;
+};
+
+struct Release {
+  uint32_t slot = 0;
+};
+
 struct Failure {
   xffl_status_t status = XFFL_EINTERNAL;
   std::string message;
@@ -95,6 +111,9 @@ std::vector<uint8_t> encode(const Value &message);
 std::vector<uint8_t> encode(const Failure &message);
 std::vector<uint8_t> encode_departed();  // the request has no payload
 std::vector<uint8_t> encode(const Ranks &message);
+std::vector<uint8_t> encode(const Claim &message);
+std::vector<uint8_t> encode(const Identity &message);
+std::vector<uint8_t> encode(const Release &message);
 
 // Payload decoders; throw wire::ProtocolError on any malformed or out-of-bounds field.
 Hello decode_hello(const std::vector<uint8_t> &payload);
@@ -111,6 +130,9 @@ Failure decode_failure(const std::vector<uint8_t> &payload);
 void decode_departed(const std::vector<uint8_t> &payload);
 // At most max_ranks ranks (a client passes its world size), each below max_ranks, strictly ascending.
 Ranks decode_ranks(const std::vector<uint8_t> &payload, size_t max_ranks = wire::kMaxRanksInList);
+Claim decode_claim(const std::vector<uint8_t> &payload);
+Identity decode_identity(const std::vector<uint8_t> &payload);
+Release decode_release(const std::vector<uint8_t> &payload);
 
 }  // namespace xffl::bootstrap::protocol
 

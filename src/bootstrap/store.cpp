@@ -1,5 +1,7 @@
 #include "bootstrap/store.h"
 
+#include "bootstrap/group_registry.h"
+
 #include "bootstrap/store_client.h"
 #include "bootstrap/store_server.h"
 #include "bootstrap/text.h"
@@ -92,6 +94,25 @@ std::vector<uint8_t> Store::fetch(const std::string &key, int timeout_ms) {
 std::vector<int> Store::departed_ranks(int timeout_ms) {
   std::lock_guard<std::mutex> hold(request_mutex_);
   return client("ask which ranks left").departed_ranks(timeout_ms);
+}
+
+comm::GroupIdentity Store::claim_group(const std::vector<int> &sorted_members, uint32_t creation, int timeout_ms) {
+  const std::string key = GroupRegistry::key(sorted_members, creation);
+  std::lock_guard<std::mutex> hold(request_mutex_);
+  protocol::Identity identity = client("ask for a process group's identity")
+                                    .claim_group(std::vector<uint8_t>(key.begin(), key.end()),
+                                                 static_cast<uint32_t>(sorted_members.size()), timeout_ms);
+  if (identity.slot >= GroupRegistry::kDefaultSlots)
+    fail(XFFL_ENETWORK, "rank ", config_.rank, ": the store at ", address_, " gave process-group slot ", identity.slot,
+         ", outside [0, ", GroupRegistry::kDefaultSlots, ")");
+  return comm::GroupIdentity{identity.slot, identity.serial};
+}
+
+void Store::release_group(uint32_t slot) noexcept {
+  constexpr int kReleaseSendMs = 100;  // one small frame into the socket buffer; never waits on a peer
+  std::unique_lock<std::mutex> hold(request_mutex_, std::try_to_lock);
+  if (!hold.owns_lock() || closed_ || !client_) return;
+  client_->release_group(slot, kReleaseSendMs);
 }
 
 void Store::barrier(const std::string &name) { barrier(name, config_.timeout_ms); }

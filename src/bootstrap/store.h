@@ -101,6 +101,11 @@ class Store final : public comm::Exchange {
   // host or pid namespace they ran in), ascending. The store answers at once; timeout_ms bounds the
   // round trip. XFFL_EPEER / XFFL_ENETWORK naming the store when it is gone.
   std::vector<int> departed_ranks(int timeout_ms) override;
+  // Process-group identities (comm/exchange.h, group_registry.h). claim_group waits at most
+  // timeout_ms; release_group never blocks: when another request holds the connection it gives up
+  // (the slot stays live).
+  comm::GroupIdentity claim_group(const std::vector<int> &sorted_members, uint32_t creation, int timeout_ms) override;
+  void release_group(uint32_t slot) noexcept override;
 
   // Ends this rank's connection; on rank 0 then lingers (close_linger_ms at most) while other ranks
   // are connected, and stops the server. Idempotent. Later requests fail with XFFL_ESTATE.

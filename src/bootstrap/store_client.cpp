@@ -295,4 +295,38 @@ std::vector<int> StoreClient::departed_ranks(int timeout_ms) {
   }
 }
 
+protocol::Identity StoreClient::claim_group(const std::vector<uint8_t> &key, uint32_t members, int timeout_ms) {
+  const std::string doing = "asking for the identity of a process group of " + std::to_string(members) + " members";
+  if (timeout_ms < 0) fail(XFFL_EINVAL, who_, ": timeout ", timeout_ms, " ms is negative");
+  require_usable(doing);
+  const Clock::time_point deadline = after(timeout_ms);
+  try {
+    send_frame(protocol::encode(protocol::Claim{key, members}), deadline, doing);
+    wire::Frame reply = receive_frame(deadline, doing);
+    if (reply.type == wire::Type::Identity) return protocol::decode_identity(reply.payload);
+    if (reply.type == wire::Type::Failure) {
+      protocol::Failure failure = protocol::decode_failure(reply.payload);
+      fail(failure.status, who_, ": the store at ", address_, " gave no identity to a process group of ", members,
+           " members: ", failure.message);
+    }
+    throw wire::ProtocolError(std::string("unexpected ") + wire::type_name(reply.type) + " frame");
+  } catch (const wire::ProtocolError &error) {
+    break_connection(XFFL_ENETWORK,
+                     who_ + ": the store at " + address_ + " broke the protocol while " + doing + " (" + error.what() + ")");
+  }
+}
+
+bool StoreClient::release_group(uint32_t slot, int timeout_ms) noexcept {
+  if (broken_ || !fd_) return false;
+  const std::vector<uint8_t> frame = protocol::encode(protocol::Release{slot});
+  net::IoResult result = net::send_all(fd_.get(), frame.data(), frame.size(), after(timeout_ms));
+  if (result.kind != net::IoResult::Ok) {
+    // A partly sent frame would corrupt the next request: the connection is unusable from here on.
+    broken_ = Broken{XFFL_ENETWORK, who_ + ": could not tell the store at " + address_ + " that a process group ended"};
+    return false;
+  }
+  if (config_.tap) config_.tap(true, frame.data(), frame.size());
+  return true;
+}
+
 }  // namespace xffl::bootstrap

@@ -48,6 +48,10 @@ class StoreClient {
   // The ranks whose connection to the store has closed, ascending; the store answers at once, so
   // timeout_ms bounds only the round trip (past it the connection counts as lost, like any request).
   std::vector<int> departed_ranks(int timeout_ms);
+  // A process group's identity (group_registry.h): key is GroupRegistry::key, members its size.
+  protocol::Identity claim_group(const std::vector<uint8_t> &key, uint32_t members, int timeout_ms);
+  // Sends a Release (never answered); false when it could not be sent within timeout_ms.
+  bool release_group(uint32_t slot, int timeout_ms) noexcept;
 
   // Wakes a blocked request (it fails with XFFL_EPEER) and ends the connection. Thread-safe, may be
   // called while another thread is inside a request.

@@ -36,9 +36,10 @@ struct StoreCore::Connection {
   protocol::Hello hello;
   protocol::Nonce server_nonce{};
   std::optional<Parked> parked;
+  std::set<uint32_t> group_slots;  // process-group slots this rank claimed and has not released
 };
 
-StoreCore::StoreCore(ServerConfig config) : config_(std::move(config)) {
+StoreCore::StoreCore(ServerConfig config) : config_(std::move(config)), groups_(config_.group_slots) {
   if (config_.max_connections == 0) config_.max_connections = 4 * static_cast<size_t>(config_.world_size) + 64;
 }
 
@@ -127,6 +128,8 @@ void StoreCore::handle(Connection &connection, const wire::Frame &frame, Clock::
           protocol::decode_departed(frame.payload);
           on_departed(connection);
           return;
+        case Type::Claim: on_claim(connection, protocol::decode_claim(frame.payload)); return;
+        case Type::Release: on_release(connection, protocol::decode_release(frame.payload)); return;
         default:
           throw wire::ProtocolError(std::string("unexpected ") + wire::type_name(frame.type) + " from a joined rank");
       }
@@ -282,6 +285,44 @@ void StoreCore::on_departed(Connection &connection) {
   send(connection, protocol::encode(answer));
 }
 
+void StoreCore::on_claim(Connection &connection, const protocol::Claim &claim) {
+  const std::string key(claim.key.begin(), claim.key.end());
+  const auto members = static_cast<uint32_t>(config_.world_size);
+  if (claim.members > members)
+    return send(connection, protocol::encode(protocol::Failure{
+                                XFFL_EINVAL,
+                                "a process group of " + std::to_string(claim.members) + " members in a job of " +
+                                    std::to_string(members) + " ranks",
+                                {}}));
+  if (stored_bytes_ + groups_.pending_bytes() + key.size() > config_.max_stored_bytes)
+    return send(connection, protocol::encode(protocol::Failure{
+                                XFFL_ENOMEM,
+                                "the store holds " + std::to_string(stored_bytes_ + groups_.pending_bytes()) +
+                                    " bytes; one more process group's key would exceed its limit of " +
+                                    std::to_string(config_.max_stored_bytes),
+                                {}}));
+  std::optional<GroupClaim> claimed = groups_.claim(key, claim.members);
+  if (!claimed) {
+    const bool full = groups_.live() >= groups_.slots();
+    return send(connection, protocol::encode(protocol::Failure{
+                                full ? XFFL_ENOMEM : XFFL_EINVAL,
+                                full ? "all " + std::to_string(groups_.slots()) +
+                                           " process-group identities of the job are in use (destroy groups that "
+                                           "are no longer needed)"
+                                     : "rank " + std::to_string(connection.rank) + " claims a process group of " +
+                                           std::to_string(claim.members) +
+                                           " members whose other members named another count",
+                                {}}));
+  }
+  connection.group_slots.insert(claimed->slot);
+  send(connection, protocol::encode(protocol::Identity{claimed->slot, claimed->serial}));
+}
+
+void StoreCore::on_release(Connection &connection, const protocol::Release &release) {
+  // Only a slot this rank holds: a confused or hostile client cannot free other ranks' groups.
+  if (connection.group_slots.erase(release.slot)) groups_.release(release.slot);
+}
+
 std::vector<uint32_t> StoreCore::missing_ranks(const BarrierState &barrier) const {
   std::vector<uint32_t> missing;
   for (int rank = 0; rank < config_.world_size; ++rank)
@@ -399,6 +440,8 @@ void StoreCore::disconnected(ConnectionId id, Clock::time_point now) {
   if (connection->phase != Phase::Ready) return;
   const int rank = connection->rank;
   departed_ranks_.insert(rank);
+  // A rank that left uses none of its process groups any more.
+  for (uint32_t slot : connection->group_slots) groups_.release(slot);
   config_.logger.debug("store ", config_.address, ": rank ", rank, " left (", connection->peer, ")");
   // Barriers this rank had not reached can no longer complete.
   std::vector<std::string> doomed;

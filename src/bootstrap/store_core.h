@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "bootstrap/group_registry.h"
 #include "bootstrap/protocol.h"
 
 namespace xffl::bootstrap {
@@ -36,6 +37,8 @@ struct ServerConfig {
   int hello_timeout_ms = 10000;
   size_t max_connections = 0;               // 0: 4 * world_size + 64
   size_t max_stored_bytes = size_t{256} << 20;
+  // Slots of the process-group registry (group_registry.h); tests make it small.
+  uint32_t group_slots = GroupRegistry::kDefaultSlots;
   Logger logger;
   // Where nonces come from; empty means OpenSSL's RAND_bytes. Tests and the fuzzer make it fixed.
   std::function<protocol::Nonce()> nonce_source;
@@ -76,6 +79,7 @@ class StoreCore {
   const std::vector<std::string> &rejections() const { return rejections_; }
   // Why connections were dropped (protocol errors, hello deadline); the last 64.
   const std::vector<std::string> &drops() const { return drops_; }
+  const GroupRegistry &groups() const { return groups_; }
 
  private:
   struct Connection;
@@ -100,6 +104,8 @@ class StoreCore {
   void on_fetch(Connection &connection, const protocol::Fetch &fetch, Clock::time_point now);
   void on_barrier(Connection &connection, const protocol::Barrier &barrier, Clock::time_point now);
   void on_departed(Connection &connection);
+  void on_claim(Connection &connection, const protocol::Claim &claim);
+  void on_release(Connection &connection, const protocol::Release &release);
   void join(Connection &connection, const protocol::Welcome &welcome);
   void reject(Connection &connection, xffl_status_t status, const std::string &reason);
   void drop(Connection &connection, const std::string &reason);
@@ -122,6 +128,7 @@ class StoreCore {
   std::deque<std::string> failed_order_;
   std::set<int> joined_ranks_;    // every rank that ever joined: a second hello for it is refused
   std::set<int> departed_ranks_;  // joined ranks whose connection has closed
+  GroupRegistry groups_;
   std::vector<std::string> rejections_;
   std::vector<std::string> drops_;
 };

@@ -25,7 +25,8 @@ bool is_known_type(uint16_t type) {
   switch (static_cast<Type>(type)) {
     case Type::Hello: case Type::Challenge: case Type::Auth: case Type::Welcome: case Type::Reject:
     case Type::Publish: case Type::Fetch: case Type::Barrier: case Type::Ok: case Type::Value:
-    case Type::Failure: case Type::Departed: case Type::Ranks:
+    case Type::Failure: case Type::Departed: case Type::Ranks: case Type::Claim: case Type::Release:
+    case Type::Identity:
       return true;
   }
   return false;
@@ -46,6 +47,9 @@ const char *type_name(Type type) {
     case Type::Failure: return "failure";
     case Type::Departed: return "departed";
     case Type::Ranks: return "ranks";
+    case Type::Claim: return "claim";
+    case Type::Release: return "release";
+    case Type::Identity: return "identity";
   }
   return "unknown";
 }

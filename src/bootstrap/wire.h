@@ -45,10 +45,13 @@ enum class Type : uint16_t {
   Fetch = 17,     // client -> server: key, timeout in ms (the server waits, the client does not poll)
   Barrier = 18,   // client -> server: name, timeout in ms
   Departed = 19,  // client -> server: which ranks have left the job? (no payload; answered at once)
+  Claim = 20,     // client -> server: a process group's canonical key and member count
+  Release = 21,   // client -> server: this rank is done with a group's slot (never answered)
   Ok = 32,        // server -> client: a Publish or Barrier succeeded
   Value = 33,     // server -> client: the value of a Fetch
   Failure = 34,   // server -> client: a request failed (status, message, ranks involved)
   Ranks = 35,     // server -> client: the answer to Departed, ranks ascending
+  Identity = 36,  // server -> client: the answer to Claim, the group's slot and serial
 };
 
 // Observes every byte a store endpoint sends (sent = true) or receives, for tests that check what

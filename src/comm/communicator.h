@@ -8,7 +8,9 @@
 #include <new>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "comm/exchange.h"
 #include "comm/scale.h"
 #include "topology/rank_list.h"
 #include "xffl/types.h"
@@ -82,7 +84,12 @@ struct GroupSpec {
   topology::RankList members;
   int my_index = 0;          // the caller's index among members
   std::string description;   // for messages: "federated group (instance 1)"
-  unsigned long long tag = 0;  // distinct per group instance, identical on every member
+  // Below 2^20, identical on every member, and distinct from every other live group that shares a
+  // member: the layout's groups get small numbers in [0, 2^19) from (generation, family, instance);
+  // groups of xffl_create_process_group get 2^19 + the slot the job's authority gave them.
+  unsigned long long tag = 0;
+  // Unique for the whole job (0 for the layout's groups): keys what a backend publishes for the group.
+  uint64_t serial = 0;
   // Members in more than one federated group (a FEDERATED family, or a process group spanning
   // federations): a backend may carry it over another transport (XFFL_OPT_CROSS_FACILITY_BACKEND).
   // Identical on every rank for every instance of a family.
@@ -95,6 +102,12 @@ class Backend {
   virtual xffl_backend_t kind() const = 0;
   // Local: never a collective round. May be called lazily, on a group's first collective.
   virtual std::unique_ptr<Communicator> create_communicator(const GroupSpec &group) = 0;
+  // The identity of a group made by xffl_create_process_group (Exchange::claim_group): one round
+  // trip to the job's store, bounded by the backend's timeout. A backend without a store (NONE)
+  // counts locally: its groups never communicate.
+  virtual GroupIdentity claim_group(const std::vector<int> &sorted_members, uint32_t creation) = 0;
+  // Never blocks, never throws.
+  virtual void release_group(uint32_t slot) noexcept = 0;
 };
 
 }  // namespace xffl::comm

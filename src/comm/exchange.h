@@ -9,6 +9,14 @@
 
 namespace xffl::comm {
 
+// A process group's identity from the job's one authority (bootstrap/group_registry.h): slot is
+// unique among the job's live process groups, below 2^19 (backends put it in their tag space); serial
+// is unique for the whole job (it keys what a backend publishes for the group).
+struct GroupIdentity {
+  uint32_t slot = 0;
+  uint64_t serial = 0;
+};
+
 class Exchange {
  public:
   virtual ~Exchange() = default;
@@ -25,6 +33,14 @@ class Exchange {
     (void)timeout_ms;
     return {};
   }
+  // The identity of the creation-th group (from 0) of these members (sorted, distinct) on this rank:
+  // every member that claims it gets the same, and no other live group has its slot. Waits at most
+  // timeout_ms; throws XFFL_ENOMEM when every slot is live, XFFL_EINVAL when members disagree on the
+  // member count, and like fetch when the store is gone.
+  virtual GroupIdentity claim_group(const std::vector<int> &sorted_members, uint32_t creation, int timeout_ms) = 0;
+  // This rank is done with the group of this slot. Never blocks and never throws: a release that
+  // cannot be delivered leaves the slot live (the job has 2^19 of them).
+  virtual void release_group(uint32_t slot) noexcept = 0;
 };
 
 }  // namespace xffl::comm

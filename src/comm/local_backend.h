@@ -11,6 +11,11 @@ class LocalBackend final : public Backend {
  public:
   xffl_backend_t kind() const override { return XFFL_BACKEND_NONE; }
   std::unique_ptr<Communicator> create_communicator(const GroupSpec &group) override;
+  GroupIdentity claim_group(const std::vector<int> &sorted_members, uint32_t creation) override;
+  void release_group(uint32_t slot) noexcept override { (void)slot; }
+
+ private:
+  uint64_t groups_made_ = 0;
 };
 
 }  // namespace xffl::comm

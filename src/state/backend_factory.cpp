@@ -48,6 +48,10 @@ class StoreBackedUcx final : public comm::Backend {
   std::unique_ptr<comm::Communicator> create_communicator(const comm::GroupSpec &group) override {
     return ucx_->create_communicator(group);
   }
+  comm::GroupIdentity claim_group(const std::vector<int> &sorted_members, uint32_t creation) override {
+    return ucx_->claim_group(sorted_members, creation);
+  }
+  void release_group(uint32_t slot) noexcept override { ucx_->release_group(slot); }
   comm::UcxBackend &ucx() { return *ucx_; }
 
  private:

@@ -46,28 +46,18 @@ const char *group_kind_name(xffl_group_kind_t kind) {
   return "unknown";
 }
 
-// Group tags: equal on every member, distinct between groups that share members (backends match
-// messages by tag). Backends keep tags below 2^20 exactly, so the layout's groups get small distinct
-// numbers in [0, 2^19) and never collide; groups from xffl_create_process_group, whose members alone
-// must agree on a tag without communicating, hash their member list into [2^19, 2^20).
+// Group tags: equal on every member, distinct between live groups that share a member (backends
+// match messages by tag), below 2^20. The layout's groups get [0, 2^19) from (generation, family,
+// instance): every rank makes the same layouts in the same order. Groups of xffl_create_process_group
+// get 2^19 + the slot that the job's authority (the store) gave them: unique among live groups by
+// construction (bootstrap/group_registry.h).
 constexpr unsigned long long kCustomTagBase = 1ULL << 19;
 constexpr int kMaxStreams = 32;     // instances per family: 32 tags per family and generation
-constexpr unsigned kGenerations = 2048;  // layouts before tags repeat: 2048 * 8 families * 32 < 2^19
+constexpr unsigned kGenerations = 2048;  // layouts before tags repeat: 2048 * 8 families * 32 = 2^19
 
 unsigned long long layout_tag(unsigned generation, xffl_group_kind_t kind, int instance) {
   return ((static_cast<unsigned long long>(generation % kGenerations) * 8 + static_cast<unsigned long long>(kind)) *
           kMaxStreams) + static_cast<unsigned long long>(instance);
-}
-
-// FNV-1a over 64-bit words.
-unsigned long long mix(std::initializer_list<unsigned long long> words) {
-  unsigned long long hash = 1469598103934665603ULL;
-  for (unsigned long long word : words)
-    for (int byte = 0; byte < 8; ++byte) {
-      hash ^= (word >> (8 * byte)) & 0xffULL;
-      hash *= 1099511628211ULL;
-    }
-  return hash;
 }
 
 }  // namespace
@@ -391,24 +381,23 @@ std::unique_ptr<xffl_group> DistributedState::create_process_group(const std::ve
       fail(XFFL_EINVAL, "rank ", sorted[i], " of the process group outside [0, ", world_size_, ")");
     if (i && sorted[i] == sorted[i - 1]) fail(XFFL_EINVAL, "rank ", sorted[i], " appears twice in the process group");
   }
-  auto members = topology::RankList::explicit_ranks(ranks);
+  // The group's rank order is the sorted order (torch's new_group), so members may list it in any order.
+  auto members = topology::RankList::explicit_ranks(sorted);
   const int my_index = members.index_of(rank_);
   if (my_index < 0)
     fail(XFFL_EINVAL, "rank ", rank_, " is not a member of the process group it creates (only members call it)");
-  // Members create groups of one member list in the same order, so the count makes equal tags.
-  unsigned count = 0;
-  auto found = std::find_if(custom_group_counts_.begin(), custom_group_counts_.end(),
-                            [&](const auto &entry) { return entry.first == ranks; });
-  if (found == custom_group_counts_.end()) {
-    custom_group_counts_.emplace_back(ranks, 1u);
-  } else {
-    count = found->second++;
+  uint32_t &made = custom_group_counts_[sorted];
+  comm::GroupIdentity identity;
+  try {
+    identity = backend_->claim_group(sorted, made);
+  } catch (const Error &error) {
+    throw Error(error.status(), std::string(error.what()) + " (making process group '" + description + "')");
   }
-  unsigned long long hash = mix({0xC057ULL, static_cast<unsigned long long>(count)});
-  for (int r : ranks) hash = mix({hash, static_cast<unsigned long long>(r)});
-  comm::GroupSpec spec{std::move(members), my_index, description, kCustomTagBase + hash % kCustomTagBase};
+  ++made;
+  comm::GroupSpec spec{std::move(members), my_index, description, kCustomTagBase + identity.slot};
+  spec.serial = identity.serial;
   spec.crosses_facilities = spans_federated_groups(sorted);
-  return std::make_unique<xffl_group>(std::move(spec), backend_, true);
+  return std::make_unique<xffl_group>(std::move(spec), backend_, identity.slot);
 }
 
 bool DistributedState::spans_federated_groups(const std::vector<int> &sorted_ranks) const {

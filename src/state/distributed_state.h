@@ -4,6 +4,7 @@
 #define XFFL_SRC_STATE_DISTRIBUTED_STATE_H
 
 #include <array>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -101,7 +102,9 @@ class DistributedState {
   std::optional<topology::RankPlan> plan_;
   // Groups by xffl_group_kind_t, then instance. WORLD lives from set_global; the rest with the layout.
   std::array<std::vector<std::unique_ptr<xffl_group>>, 7> groups_;
-  std::vector<std::pair<std::vector<int>, unsigned>> custom_group_counts_;
+  // Groups made so far from each sorted member list (xffl_create_process_group): members make the
+  // groups of one list in the same order, so the count names the same group on every member.
+  std::map<std::vector<int>, uint32_t> custom_group_counts_;
   std::vector<double> federated_weights_;
 };
 

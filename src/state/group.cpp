@@ -9,6 +9,14 @@ namespace xffl {
 Group::Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, bool owned)
     : spec_(std::move(spec)), backend_(std::move(backend)), owned_(owned) {}
 
+Group::Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, uint32_t claimed_slot)
+    : spec_(std::move(spec)), backend_(std::move(backend)), owned_(true), claimed_slot_(claimed_slot) {}
+
+Group::~Group() {
+  communicator_.reset();  // its messages are done before the slot may serve another group
+  if (claimed_slot_) backend_->release_group(*claimed_slot_);
+}
+
 comm::Communicator &Group::communicator() {
   if (!communicator_) communicator_ = backend_->create_communicator(spec_);
   return *communicator_;

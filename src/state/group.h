@@ -3,7 +3,9 @@
 #ifndef XFFL_SRC_STATE_GROUP_H
 #define XFFL_SRC_STATE_GROUP_H
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "comm/communicator.h"
@@ -13,7 +15,10 @@ namespace xffl {
 class Group {
  public:
   Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, bool owned);
-  virtual ~Group() = default;
+  // A process group whose identity the job's authority gave it (Backend::claim_group): released when
+  // the group ends, after its communicator.
+  Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, uint32_t claimed_slot);
+  virtual ~Group();
 
   const comm::GroupSpec &spec() const { return spec_; }
   const topology::RankList &members() const { return spec_.members; }
@@ -30,6 +35,7 @@ class Group {
   std::shared_ptr<comm::Backend> backend_;  // shared: an owned group may outlive its state safely
   std::unique_ptr<comm::Communicator> communicator_;
   bool owned_;
+  std::optional<uint32_t> claimed_slot_;
 };
 
 }  // namespace xffl

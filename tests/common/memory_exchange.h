@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/group_registry.h"
 #include "comm/exchange.h"
 #include "common/error.h"
 
@@ -28,8 +29,22 @@ class MemoryExchange final : public xffl::comm::Exchange {
       (xffl::fail)(XFFL_ETIMEOUT, "timed out after ", timeout_ms, " ms waiting for key ", key, " in the test exchange");
     return values_[key];
   }
+  // One registry for every thread acting as a rank, as the store is one for every rank.
+  xffl::comm::GroupIdentity claim_group(const std::vector<int> &members, uint32_t creation, int timeout_ms) override {
+    (void)timeout_ms;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto claim = groups_.claim(xffl::bootstrap::GroupRegistry::key(members, creation),
+                               static_cast<uint32_t>(members.size()));
+    if (!claim) (xffl::fail)(XFFL_ENOMEM, "the test exchange has no process-group slot left");
+    return xffl::comm::GroupIdentity{claim->slot, claim->serial};
+  }
+  void release_group(uint32_t slot) noexcept override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    groups_.release(slot);
+  }
 
  private:
+  xffl::bootstrap::GroupRegistry groups_;
   std::mutex mutex_;
   std::condition_variable published_;
   std::map<std::string, std::vector<uint8_t>> values_;

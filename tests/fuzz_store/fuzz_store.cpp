@@ -49,6 +49,11 @@ void check_server_output(StoreCore &core, StoreCore::ConnectionId id, std::map<S
       case wire::Type::Value: protocol::decode_value(frame->payload); break;
       case wire::Type::Failure: protocol::decode_failure(frame->payload); break;
       case wire::Type::Ranks: protocol::decode_ranks(frame->payload, 2); break;  // the fuzzed world is 2
+      case wire::Type::Identity: {
+        // The fuzzed store has 4 slots: an identity outside them is a bug.
+        if (protocol::decode_identity(frame->payload).slot >= 4) __builtin_trap();
+        break;
+      }
       default: __builtin_trap();  // the server sent a client-to-server frame
     }
   }
@@ -88,6 +93,9 @@ void decode_everything(const std::vector<uint8_t> &payload) {
   attempt(protocol::decode_failure);
   attempt(protocol::decode_departed);
   attempt([](const std::vector<uint8_t> &bytes) { return protocol::decode_ranks(bytes); });
+  attempt(protocol::decode_claim);
+  attempt(protocol::decode_identity);
+  attempt(protocol::decode_release);
 }
 
 }  // namespace
@@ -104,6 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   config.address = "fuzz:0";
   config.hello_timeout_ms = 500;
   config.max_stored_bytes = 4 << 20;
+  config.group_slots = 4;  // few: exhaustion and reuse are reachable
   config.logger = Logger(XFFL_LOG_ERROR, 0, [](const std::string &) {});
   config.nonce_source = [] { return nonce_of(0x77); };
   StoreCore core(config);

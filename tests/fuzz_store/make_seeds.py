@@ -4,7 +4,7 @@ import os
 import struct
 
 MAGIC, VERSION = 0x58465354, 1
-HELLO, PUBLISH, FETCH, BARRIER, DEPARTED = 1, 16, 17, 18, 19
+HELLO, PUBLISH, FETCH, BARRIER, DEPARTED, CLAIM, RELEASE = 1, 16, 17, 18, 19, 20, 21
 
 
 def frame(kind, payload):
@@ -29,6 +29,11 @@ def tick(units):
     return bytes([0x80, units])
 
 
+def claim(creation, first, count, members):
+    key = struct.pack(">III", creation, first, count)
+    return frame(CLAIM, struct.pack(">I", len(key)) + key + struct.pack(">I", members))
+
+
 def hang_up(connection):
     return bytes([0x40 | connection, 0])
 
@@ -45,6 +50,9 @@ seeds = {
     + step(0, frame(DEPARTED, b"")),
     "hello_by_hand": bytes([0x00]) + step(2, frame(HELLO, struct.pack(">II", 2, 1) + text("fuzz") + bytes(32))),
     "with_token": bytes([0x07]) + step(0, frame(PUBLISH, text("a") + text("b"))),
+    "group_claims": bytes([0x06]) + step(0, claim(0, 0, 2, 2)) + step(1, claim(0, 0, 2, 2))
+    + step(0, frame(RELEASE, struct.pack(">I", 0))) + step(0, claim(0, 0, 1, 1)) + step(1, claim(0, 1, 1, 1))
+    + step(1, claim(1, 1, 1, 1)) + step(1, claim(2, 1, 1, 1)) + hang_up(1) + step(0, claim(1, 0, 1, 1)),
     "slow_hello": bytes([0x00]) + step(2, frame(HELLO, struct.pack(">II", 2, 1))[:9]) + tick(100),
 }
 

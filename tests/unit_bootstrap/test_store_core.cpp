@@ -252,6 +252,55 @@ void test_departed_lists_closed_ranks_only(void **) {
   assert_true(ask(3) == std::vector<uint32_t>({1, 3}));
 }
 
+// Claims through the protocol: members get one identity, a Release is never answered and frees the slot
+// only when every member released it or left; a rank cannot release another rank's slot.
+void test_group_claims_and_releases(void **) {
+  ServerConfig c = config(3);
+  c.group_slots = 2;
+  StoreCore core(c);
+  Clock::time_point now = Clock::now();
+  for (uint32_t rank = 0; rank < 3; ++rank) {
+    assert_true(core.accept(rank + 1, "peer", now));
+    feed(core, rank + 1, protocol::encode(hello(rank, 3)), now);
+    drain(core, rank + 1);
+  }
+  auto claim = [&](StoreCore::ConnectionId id, const std::vector<int> &members, uint32_t creation) {
+    const std::string key = GroupRegistry::key(members, creation);
+    feed(core, id, protocol::encode(protocol::Claim{std::vector<uint8_t>(key.begin(), key.end()),
+                                                    static_cast<uint32_t>(members.size())}),
+         now);
+    auto frames = drain(core, id);
+    assert_int_equal(frames.size(), 1);
+    return frames[0];
+  };
+  auto identity = [&](const wire::Frame &frame) {
+    assert_true(frame.type == wire::Type::Identity);
+    return protocol::decode_identity(frame.payload);
+  };
+  const protocol::Identity a = identity(claim(1, {0, 1}, 0));
+  assert_int_equal(identity(claim(2, {0, 1}, 0)).slot, a.slot);
+  const protocol::Identity b = identity(claim(1, {0, 2}, 0));
+  assert_int_not_equal(a.slot, b.slot);
+  // Both slots live: a third group is refused with ENOMEM, not given a shared slot.
+  wire::Frame refused = claim(2, {1, 2}, 0);
+  assert_true(refused.type == wire::Type::Failure);
+  assert_int_equal(protocol::decode_failure(refused.payload).status, XFFL_ENOMEM);
+  // Rank 2 never claimed slot a: its release changes nothing. Rank 0's does, and is not answered.
+  feed(core, 3, protocol::encode(protocol::Release{a.slot}), now);
+  feed(core, 1, protocol::encode(protocol::Release{a.slot}), now);
+  assert_true(drain(core, 1).empty());
+  assert_true(drain(core, 3).empty());
+  assert_int_equal(claim(2, {1, 2}, 0).type == wire::Type::Failure, 1);  // rank 1 still holds a
+  core.disconnected(2, now);  // rank 1 leaves: its slots are released
+  const protocol::Identity c3 = identity(claim(3, {1, 2}, 1));
+  assert_int_equal(c3.slot, a.slot);
+  assert_true(c3.serial != a.serial);
+  // A group larger than the job is refused.
+  wire::Frame too_big = claim(1, {0, 1, 2, 3}, 0);
+  assert_true(too_big.type == wire::Type::Failure);
+  assert_int_equal(protocol::decode_failure(too_big.payload).status, XFFL_EINVAL);
+}
+
 void test_connection_limit(void **) {
   ServerConfig c = config(1);
   c.max_connections = 2;
@@ -276,6 +325,7 @@ int main(void) {
       cmocka_unit_test(test_job_mismatch_and_duplicate_rank_refused),
       cmocka_unit_test(test_barrier_fails_when_a_rank_leaves),
       cmocka_unit_test(test_departed_lists_closed_ranks_only),
+      cmocka_unit_test(test_group_claims_and_releases),
       cmocka_unit_test(test_connection_limit),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

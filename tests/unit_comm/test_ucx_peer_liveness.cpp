@@ -217,6 +217,10 @@ class StoreLikeExchange final : public xffl::comm::Exchange {
       (xffl::fail)(XFFL_EPEER, "rank 0: lost the store at 127.0.0.1:1 while asking which ranks left the job");
     return departed_;
   }
+  xffl::comm::GroupIdentity claim_group(const std::vector<int> &members, uint32_t creation, int timeout_ms) override {
+    return inner_.claim_group(members, creation, timeout_ms);
+  }
+  void release_group(uint32_t slot) noexcept override { inner_.release_group(slot); }
 
  private:
   harness::MemoryExchange inner_;

@@ -110,12 +110,46 @@ void fsdp_over_the_world_shares_the_world_communicator(void **) {
   assert_all_ok(outcomes);
 }
 
+// Process groups made and destroyed again and again by their members: each gets a new serial, so its
+// NCCL id goes under a key of its own in the write-once store (a reused key would be refused, or
+// would hand a member the id of a group that no longer exists).
+void churned_groups_get_fresh_ids(void **) {
+  auto fake = std::make_shared<FakeNccl>(1);
+  constexpr int kRounds = 40;
+  auto outcomes = harness::run_ranks(fake, 3, 20000, [&](int rank, NcclBackend &backend) {
+    if (rank == 1) return;
+    std::vector<uint64_t> serials;
+    for (int round = 0; round < kRounds; ++round) {
+      const xffl::comm::GroupIdentity identity = backend.claim_group({0, 2}, static_cast<uint32_t>(round));
+      auto spec = harness::spec_of(topology::RankList::explicit_ranks({0, 2}), rank, "pair",
+                                   (1ull << 19) + identity.slot);
+      spec.serial = identity.serial;
+      {
+        auto group = backend.create_communicator(spec);
+        int value = rank + round, sum = -1;
+        group->allreduce(&value, &sum, 1, XFFL_I32, XFFL_SUM, nullptr);
+        if (sum != 2 + 2 * round) (xffl::fail)(XFFL_EINTERNAL, "round ", round, ": sum ", sum);
+      }
+      backend.release_group(identity.slot);
+      for (uint64_t seen : serials)
+        if (seen == identity.serial) (xffl::fail)(XFFL_EINTERNAL, "serial ", seen, " handed out twice");
+      serials.push_back(identity.serial);
+    }
+  });
+  assert_all_ok(outcomes);
+  assert_int_equal(fake->count("get_unique_id", 0), kRounds + 1);  // the world's id, then each group's
+  assert_int_equal(fake->count("init", 2), kRounds);
+}
+
 void member_only_groups_get_their_own_id(void **) {
   auto fake = std::make_shared<FakeNccl>(1);
   std::atomic<int> made{0};
   auto outcomes = harness::run_ranks(fake, 4, 20000, [&](int rank, NcclBackend &backend) {
     if (rank != 3 && rank != 1) return;  // only members call: ranks 0 and 2 never take part
-    auto spec = harness::spec_of(topology::RankList::explicit_ranks({3, 1}), rank, "custom group", 0xC057);
+    const xffl::comm::GroupIdentity identity = backend.claim_group({1, 3}, 0);
+    auto spec = harness::spec_of(topology::RankList::explicit_ranks({3, 1}), rank, "custom group",
+                                 (1ull << 19) + identity.slot);
+    spec.serial = identity.serial;
     auto group = backend.create_communicator(spec);
     int value = rank * 10, gathered[2] = {-1, -1};
     group->allgather(&value, gathered, 1, XFFL_I32, nullptr);
@@ -139,6 +173,7 @@ int main(void) {
       cmocka_unit_test(federated_hsdp_families_split_once_each_and_share),
       cmocka_unit_test(fsdp_over_the_world_shares_the_world_communicator),
       cmocka_unit_test(member_only_groups_get_their_own_id),
+      cmocka_unit_test(churned_groups_get_fresh_ids),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

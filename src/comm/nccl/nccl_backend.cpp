@@ -29,9 +29,10 @@ UniqueId id_from(const std::vector<uint8_t> &bytes, const std::string &key) {
   return id;
 }
 
-std::string tag_key(unsigned long long tag) {
+// Serials are unique for the job, so every group's key is new (the store's keys are write-once).
+std::string group_key(uint64_t serial) {
   char text[40];
-  std::snprintf(text, sizeof text, "nccl/group/%016llx", tag);
+  std::snprintf(text, sizeof text, "nccl/group/%016llx", static_cast<unsigned long long>(serial));
   return text;
 }
 
@@ -213,7 +214,9 @@ void NcclBackend::prepare_family(const GroupSpec &group, int instance) {
 }
 
 std::shared_ptr<NcclComm> NcclBackend::create_own_id_communicator(const GroupSpec &group) {
-  const std::string key = tag_key(group.tag);
+  if (group.serial == 0)
+    fail(XFFL_EINTERNAL, "NCCL backend: ", group.description, " has no serial to publish its NCCL id under");
+  const std::string key = group_key(group.serial);
   UniqueId id;
   if (group.my_index == 0) {
     const int rc = context_->api->get_unique_id(&id);
@@ -246,5 +249,11 @@ std::unique_ptr<Communicator> NcclBackend::create_communicator(const GroupSpec &
   if (group.members.size() == 1) return std::make_unique<NcclCommunicator>(context_, nullptr, group.description, 0);
   return std::make_unique<NcclCommunicator>(context_, create_own_id_communicator(group), group.description, 0);
 }
+
+GroupIdentity NcclBackend::claim_group(const std::vector<int> &sorted_members, uint32_t creation) {
+  return exchange_->claim_group(sorted_members, creation, context_->timeout_ms);
+}
+
+void NcclBackend::release_group(uint32_t slot) noexcept { exchange_->release_group(slot); }
 
 }  // namespace xffl::comm

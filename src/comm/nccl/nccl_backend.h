@@ -44,6 +44,8 @@ class NcclBackend final : public Backend {
 
   xffl_backend_t kind() const override { return XFFL_BACKEND_NCCL; }
   std::unique_ptr<Communicator> create_communicator(const GroupSpec &group) override;
+  GroupIdentity claim_group(const std::vector<int> &sorted_members, uint32_t creation) override;
+  void release_group(uint32_t slot) noexcept override;
 
   // Local. device_index -1 chooses node_local_rank modulo the device count. Makes the device current
   // and the pool hold `streams` streams. XFFL_ESTATE once communicators exist on another device.

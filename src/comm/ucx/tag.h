@@ -3,7 +3,8 @@
 //   63 ........ 44 | 43 ........ 24 | 23 ..... 8 | 7 .. 0
 //   group (20 bits)  sender (20 bits)  sequence    step
 //
-// group: the GroupSpec tag when it is below 2^20 (collision-free), else a 20-bit mix of it.
+// group: the GroupSpec tag, below 2^20 and unique among the live groups that share a member
+// (communicator.h), so receives of two such groups can never match each other's messages.
 // sequence: the collective's number within its communicator (mod 2^16); messages of successive
 // collectives never mix. sender: the sender's index in the group, so a receive names its source.
 // step: the step of the schedule (mod 256). Receives match the whole tag exactly.
@@ -18,15 +19,7 @@ constexpr int kGroupBits = 20;
 constexpr int kSenderBits = 20;
 constexpr uint64_t kMaxGroupSize = uint64_t{1} << kSenderBits;
 
-inline uint64_t group_tag_bits(unsigned long long group_tag) {
-  const uint64_t limit = uint64_t{1} << kGroupBits;
-  if (group_tag < limit) return group_tag;
-  uint64_t mixed = group_tag;  // splitmix64's finaliser
-  mixed = (mixed ^ (mixed >> 30)) * 0xbf58476d1ce4e5b9ull;
-  mixed = (mixed ^ (mixed >> 27)) * 0x94d049bb133111ebull;
-  mixed ^= mixed >> 31;
-  return mixed & (limit - 1);
-}
+constexpr uint64_t kGroupTagLimit = uint64_t{1} << kGroupBits;
 
 inline uint64_t message_tag(uint64_t group_bits, uint32_t sequence, int sender_index, int step) {
   return group_bits << 44 | (static_cast<uint64_t>(sender_index) & 0xfffffu) << 24 |

@@ -7,7 +7,8 @@
 
 namespace xffl::comm {
 
-UcxBackend::UcxBackend(int rank, int world_size, Exchange &exchange, int timeout_ms, xffl_log_level_t log_level) {
+UcxBackend::UcxBackend(int rank, int world_size, Exchange &exchange, int timeout_ms, xffl_log_level_t log_level)
+    : exchange_(exchange) {
   if (world_size < 1 || rank < 0 || rank >= world_size)
     fail(XFFL_EINVAL, "UCX backend: rank ", rank, " outside [0, ", world_size, ")");
   if (timeout_ms <= 0) fail(XFFL_EINVAL, "UCX backend: timeout ", timeout_ms, " ms is not positive");
@@ -35,9 +36,17 @@ std::unique_ptr<Communicator> UcxBackend::create_communicator(const GroupSpec &g
            worker_->world_size(), ")");
   view.my_index = group.my_index;
   view.description = group.description;
-  view.tag_bits = ucx::group_tag_bits(group.tag);
+  if (group.tag >= ucx::kGroupTagLimit)
+    fail(XFFL_EINTERNAL, "UCX backend: ", group.description, " has tag ", group.tag, ", outside [0, 2^20)");
+  view.tag_bits = group.tag;
   return std::make_unique<ucx::UcxCommunicator>(worker_, std::move(view));
 }
+
+GroupIdentity UcxBackend::claim_group(const std::vector<int> &sorted_members, uint32_t creation) {
+  return exchange_.claim_group(sorted_members, creation, worker_->settings().timeout_ms);
+}
+
+void UcxBackend::release_group(uint32_t slot) noexcept { exchange_.release_group(slot); }
 
 void UcxBackend::set_timeout_ms(int timeout_ms) {
   if (timeout_ms <= 0) fail(XFFL_EINVAL, "UCX backend: timeout ", timeout_ms, " ms is not positive");

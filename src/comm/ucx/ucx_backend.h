@@ -30,6 +30,8 @@ class UcxBackend final : public Backend {
 
   xffl_backend_t kind() const override { return XFFL_BACKEND_UCX; }
   std::unique_ptr<Communicator> create_communicator(const GroupSpec &group) override;
+  GroupIdentity claim_group(const std::vector<int> &sorted_members, uint32_t creation) override;
+  void release_group(uint32_t slot) noexcept override;
 
   // Apply to every collective started afterwards, on every communicator of this backend.
   void set_timeout_ms(int timeout_ms);
@@ -42,6 +44,7 @@ class UcxBackend final : public Backend {
 
  private:
   std::shared_ptr<ucx::UcxWorker> worker_;
+  Exchange &exchange_;
 };
 
 }  // namespace xffl::comm
