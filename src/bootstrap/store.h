@@ -21,14 +21,15 @@
 // Errors are xffl::Error with the status the C API returns and a message naming the rank, the store's
 // address and what was awaited, e.g.
 //   "rank 3: timed out after 5000 ms waiting for key 'ucx/addr/7' from 127.0.0.1:29500".
-//   XFFL_ETIMEOUT  a bounded wait expired (connecting, a fetch, a barrier: the missing ranks are named)
+//   XFFL_ETIMEOUT  a bounded wait expired (connecting, a fetch, a barrier: the missing ranks are named;
+//                  a store that accepts but never answers, its host stopped or hung: rank 0 is named)
 //   XFFL_EINVAL    the store refused the job ("job id 'a' differs from the store's 'b'", "world size 4
 //                  differs from the store's 8", a rank joining twice) or an argument is out of bounds
 //                  (keys 1 KiB, values 1 MiB), or a key is re-published with different bytes
 //   XFFL_EAUTH     the tokens differ (or only one side has one)
 //   XFFL_EPEER     the store's host closed the connection (rank 0 exited), or a barrier cannot complete
 //                  because a rank left the store
-//   XFFL_ENETWORK  the network failed, the store did not answer, or what answers is not a store
+//   XFFL_ENETWORK  the network failed, or what answers is not a store
 //
 // Thread-safety: every method may be called from any thread; requests of one Store are serialized.
 // close() (and the destructor) may be called while another thread waits in a request, which then

@@ -156,7 +156,9 @@ void StoreClient::require_usable(const std::string &doing) const {
                          : "the store (hosted by rank 0) closed the connection; rank 0 may have exited";
       break;
     case net::IoResult::Timeout:
-      why = "the store did not answer in time";
+      // The connection is up but nothing answers: its host is alive to the kernel, not to us.
+      status = XFFL_ETIMEOUT;
+      why = "the store (hosted by rank 0) did not answer in time; rank 0 may be stopped, hung or overloaded";
       break;
     default:
       why = net::errno_text(result.error);

@@ -1,6 +1,10 @@
 // The rendezvous store end to end on 127.0.0.1, ranks as threads of this process: publish/fetch in
 // worlds of 1, 2, 4 and 8, write-once, bounded waits with messages that name rank, key and address,
 // barriers, the ranks that left (departed_ranks), and the store's host going away.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <memory>
 
@@ -216,6 +220,47 @@ void test_store_host_dies(void **) {
   assert_true(contains(later.message, "rank 2") && contains(later.message, address));
 }
 
+// The store's host is stopped (SIGSTOP), not dead: its kernel still accepts connections, nothing
+// answers. Joining, and a request after joining, end in XFFL_ETIMEOUT naming rank 0 as the host
+// that did not answer, never XFFL_ENETWORK without a name.
+pid_t stopped_store_host(int world, int *port) {
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  const pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    close(fds[0]);
+    Store host(config(0, world, 0));
+    const int bound = host.port();
+    if (write(fds[1], &bound, sizeof bound) != static_cast<ssize_t>(sizeof bound)) _exit(3);
+    kill(getpid(), SIGSTOP);
+    _exit(0);
+  }
+  close(fds[1]);
+  assert_int_equal(read(fds[0], port, sizeof *port), static_cast<ssize_t>(sizeof *port));
+  close(fds[0]);
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, WUNTRACED), child);
+  assert_true(WIFSTOPPED(status));
+  return child;
+}
+
+void end_stopped(pid_t child) {
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+}
+
+void test_stopped_store_host_is_named_when_joining(void **) {
+  int port = 0;
+  const pid_t child = stopped_store_host(2, &port);
+  StoreConfig c = config(1, 2, port);
+  c.timeout_ms = 800;
+  auto outcome = outcome_of([&] { Store joiner(c); });
+  end_stopped(child);
+  expect_failure(outcome, XFFL_ETIMEOUT, {"rank 1", "hosted by rank 0", "127.0.0.1:" + std::to_string(port)});
+}
+
 void test_connect_timeout_when_no_store(void **) {
   // Take a free port and release it, so nothing listens there.
   int port = 0;
@@ -278,6 +323,7 @@ int main(void) {
       cmocka_unit_test(test_departed_ranks_lists_ranks_that_left),
       cmocka_unit_test(test_departed_ranks_names_the_store_when_it_is_gone),
       cmocka_unit_test(test_store_host_dies),
+      cmocka_unit_test(test_stopped_store_host_is_named_when_joining),
       cmocka_unit_test(test_connect_timeout_when_no_store),
       cmocka_unit_test(test_close_wakes_a_blocked_fetch_and_later_calls_fail),
       cmocka_unit_test(test_bind_failure_is_clear),
