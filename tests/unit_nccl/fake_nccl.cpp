@@ -145,8 +145,13 @@ int FakeNccl::count(const std::string &name, int rank) const {
                                         [&](const FakeCall &c) { return c.name == name && c.rank == rank; }));
 }
 
+namespace {
+thread_local int thread_device = 0;  // CUDA's current device is per thread
+}  // namespace
+
 void FakeNccl::record(FakeCall call) {
   call.rank = bound_rank;
+  call.device = thread_device;
   calls_.push_back(std::move(call));
 }
 
@@ -156,12 +161,21 @@ int FakeNccl::device_count(int *count) {
   return devices_ > 0 ? kCudaSuccess : kCudaErrorNoDevice;
 }
 
+int FakeNccl::current_device() { return thread_device; }
+
 int FakeNccl::set_device(int device) {
   std::lock_guard<std::mutex> lock(mutex_);
   FakeCall call{"set_device"};
   call.key = device;
   record(call);
-  return device >= 0 && device < devices_ ? kCudaSuccess : 101;  // cudaErrorInvalidDevice
+  if (device < 0 || device >= devices_) return 101;  // cudaErrorInvalidDevice
+  thread_device = device;
+  return kCudaSuccess;
+}
+
+int FakeNccl::get_device(int *device) {
+  *device = thread_device;
+  return kCudaSuccess;
 }
 
 int FakeNccl::stream_create(Stream *stream) {

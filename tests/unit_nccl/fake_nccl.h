@@ -22,6 +22,7 @@ struct FakeCall {
   // "alloc_async", "free_async", "host_alloc", "premul_create", "premul_destroy", ...
   std::string name;
   int rank = -1;     // bound rank of the calling thread
+  int device = -1;   // the calling thread's current device at the call
   int color = 0, key = 0, type = -1, op = -1, root = -1, size = 0;
   double scalar = 1.0;  // a PreMulSum's scalar (f32 and f64 read; others recorded as 1)
   size_t count = 0;
@@ -46,6 +47,9 @@ class FakeNccl final : public NcclApi {
 
   int device_count(int *count) override;
   int set_device(int device) override;
+  int get_device(int *device) override;
+  // The calling thread's current device, as CUDA keeps it: per thread, 0 until set.
+  static int current_device();
   int stream_create(Stream *stream) override;
   int stream_destroy(Stream stream) override;
   int stream_query(Stream stream) override;

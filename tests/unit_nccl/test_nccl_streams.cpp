@@ -98,6 +98,33 @@ void device_cannot_change_once_communicators_exist(void **) {
   assert_non_null(strstr(outcomes[0].message.c_str(), "already exist on CUDA device 0"));
 }
 
+// The caller's thread keeps its own current device: every call makes the state's device current for
+// its own work (NCCL's calls and the copies run there) and restores the caller's on the way out.
+void caller_keeps_its_current_device(void **) {
+  auto fake = std::make_shared<FakeNccl>(2);
+  auto outcomes = harness::run_ranks(fake, 2, 5000, [&](int rank, NcclBackend &backend) {
+    backend.select_device(1, 0, 1);  // like xFFL's set_exec_device, this one makes device 1 current
+    auto world = harness::spec_of(topology::RankList::progression(0, 1, 2), rank, "world group", 1);
+    backend.register_world(world);
+    auto group = backend.create_communicator(world);
+    fake->set_device(0);  // the caller works on device 0 meanwhile
+    float x = 1, y = 0;
+    group->allreduce(&x, &y, 1, XFFL_F32, XFFL_SUM, nullptr);
+    void *scratch = group->allocate(64, nullptr);
+    group->release(scratch, nullptr);
+    if (FakeNccl::current_device() != 0)
+      (xffl::fail)(XFFL_EINTERNAL, "the caller's device became ", FakeNccl::current_device());
+  });
+  assert_all_ok(outcomes);
+  int checked = 0;
+  for (const auto &call : fake->calls())
+    if (call.name == "allreduce" || call.name == "alloc_async" || call.name == "free_async" || call.name == "init") {
+      if (call.device != 1) fail_msg("%s on rank %d ran on device %d, not 1", call.name.c_str(), call.rank, call.device);
+      ++checked;
+    }
+  assert_true(checked >= 6);
+}
+
 }  // namespace
 
 int main(void) {
@@ -106,6 +133,7 @@ int main(void) {
       cmocka_unit_test(pool_holds_k_distinct_streams_on_the_chosen_device),
       cmocka_unit_test(null_stream_runs_on_the_instance_stream),
       cmocka_unit_test(device_cannot_change_once_communicators_exist),
+      cmocka_unit_test(caller_keeps_its_current_device),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,4 +59,18 @@ void DeviceStreams::make_current() const {
   if (rc != kCudaSuccess) fail_cuda(*api_, rc, "selecting CUDA device " + std::to_string(device_));
 }
 
+DeviceScope::DeviceScope(NcclApi &api, const DeviceStreams *streams) : api_(api) {
+  if (!streams) return;
+  int current = -1;
+  const int rc = api_.get_device(&current);
+  if (rc != kCudaSuccess) fail_cuda(api_, rc, "reading the calling thread's CUDA device (cudaGetDevice)");
+  if (current == streams->device()) return;
+  streams->make_current();
+  saved_ = current;
+}
+
+DeviceScope::~DeviceScope() {
+  if (saved_ >= 0) api_.set_device(saved_);  // it was current a moment ago: nothing to report
+}
+
 }  // namespace xffl::comm::nccl

@@ -40,6 +40,22 @@ class DeviceStreams {
   std::vector<Stream> streams_;
 };
 
+// For the duration of one call into the library: the device current on entry is saved, `device`
+// made current, and the saved one restored on exit (as NCCL does around its own calls), so the
+// caller's thread keeps its current device whatever the library does. A null `streams` (no device
+// chosen yet) changes nothing.
+class DeviceScope {
+ public:
+  DeviceScope(NcclApi &api, const DeviceStreams *streams);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope &) = delete;
+  DeviceScope &operator=(const DeviceScope &) = delete;
+
+ private:
+  NcclApi &api_;
+  int saved_ = -1;  // -1: nothing to restore
+};
+
 }  // namespace xffl::comm::nccl
 
 #endif

@@ -62,18 +62,21 @@ void HostStagedCommunicator::chunked(const void *in, void *out, size_t count, xf
 
 void HostStagedCommunicator::allreduce(const void *send, void *recv, size_t count, xffl_dtype_t dtype,
                                        xffl_redop_t op, void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
   chunked(send, recv, count, dtype, stream,
           [&](void *host, size_t elements) { host_->allreduce(host, host, elements, dtype, op, nullptr); });
 }
 
 void HostStagedCommunicator::allreduce_scaled(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
                                               double premul, void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
   chunked(buf, buf, count, dtype, stream, [&](void *host, size_t elements) {
     host_->allreduce_scaled(host, elements, dtype, op, premul, nullptr);
   });
 }
 
 void HostStagedCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int root_index, void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
   const bool root = root_index == my_index_;
   chunked(root ? buf : nullptr, buf, count, dtype, stream, [&](void *host, size_t elements) {
     host_->broadcast(host, elements, dtype, root_index, nullptr);
@@ -82,6 +85,7 @@ void HostStagedCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dty
 
 void HostStagedCommunicator::allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype,
                                        void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
   const size_t bytes = send_count * dtype_size(dtype);
   unsigned char *host = staging(bytes * (static_cast<size_t>(size_) + 1));
   to_host(host, send, bytes, stream);
@@ -91,6 +95,7 @@ void HostStagedCommunicator::allgather(const void *send, void *recv, size_t send
 
 void HostStagedCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype,
                                             xffl_redop_t op, void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
   const size_t bytes = recv_count * dtype_size(dtype);
   const size_t send_bytes = bytes * static_cast<size_t>(size_);
   unsigned char *host = staging(send_bytes + bytes);

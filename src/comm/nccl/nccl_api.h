@@ -65,6 +65,7 @@ class NcclApi {
   // CUDA runtime. Every call returns a cudaError_t.
   virtual int device_count(int *count) = 0;
   virtual int set_device(int device) = 0;
+  virtual int get_device(int *device) = 0;  // the calling thread's current device
   virtual int stream_create(Stream *stream) = 0;  // a non-blocking stream
   virtual int stream_destroy(Stream stream) = 0;
   virtual int stream_query(Stream stream) = 0;  // kCudaSuccess when idle, kCudaErrorNotReady while busy

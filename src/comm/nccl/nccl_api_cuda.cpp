@@ -45,6 +45,7 @@ class CudaNcclApi final : public NcclApi {
  public:
   int device_count(int *count) override { return cudaGetDeviceCount(count); }
   int set_device(int device) override { return cudaSetDevice(device); }
+  int get_device(int *device) override { return cudaGetDevice(device); }
   int stream_create(Stream *stream) override {
     cudaStream_t created = nullptr;
     const cudaError_t rc = cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking);

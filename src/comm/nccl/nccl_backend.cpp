@@ -93,7 +93,14 @@ void NcclBackend::select_device(int device_index, int node_local_rank, int strea
 }
 
 void NcclBackend::ensure_device() {
-  if (!context_->device) select_device(context_->rank % device_count_, 0, 1);
+  if (context_->device) return;
+  // Chosen lazily (no xffl_set_exec_device): unlike that call, this one leaves the caller's device.
+  NcclApi &api = *context_->api;
+  int saved = -1;
+  const int rc = api.get_device(&saved);
+  if (rc != kCudaSuccess) fail_cuda(api, rc, "reading the calling thread's CUDA device (cudaGetDevice)");
+  select_device(context_->rank % device_count_, 0, 1);
+  api.set_device(saved);
 }
 
 int NcclBackend::device() const {
@@ -118,7 +125,7 @@ void NcclBackend::set_timeout_ms(int timeout_ms) {
 std::shared_ptr<NcclComm> NcclBackend::init_communicator(const UniqueId &id, int size, int index,
                                                          const WaitSubject &subject) {
   ensure_device();
-  context_->device->make_current();
+  const DeviceScope scope(*context_->api, context_->device.get());  // NCCL creates it on the current device
   NcclApi &api = *context_->api;
   Comm handle = nullptr;
   const int rc = api.comm_init_rank(&handle, size, id, index);
@@ -186,7 +193,7 @@ void NcclBackend::prepare_family(const GroupSpec &group, int instance) {
                               "the split of its group family (ncclCommSplit, colour " + std::to_string(decision.color) +
                                   ")"};
     NcclApi &api = *context_->api;
-    context_->device->make_current();
+    const DeviceScope scope(api, context_->device.get());
     Comm handle = nullptr;
     ++splits_called_;
     const int rc = api.comm_split(world->handle(), decision.color, decision.key, &handle);

@@ -49,7 +49,13 @@ NcclCommunicator::NcclCommunicator(std::shared_ptr<NcclContext> context, std::sh
     : context_(std::move(context)), comm_(std::move(comm)), description_(std::move(description)), instance_(instance) {}
 
 NcclCommunicator::~NcclCommunicator() {
-  if (scratch_) context_->api->device_free(scratch_);
+  if (!scratch_) return;
+  try {
+    const DeviceScope scope(*context_->api, context_->device.get());  // freed on the device it came from
+    context_->api->device_free(scratch_);
+  } catch (...) {
+    // a destructor reports nothing; the scratch word is lost at worst
+  }
 }
 
 Stream NcclCommunicator::resolve(void *stream) const {
@@ -91,6 +97,7 @@ void NcclCommunicator::copy_alone(const void *send, void *recv, size_t bytes, St
 
 void NcclCommunicator::allreduce(const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
                                  void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
   const Stream s = resolve(stream);
   const WaitSubject what = subject(counted("allreduce", count, dtype) + " (" + redop_name(op) + ")");
   if (!comm_) return copy_alone(send, recv, count * dtype_size(dtype), s, what);
@@ -101,6 +108,7 @@ void NcclCommunicator::allreduce(const void *send, void *recv, size_t count, xff
 
 void NcclCommunicator::allreduce_scaled(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, double premul,
                                         void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
   if (premul == 1.0) return allreduce(buf, buf, count, dtype, op, stream);
   if (op != XFFL_SUM && op != XFFL_AVG)
     fail(XFFL_EINVAL, "a scaled allreduce sums or averages, not ", redop_name(op));
@@ -132,6 +140,7 @@ void NcclCommunicator::allreduce_scaled(void *buf, size_t count, xffl_dtype_t dt
 }
 
 void *NcclCommunicator::allocate(size_t bytes, void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
   NcclApi &api = *context_->api;
   void *ptr = nullptr;
   const int rc = api.alloc_async(&ptr, bytes, resolve(stream));
@@ -144,25 +153,31 @@ void *NcclCommunicator::allocate(size_t bytes, void *stream) {
 void NcclCommunicator::release(void *ptr, void *stream) noexcept {
   if (!ptr) return;
   try {
+    const DeviceScope scope(*context_->api, context_->device.get());
     context_->api->free_async(ptr, resolve(stream));
   } catch (...) {
-    // resolve() cannot fail for a stream that allocate() resolved; nothing to report from a release
+    // resolve() cannot fail for a stream that allocate() resolved, nor the device's scope for the
+    // device allocate() ran on; nothing to report from a release
   }
 }
 
 void NcclCommunicator::copy(void *dst, const void *src, size_t bytes, void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
   enqueue_copy(src, dst, bytes, resolve(stream), subject("device copy of " + std::to_string(bytes) + " bytes"));
 }
 
 void NcclCommunicator::finish_copies(void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
   if (!context_->stream_ordered) synchronize(stream);
 }
 
 void NcclCommunicator::synchronize(void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
   await_stream(*context_->api, comm_.get(), resolve(stream), subject("the stream's work"), context_->timeout_ms);
 }
 
 void NcclCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int root_index, void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
   const Stream s = resolve(stream);
   const WaitSubject what = subject(counted("broadcast", count, dtype) + " from member " + std::to_string(root_index));
   if (!comm_) return copy_alone(buf, buf, 0, s, what);
@@ -172,6 +187,7 @@ void NcclCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, in
 }
 
 void NcclCommunicator::allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype, void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
   const Stream s = resolve(stream);
   const WaitSubject what = subject(counted("allgather", send_count, dtype));
   if (!comm_) return copy_alone(send, recv, send_count * dtype_size(dtype), s, what);
@@ -182,6 +198,7 @@ void NcclCommunicator::allgather(const void *send, void *recv, size_t send_count
 
 void NcclCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype,
                                       xffl_redop_t op, void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
   const Stream s = resolve(stream);
   const WaitSubject what = subject(counted("reduce_scatter", recv_count, dtype) + " (" + redop_name(op) + ")");
   if (!comm_) return copy_alone(send, recv, recv_count * dtype_size(dtype), s, what);
@@ -192,6 +209,7 @@ void NcclCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_
 }
 
 void NcclCommunicator::barrier() {
+  const DeviceScope scope(*context_->api, context_->device.get());
   if (!comm_) return;
   const WaitSubject what = subject("barrier (allreduce of 1 i32)");
   comm_->check_usable(what);
