@@ -1,5 +1,7 @@
 #include "fake_nccl.h"
 
+#include "comm/half.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -17,7 +19,8 @@ struct FakeNccl::FakeComm {
   int rank = -1;  // bound rank of the creating thread
   long next_op = 0, next_split = 0;
   long awaiting_split = -1;  // the parent's split round this rank posted and waits for (as NCCL's parent does)
-  bool dead = false;  // aborted or destroyed
+  bool dead = false;  // aborted or destroyed: NCCL has freed it, any further use is a misuse
+  int finalize_polls = -1;  // >= 0 once finalized: async error says InProgress this many more times
   std::map<int, double> premul_ops;  // live PreMulSum operators of this rank's communicator
   int next_custom_op = 5;            // ncclNumOps: NCCL numbers user operators from here
 };
@@ -37,7 +40,9 @@ struct FakeNccl::Clique {
   struct SplitEntry {
     int color = 0, key = 0;
     FakeComm *child = nullptr;
+    Comm *out = nullptr;  // the caller's pointer: NCCL writes the child there when the split completes
     bool posted = false;
+    bool published = false;
   };
   int size = 0;
   int joined = 0;
@@ -149,6 +154,17 @@ namespace {
 thread_local int thread_device = 0;  // CUDA's current device is per thread
 }  // namespace
 
+bool FakeNccl::freed(const FakeComm *comm, const char *call) {
+  if (!comm || !comm->dead) return false;
+  misuses_.emplace_back(bound_rank, std::string(call) + " on a communicator that ncclCommAbort or ncclCommDestroy freed");
+  return true;
+}
+
+std::vector<std::pair<int, std::string>> FakeNccl::misuses() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return misuses_;
+}
+
 void FakeNccl::record(FakeCall call) {
   call.rank = bound_rank;
   call.device = thread_device;
@@ -223,6 +239,15 @@ int FakeNccl::device_alloc(void **ptr, size_t bytes) {
 }
 
 int FakeNccl::device_free(void *ptr) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  record(FakeCall{"device_free"});
+  // cudaFree synchronizes the device: behind a collective that may never finish, it would block.
+  for (const auto &stream : streams_)
+    for (const auto &[clique, seq] : stream->pending)
+      if (!clique->ops[seq].done) {
+        misuses_.emplace_back(bound_rank, "cudaFree while a collective is pending on a stream (it would block)");
+        break;
+      }
   std::free(ptr);
   return kCudaSuccess;
 }
@@ -312,7 +337,10 @@ int FakeNccl::comm_split(Comm comm, int color, int key, Comm *child) {
   call.color = color;
   call.key = key;
   record(call);
-  if (parent->dead || !parent->clique || !parent->clique->ready()) return kNcclInvalidUsage;
+  // As NCCL 2.28 (init.cc): "*newcomm should be NCCL_COMM_NULL until comm split fully complete".
+  *child = nullptr;
+  if (freed(parent, "ncclCommSplit")) return kNcclInvalidArgument;
+  if (!parent->clique || !parent->clique->ready()) return kNcclInvalidUsage;
   Clique &clique = *parent->clique;
   parent->awaiting_split = parent->next_split;
   auto &round = clique.splits[parent->next_split++];
@@ -321,12 +349,11 @@ int FakeNccl::comm_split(Comm comm, int color, int key, Comm *child) {
   entry.color = color;
   entry.key = key;
   entry.posted = true;
-  *child = nullptr;
   if (color != kSplitNoColor) {
     comms_.push_back(std::make_unique<FakeComm>());
     entry.child = comms_.back().get();
     entry.child->rank = bound_rank;
-    *child = entry.child;
+    entry.out = child;
   }
   if (std::all_of(round.begin(), round.end(), [](const auto &e) { return e.posted; })) {
     std::map<int, std::vector<std::pair<std::pair<int, int>, FakeComm *>>> by_color;
@@ -351,44 +378,65 @@ int FakeNccl::comm_split(Comm comm, int color, int key, Comm *child) {
 int FakeNccl::comm_get_async_error(Comm comm, int *async_error) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto *fake = static_cast<FakeComm *>(comm);
+  if (freed(fake, "ncclCommGetAsyncError")) return kNcclInvalidArgument;
   if (auto found = injected_.find(fake->rank); found != injected_.end()) {
     *async_error = found->second;
     injected_.erase(found);
     return kNcclSuccess;
   }
+  if (fake->finalize_polls >= 0) {  // flushing after ncclCommFinalize
+    *async_error = fake->finalize_polls > 0 ? kNcclInProgress : kNcclSuccess;
+    if (fake->finalize_polls > 0) --fake->finalize_polls;
+    return kNcclSuccess;
+  }
   *async_error = fake->clique && fake->clique->ready() ? kNcclSuccess : kNcclInProgress;
   if (fake->awaiting_split >= 0 && fake->clique) {
-    const auto &round = fake->clique->splits[fake->awaiting_split];
-    if (std::all_of(round.begin(), round.end(), [](const auto &e) { return e.posted; }))
+    auto &round = fake->clique->splits[fake->awaiting_split];
+    if (std::all_of(round.begin(), round.end(), [](const auto &e) { return e.posted; })) {
+      // The split is complete: its child appears in the caller's pointer only now, as NCCL's group
+      // thread stores it there; progress was reported on the parent until then.
+      auto &mine = round[static_cast<size_t>(fake->index)];
+      if (mine.out && !mine.published) *mine.out = mine.child;
+      mine.published = true;
       fake->awaiting_split = -1;
-    else
+    } else {
       *async_error = kNcclInProgress;
+    }
   }
   return kNcclSuccess;
 }
 
 int FakeNccl::comm_finalize(Comm comm) {
   std::lock_guard<std::mutex> lock(mutex_);
-  (void)comm;
+  auto *fake = static_cast<FakeComm *>(comm);
   record(FakeCall{"finalize"});
-  return kNcclSuccess;
+  if (freed(fake, "ncclCommFinalize")) return kNcclInvalidArgument;
+  // Nonblocking: the flush is in progress for a while, reported through ncclCommGetAsyncError.
+  fake->finalize_polls = 2;
+  return kNcclInProgress;
 }
 
 int FakeNccl::comm_destroy(Comm comm) {
   std::lock_guard<std::mutex> lock(mutex_);
-  static_cast<FakeComm *>(comm)->dead = true;
+  auto *fake = static_cast<FakeComm *>(comm);
   record(FakeCall{"destroy"});
+  if (freed(fake, "ncclCommDestroy")) return kNcclInvalidArgument;
+  if (fake->finalize_polls != 0) {
+    misuses_.emplace_back(bound_rank, "ncclCommDestroy before ncclCommFinalize completed");
+  }
+  fake->dead = true;
   return kNcclSuccess;
 }
 
 int FakeNccl::comm_abort(Comm comm) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto *fake = static_cast<FakeComm *>(comm);
+  record(FakeCall{"abort"});
+  if (freed(fake, "ncclCommAbort")) return kNcclInvalidArgument;
   fake->dead = true;
   // Aborting ends the communicator's kernels: its pending work no longer keeps streams busy.
   if (fake->clique)
     for (auto &[seq, op] : fake->clique->ops) op.done = true;
-  record(FakeCall{"abort"});
   return kNcclSuccess;
 }
 
@@ -397,8 +445,11 @@ int FakeNccl::red_op_create_pre_mul_sum(int *op, const void *scalar, int type, C
   auto *fake = static_cast<FakeComm *>(comm);
   FakeCall call{"premul_create"};
   call.type = type;
+  if (freed(fake, "ncclRedOpCreatePreMulSum")) return kNcclInvalidArgument;
   if (type == kNcclFloat32) call.scalar = *static_cast<const float *>(scalar);
   if (type == kNcclFloat64) call.scalar = *static_cast<const double *>(scalar);
+  if (type == kNcclFloat16) call.scalar = xffl::comm::f16_to_f32(*static_cast<const uint16_t *>(scalar));
+  if (type == kNcclBfloat16) call.scalar = xffl::comm::bf16_to_f32(*static_cast<const uint16_t *>(scalar));
   call.op = fake->next_custom_op++;
   record(call);
   fake->premul_ops[call.op] = call.scalar;
@@ -411,12 +462,14 @@ int FakeNccl::red_op_destroy(int op, Comm comm) {
   FakeCall call{"premul_destroy"};
   call.op = op;
   record(call);
+  if (freed(static_cast<FakeComm *>(comm), "ncclRedOpDestroy")) return kNcclInvalidArgument;
   return static_cast<FakeComm *>(comm)->premul_ops.erase(op) ? kNcclSuccess : kNcclInvalidArgument;
 }
 
 int FakeNccl::enqueue(const FakeCall &call, const void *send, void *recv, FakeComm *comm, Stream stream) {
   record(call);
-  if (comm->dead || !comm->clique || !comm->clique->ready()) return kNcclInvalidUsage;
+  if (freed(comm, call.name.c_str())) return kNcclInvalidArgument;
+  if (!comm || !comm->clique || !comm->clique->ready()) return kNcclInvalidUsage;
   double premul = 1.0;
   if (call.op >= kNcclAvg + 1) {  // a user operator: only this communicator's live PreMulSums exist
     auto found = comm->premul_ops.find(call.op);

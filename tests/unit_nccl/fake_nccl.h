@@ -37,6 +37,10 @@ class FakeNccl final : public NcclApi {
   static void bind_thread(int rank);  // the rank recorded for this thread's calls
 
   void set_device_count_error(int cuda_code) { device_count_error_ = cuda_code; }
+  // What NCCL or CUDA would not survive: a communicator used after ncclCommAbort or ncclCommDestroy
+  // freed it, cudaFree while a stream has work that may never finish (it synchronizes). Each entry
+  // names the call and the rank; the harness turns them into failures of that rank.
+  std::vector<std::pair<int, std::string>> misuses() const;
   // Collectives answer kNcclInProgress (as a nonblocking communicator may) instead of kNcclSuccess.
   void set_collectives_in_progress(bool on) { collectives_in_progress_ = on; }
   // The next async-error poll of any communicator of `rank` answers `nccl_code`.
@@ -87,6 +91,9 @@ class FakeNccl final : public NcclApi {
  private:
   int enqueue(const FakeCall &call, const void *send, void *recv, FakeComm *comm, Stream stream);
   void record(FakeCall call);
+  // True (and recorded) when comm was freed by abort or destroy.
+  bool freed(const FakeComm *comm, const char *call);
+  std::vector<std::pair<int, std::string>> misuses_;
 
   mutable std::mutex mutex_;
   int devices_;

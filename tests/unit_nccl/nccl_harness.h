@@ -49,6 +49,13 @@ inline std::vector<Outcome> run_ranks(const std::shared_ptr<xffl::test::FakeNccl
       }
     });
   for (auto &thread : threads) thread.join();
+  // What real NCCL or CUDA would not have survived fails the rank that did it, whatever it returned.
+  for (const auto &[rank, misuse] : fake->misuses())
+    if (rank >= 0 && rank < world) {
+      Outcome &outcome = outcomes[static_cast<size_t>(rank)];
+      outcome.status = XFFL_EINTERNAL;
+      outcome.message += (outcome.message.empty() ? "" : "; ") + std::string("misused NCCL: ") + misuse;
+    }
   return outcomes;
 }
 
