@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "comm/nccl/nccl_communicator.h"
 #include "nccl_harness.h"
 
 // cmocka after the C++ headers: its fail() macro would clash with xffl::fail.
@@ -112,6 +113,38 @@ void destroying_a_healthy_communicator_finalizes_it(void **) {
   assert_int_equal(fake->count("destroy", 0) + fake->count("destroy", 1), 2);
 }
 
+// After ncclCommAbort the communicator is gone (NCCL freed it): waiting on a stream that another
+// communicator keeps busy must not poll the aborted one; it reports the recorded failure instead.
+void an_aborted_communicator_is_never_polled_again(void **) {
+  auto fake = std::make_shared<FakeNccl>(1);
+  harness::Outcome later;
+  auto outcomes = harness::run_ranks(fake, 2, kShortTimeoutMs, [&](int rank, NcclBackend &backend) {
+    backend.set_stream_ordered(true);
+    backend.register_world(world_of(rank, 2));
+    auto world = backend.create_communicator(world_of(rank, 2));
+    const GroupIdentity identity = backend.claim_group({0, 1}, 0);
+    GroupSpec pair{topology::RankList::progression(0, 1, 2), rank, "pair", (1ull << 19) + identity.slot};
+    pair.serial = identity.serial;
+    auto other = backend.create_communicator(pair);
+    if (rank == 1) return;  // takes part in nothing from here on
+    void *stream = backend.stream(0);
+    int x = 1;
+    other->allreduce(&x, &x, 1, XFFL_I32, XFFL_SUM, stream);  // enqueued; pending forever on `stream`
+    try {
+      world->barrier();  // always waited for: times out and aborts the world communicator
+    } catch (const Error &) {
+    }
+    try {
+      static_cast<nccl::NcclCommunicator &>(*world).synchronize(stream);
+    } catch (const Error &error) {
+      later = harness::Outcome{error.status(), error.what()};
+    }
+  });
+  assert_all_ok(outcomes);  // includes: no call on the freed communicator
+  assert_int_equal(later.status, XFFL_ETIMEOUT);
+  assert_contains(later.message, "was aborted earlier");
+}
+
 }  // namespace
 
 int main(void) {
@@ -121,6 +154,7 @@ int main(void) {
       cmocka_unit_test(peer_that_never_joins_times_out_in_init),
       cmocka_unit_test(a_split_without_the_others_times_out),
       cmocka_unit_test(destroying_a_healthy_communicator_finalizes_it),
+      cmocka_unit_test(an_aborted_communicator_is_never_polled_again),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,7 +86,11 @@ class NcclApi {
   // the communicator is ready again.
   virtual int get_unique_id(UniqueId *id) = 0;
   virtual int comm_init_rank(Comm *comm, int nranks, const UniqueId &id, int rank) = 0;
+  // *child is NULL on return and receives the child only when the split completes (its progress is
+  // reported by comm_get_async_error on the parent): child must stay valid until then.
   virtual int comm_split(Comm comm, int color, int key, Comm *child) = 0;
+  // Nonblocking: normally kNcclInProgress; comm_get_async_error says kNcclSuccess once flushed, and
+  // only then may comm_destroy follow. comm_abort and comm_destroy free the communicator.
   virtual int comm_get_async_error(Comm comm, int *async_error) = 0;
   virtual int comm_finalize(Comm comm) = 0;
   virtual int comm_destroy(Comm comm) = 0;

@@ -87,10 +87,10 @@ class CudaNcclApi final : public NcclApi {
   }
   int comm_split(Comm comm, int color, int key, Comm *child) override {
     ncclConfig_t config = nonblocking_config();
-    ncclComm_t made = nullptr;
-    const ncclResult_t rc = ncclCommSplit(as_comm(comm), color, key, &made, &config);
-    *child = made;
-    return rc;
+    // Nonblocking: NCCL writes NULL now and the child through this very pointer when the split
+    // completes (init.cc), so it must be the caller's storage, never a local of this function.
+    static_assert(sizeof(Comm) == sizeof(ncclComm_t), "Comm holds an ncclComm_t");
+    return ncclCommSplit(as_comm(comm), color, key, reinterpret_cast<ncclComm_t *>(child), &config);
   }
   int comm_get_async_error(Comm comm, int *async_error) override {
     ncclResult_t state = ncclSuccess;

@@ -194,19 +194,21 @@ void NcclBackend::prepare_family(const GroupSpec &group, int instance) {
                                   ")"};
     NcclApi &api = *context_->api;
     const DeviceScope scope(api, context_->device.get());
-    Comm handle = nullptr;
+    // A nonblocking split writes NULL at once and stores the child in this slot only when it completes
+    // (NCCL's group thread), reporting progress on the parent meanwhile: the slot must outlive the
+    // wait, even one that ends in a timeout, so the backend owns it.
+    Comm &handle = split_results_.emplace_back(nullptr);
     ++splits_called_;
     const int rc = api.comm_split(world->handle(), decision.color, decision.key, &handle);
-    if (rc != kNcclSuccess && rc != kNcclInProgress) {
-      if (handle) api.comm_abort(handle);
+    if (rc != kNcclSuccess && rc != kNcclInProgress)
       fail_nccl(api, rc, world->handle(), "rank " + std::to_string(context_->rank) + ": " + subject.awaited + " for " +
                                               group.description);
-    }
+    await_ready(api, {world.get()}, subject, context_->timeout_ms);
     if (handle) {
       child = std::make_shared<NcclComm>(context_->api, handle, group.members.size());
       ++communicators_created_;
+      await_ready(api, {child.get()}, subject, context_->timeout_ms);
     }
-    await_ready(api, {world.get(), child.get()}, subject, context_->timeout_ms);
     if (decision.route == FamilyRoute::kSplit && !child)
       fail(XFFL_EBACKEND, "rank ", context_->rank, ": ncclCommSplit made no communicator for ", group.description,
            " (colour ", decision.color, ")");

@@ -22,6 +22,7 @@
 #ifndef XFFL_SRC_COMM_NCCL_NCCL_BACKEND_H
 #define XFFL_SRC_COMM_NCCL_NCCL_BACKEND_H
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <vector>
@@ -106,6 +107,7 @@ class NcclBackend final : public Backend {
   unsigned long long world_tag_ = 0;
   std::map<unsigned long long, Prepared> prepared_;  // by tag, until the group's communicator is made
   std::vector<Made> made_;
+  std::deque<nccl::Comm> split_results_;  // where NCCL publishes split children (stable addresses)
   int communicators_created_ = 0;
   int splits_called_ = 0;
 };

@@ -52,7 +52,7 @@ NcclCommunicator::~NcclCommunicator() {
   if (!scratch_) return;
   try {
     const DeviceScope scope(*context_->api, context_->device.get());  // freed on the device it came from
-    context_->api->device_free(scratch_);
+    context_->api->free_async(scratch_, scratch_stream_);
   } catch (...) {
     // a destructor reports nothing; the scratch word is lost at worst
   }
@@ -214,14 +214,17 @@ void NcclCommunicator::barrier() {
   const WaitSubject what = subject("barrier (allreduce of 1 i32)");
   comm_->check_usable(what);
   NcclApi &api = *context_->api;
+  const Stream s = resolve(nullptr);
   if (!scratch_) {
-    const int rc = api.device_alloc(&scratch_, sizeof(int));
+    // Stream-ordered, so that freeing it never synchronizes the device (cudaFree would, and block
+    // forever behind a collective whose peer died).
+    const int rc = api.alloc_async(&scratch_, sizeof(int), s);
     if (rc != kCudaSuccess) {
       scratch_ = nullptr;
       fail_cuda(api, rc, "rank " + std::to_string(context_->rank) + ": barrier scratch word of " + description_);
     }
+    scratch_stream_ = s;
   }
-  const Stream s = resolve(nullptr);
   const int rc = api.all_reduce(scratch_, scratch_, 1, kNcclInt32, kNcclSum, comm_->handle(), s);
   complete(rc, s, what, true);
 }

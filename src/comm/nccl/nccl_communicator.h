@@ -56,7 +56,8 @@ class NcclCommunicator final : public Communicator {
   std::shared_ptr<NcclComm> comm_;
   std::string description_;
   int instance_;
-  void *scratch_ = nullptr;  // device word of the barrier
+  void *scratch_ = nullptr;  // device word of the barrier, stream-ordered on scratch_stream_
+  Stream scratch_stream_ = nullptr;
 };
 
 }  // namespace xffl::comm::nccl

@@ -55,8 +55,10 @@ std::string who(const WaitSubject &subject) { return "rank " + std::to_string(su
   throw Error(status, message);
 }
 
-// kNcclSuccess, kNcclInProgress, or throws after aborting the communicator.
+// kNcclSuccess, kNcclInProgress, or throws after aborting the communicator. An aborted one is gone
+// (NCCL freed it): its recorded failure is thrown without asking NCCL.
 int poll_async(NcclApi &api, NcclComm &comm, const WaitSubject &subject) {
+  comm.check_usable(subject);
   int state = kNcclSuccess;
   const int rc = api.comm_get_async_error(comm.handle(), &state);
   if (rc != kNcclSuccess) fail_async(api, comm, rc, subject);
@@ -71,15 +73,16 @@ NcclComm::NcclComm(std::shared_ptr<NcclApi> api, Comm handle, int size)
 
 NcclComm::~NcclComm() {
   if (aborted_ || !handle_) return;
-  // Finalize flushes outstanding work; a peer that vanished could keep it from finishing, so the
-  // wait is short and abort is the way out (destruction is local and never blocks on peers).
+  // Finalize flushes outstanding work and normally answers kNcclInProgress: polled until quiescent,
+  // then destroyed. A peer that vanished could keep the flush from finishing, so the wait is short
+  // and abort is the way out (destruction is local and never blocks on peers).
   int rc = api_->comm_finalize(handle_);
   if (rc == kNcclSuccess || rc == kNcclInProgress) {
     Poller poller(destroy_grace_ms_);
     int state = kNcclInProgress;
-    while (rc == kNcclSuccess && !poller.expired()) {
+    for (;;) {
       rc = api_->comm_get_async_error(handle_, &state);
-      if (state != kNcclInProgress) break;
+      if (rc != kNcclSuccess || state != kNcclInProgress || poller.expired()) break;
       poller.pause();
     }
     if (rc == kNcclSuccess && state == kNcclSuccess) {
