@@ -384,7 +384,7 @@ void op_get_mesh(Model &m, Input &in) {
   size_t ndim = 77, len = 77;
   std::vector<int> ranks(kMaxBuffer, -3);
   const size_t cap = small_world(m) ? in.capacity(kMaxBuffer) : in.byte() % 4;
-  const xffl_status_t rc = CHECKED(xffl_get_mesh(m.st, kind, shape, &ndim, cap ? ranks.data() : nullptr, cap, &len));
+  const xffl_status_t rc = CHECKED(xffl_get_mesh(m.st, kind, shape, 2, &ndim, cap ? ranks.data() : nullptr, cap, &len));
   if (rc != XFFL_OK) {
     if (rc == XFFL_EBUFSIZE) FUZZ_CHECK(len > cap, std::to_string(len));
     return;
