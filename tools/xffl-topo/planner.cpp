@@ -105,7 +105,7 @@ StateHandle plan_rank(const Options &options, int rank) {
   if (!options.federated.empty())
     check(xffl_federated_scaling(st.get(), options.federated.data(), options.federated.size(),
                                  options.hsdp.value_or(0)));
-  else if (options.hsdp)
+  else if (options.hsdp && *options.hsdp != 0)  // --hsdp 0 means no HSDP, as it does with --federated
     check(xffl_set_hsdp(st.get(), *options.hsdp));
   else
     check(xffl_set_fsdp(st.get()));
