@@ -335,7 +335,8 @@ static void test_two_layouts_and_wrong_unset(void **state) {
         expect_layout(st, (layout_id)first, ctx);
       }
     }
-    /* set_node and set_exec_device shape the layout: refused once it exists, and nothing changes. */
+    /* set_node and the stream count shape the layout: refused once it exists, and nothing changes
+     * (set_exec_device with the same stream count may still choose the device: test_from_env). */
     assert_xffl_status(xffl_set_node(st, 1, 2, 0, 2), XFFL_ESTATE);
     assert_int_equal(xffl_is_node_setup(st), 0);
     assert_xffl_status(xffl_set_exec_device(st, -1, 3), XFFL_ESTATE);
