@@ -3,12 +3,14 @@
  * @brief The distributed state: who this process is in the job, and its layout.
  *
  * A state is built by a fixed sequence of calls, as xFFL's DistributedState is:
- *   1. xffl_state_create
+ *   1. xffl_state_create                       (then the options xffl_set_global reads: the string
+ *                                                 options and XFFL_OPT_CROSS_FACILITY_BACKEND)
  *   2. xffl_set_global                         (required first; collective for UCX/NCCL)
- *   3. xffl_set_node, xffl_set_exec_device,    (optional, any order, before the layout;
- *      xffl_set_init_device, xffl_set_option    set_option at any time)
+ *   3. xffl_set_node, xffl_set_exec_device,    (optional, any order, before the layout; the device
+ *      xffl_set_init_device                     index and the init device may change after it)
  *   4. one layout: xffl_set_fsdp, xffl_set_fsdp_mesh, xffl_set_hsdp, xffl_set_hsdp_manual or
  *      xffl_federated_scaling (xffl_unset_* removes it so another may be chosen)
+ * The other options (timeout, log level, federated strategy) may be set at any time.
  * A call out of this order returns XFFL_ESTATE and changes nothing. Every invalid input returns an
  * error before anything changes; nothing ever falls back silently to another layout.
  *
