@@ -715,6 +715,7 @@ contains
       rc = xffl_get_option_string(self%handle, int(option, c_int), buf, cap, length)
     end if
     if (rc == XFFL_OK) then
+      deallocate(text)
       allocate(character(len=length) :: text)
       do i = 1, length
         text(i:i) = buf(i)
