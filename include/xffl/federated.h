@@ -28,6 +28,8 @@ XFFL_API xffl_status_t xffl_federated_average(xffl_state_t *st, void *buf, size_
  * @brief Average several buffers, coalesced into size-balanced buckets; each buffer is updated in place.
  * @param[in] bufs n buffers; counts[i] elements each
  * @param[in] stream as for xffl_federated_average
+ * @note counts[i] times the element size, and their sum, must fit in size_t: XFFL_EINVAL naming the
+ *       buffer otherwise, before any buffer is touched.
  * @note Buffers under 16 MiB travel in buckets of up to 16 MiB: copied into one scratch buffer (device
  *       memory from cudaMallocAsync on the stream with NCCL), averaged, and copied back exactly; larger
  *       ones are averaged in place.

@@ -3,12 +3,14 @@
  * @brief The distributed state: who this process is in the job, and its layout.
  *
  * A state is built by a fixed sequence of calls, as xFFL's DistributedState is:
- *   1. xffl_state_create
+ *   1. xffl_state_create                       (then the options xffl_set_global reads: the string
+ *                                                 options and XFFL_OPT_CROSS_FACILITY_BACKEND)
  *   2. xffl_set_global                         (required first; collective for UCX/NCCL)
- *   3. xffl_set_node, xffl_set_exec_device,    (optional, any order, before the layout;
- *      xffl_set_init_device, xffl_set_option    set_option at any time)
- *   4. one layout: xffl_set_fsdp, xffl_set_hsdp or xffl_federated_scaling
- *      (xffl_unset_* removes it so another may be chosen)
+ *   3. xffl_set_node, xffl_set_exec_device,    (optional, any order, before the layout; the device
+ *      xffl_set_init_device                     index and the init device may change after it)
+ *   4. one layout: xffl_set_fsdp, xffl_set_fsdp_mesh, xffl_set_hsdp, xffl_set_hsdp_manual or
+ *      xffl_federated_scaling (xffl_unset_* removes it so another may be chosen)
+ * The other options (timeout, log level, federated strategy) may be set at any time.
  * A call out of this order returns XFFL_ESTATE and changes nothing. Every invalid input returns an
  * error before anything changes; nothing ever falls back silently to another layout.
  *
@@ -27,8 +29,9 @@ XFFL_BEGIN_DECLS
 /**
  * @brief Create an empty state.
  * @param[out] out the new state, owned by the caller; written only on success.
- * @return XFFL_OK; XFFL_EINVAL if out is NULL; XFFL_ENOMEM.
- * @note Local: never communicates. Options start from the environment (XFFL_TIMEOUT, XFFL_LOG_LEVEL).
+ * @return XFFL_OK; XFFL_EINVAL if out is NULL, or for a malformed environment value, the message naming
+ *         the variable and its value (see xffl_set_option); XFFL_ENOMEM.
+ * @note Local: never communicates. Options start from the environment (see xffl_set_option).
  */
 XFFL_API xffl_status_t xffl_state_create(xffl_state_t **out);
 
@@ -46,10 +49,18 @@ XFFL_API void xffl_state_destroy(xffl_state_t *st);
  * Open MPI (OMPI_COMM_WORLD_*) and xffl's own variables (XFFL_BACKEND, XFFL_DEVICE, XFFL_FEDERATED,
  * XFFL_FEDERATED_LOCAL_WORLD_SIZE, XFFL_HSDP, XFFL_STREAMS, XFFL_TIMEOUT, XFFL_AUTH_TOKEN,
  * XFFL_LOG_LEVEL, XFFL_JOB_ID); explicit XFFL_* values win over torchrun, torchrun over SLURM, SLURM
- * over Open MPI. Then calls set_global, set_node, set_exec_device and the layout (federated scaling if
- * XFFL_FEDERATED* is set, else HSDP if XFFL_HSDP is set, else FSDP).
+ * over Open MPI. Then calls set_global, set_node, set_exec_device (device -1: node_local_rank modulo the
+ * device count), the layout (federated scaling if XFFL_FEDERATED* is set, else HSDP if XFFL_HSDP is set,
+ * else FSDP) and, as xFFL's setup does, set_init_device: XFFL_DEVICE_CPU without meta initialization,
+ * unless CUDA execution sees more than one device; then meta initialization on every rank, and
+ * XFFL_DEVICE_META on the ranks that do not load the weights (all but rank 0 of the FSDP mesh, or of
+ * each federated group; under HSDP all with replica_local_rank != 0).
+ * Afterwards xffl_set_exec_device may still choose another device index with the same stream count
+ * (with NCCL only before any communicator exists on the first device), and xffl_set_init_device
+ * another init device.
  * @param[out] out the new state, owned by the caller; written only on success.
- * @return XFFL_OK; XFFL_EINVAL naming a missing or contradictory variable; any status of the calls above.
+ * @return XFFL_OK; XFFL_EINVAL naming a missing, malformed or contradictory variable (also those that
+ *         xffl_state_create reads); any status of the calls above.
  * @note Collective like xffl_set_global.
  */
 XFFL_API xffl_status_t xffl_state_from_env(xffl_state_t **out);
@@ -88,8 +99,11 @@ XFFL_API xffl_status_t xffl_set_node(xffl_state_t *st, int node_local_rank, int 
  * @param[in] device_index device to use, or -1 to choose node_local_rank modulo the device count
  *            (0 when the node is not set). Must be -1 or 0 for CPU execution.
  * @param[in] streams K in [1, 32]: the FEDERATED and REPLICA groups get K instances for concurrent use.
- * @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global or after the layout is set;
- *         XFFL_EUNSUPPORTED / XFFL_EBACKEND for CUDA without a usable device. Local.
+ * @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global, or after the layout is set with a stream
+ *         count other than the layout's (its groups were made with it), or with NCCL for another device
+ *         once a communicator exists on the current one; XFFL_EUNSUPPORTED / XFFL_EBACKEND for CUDA
+ *         without a usable device. Local.
+ * @note May be called after the layout (xffl_state_from_env sets one) to choose the device index.
  */
 XFFL_API xffl_status_t xffl_set_exec_device(xffl_state_t *st, int device_index, int streams);
 
@@ -118,12 +132,60 @@ XFFL_API xffl_status_t xffl_set_init_device(xffl_state_t *st, xffl_device_t init
 XFFL_API xffl_status_t xffl_set_fsdp(xffl_state_t *st);
 
 /**
+ * @brief FSDP over the caller's 1-D mesh (xFFL's set_fsdp(mesh)): the FSDP group is those ranks.
+ *
+ * The group and fsdp_mesh hold the ranks in ascending order, whatever order they are given in (torch's
+ * new_group, which builds a mesh's group, sorts them too), so members that list one mesh in different
+ * orders agree. Only the FSDP group and fsdp_mesh exist afterwards (WORLD stays); xffl_unset_fsdp
+ * removes the layout. With every rank of the world, it equals xffl_set_fsdp.
+ * @param[in] st the state (after set_global, no layout)
+ * @param[in] ranks n distinct global ranks in [0, W), the caller among them; copied
+ * @param[in] n number of ranks, >= 1
+ * @return XFFL_OK; XFFL_EINVAL (NULL ranks, n == 0, a rank outside [0, W), a rank twice, or the caller
+ *         not in the mesh: the message names the values); XFFL_ESTATE before set_global or when a layout
+ *         is already set. Nothing changes on an error.
+ * @note With backends NONE and UCX it is local: a group is a member list, so only the mesh's members
+ *       must agree on it. With NCCL it is collective over the whole world, as every layout call: every
+ *       rank calls it with the mesh that contains it, the meshes partition the world (each rank in exactly
+ *       one, all members of a mesh giving the same set), and each rank takes part in one ncclCommSplit
+ *       over the world with colour = the mesh's smallest rank. Meshes that do not partition the world
+ *       end in XFFL_ETIMEOUT or XFFL_EBACKEND from that split.
+ */
+XFFL_API xffl_status_t xffl_set_fsdp_mesh(xffl_state_t *st, const int *ranks, size_t n);
+
+/**
  * @brief HSDP with replicas of `hsdp` ranks: hsdp_mesh = the (W/hsdp, hsdp) row-major grid.
  * @param[in] hsdp replica size S >= 1 dividing the world size
  * @return XFFL_OK; XFFL_EINVAL (message names the values and a divisor that would work);
  *         XFFL_ESTATE before set_global or when a layout is already set.
  */
 XFFL_API xffl_status_t xffl_set_hsdp(xffl_state_t *st, int hsdp);
+
+/**
+ * @brief HSDP from its fields (xFFL's _partial_hsdp_setup_manual), validated, then completed.
+ *
+ * xFFL's call stores the four fields and leaves the mesh to its caller; xffl never keeps half a
+ * layout: after a successful call the layout is HSDP exactly as xffl_set_hsdp(st, replica_local_size)
+ * makes it (fields, hsdp_mesh = the (replica_world_size[0], replica_local_size) row-major grid, the
+ * HSDP_REPLICA and HSDP_SHARD groups; WORLD stays), and xffl_unset_hsdp removes it. Since that grid
+ * fixes every rank's place, the fields must be this rank's: replica_local_rank = rank mod
+ * replica_local_size and replica_rank = rank / replica_local_size. xFFL also calls it inside federated
+ * scaling with one replica_world_size entry per federated group; here xffl_federated_scaling(sizes, n,
+ * hsdp) computes those fields, so this call takes no federated layout.
+ * @param[in] replica_local_rank in [0, replica_local_size), equal to rank mod replica_local_size
+ * @param[in] replica_local_size S >= 1 dividing the world size W
+ * @param[in] replica_rank in [0, replica_world_size[0]), equal to rank / replica_local_size
+ * @param[in] replica_world_size one entry: W / replica_local_size replicas
+ * @param[in] n number of entries of replica_world_size: 1
+ * @return XFFL_OK; XFFL_EINVAL naming the first inconsistent value (NULL replica_world_size, n != 1, a
+ *         value out of range, S not dividing W (with divisors that would), W / S != replica_world_size[0],
+ *         the fields not this rank's place); XFFL_ESTATE before set_global or when a layout is already set.
+ *         Nothing changes on an error.
+ * @note Like xffl_set_hsdp: local for NONE and UCX; collective over the world for NCCL (every rank calls
+ *       it, or xffl_set_hsdp, with the same replica_local_size).
+ */
+XFFL_API xffl_status_t xffl_set_hsdp_manual(xffl_state_t *st, int replica_local_rank, int replica_local_size,
+                                            int replica_rank, const int *replica_world_size, size_t n);
 
 /**
  * @brief Federated scaling: the world split into federated groups of the given sizes.
@@ -136,9 +198,32 @@ XFFL_API xffl_status_t xffl_set_hsdp(xffl_state_t *st, int hsdp);
  */
 XFFL_API xffl_status_t xffl_federated_scaling(xffl_state_t *st, const int *sizes, size_t n_sizes, int hsdp);
 
-/** @brief Remove a layout set by xffl_set_fsdp. @return XFFL_OK; XFFL_ESTATE if FSDP is not the layout. */
+/**
+ * @brief The senders C_g of federated group g (xFFL's _get_communicating_processes; DESIGN.md 3.2):
+ *        the ranks of group g that carry its shards across facilities.
+ *
+ * With HSDP S: C_g[p] = O_g + (p mod R_g) * S + p for each shard p < S (O_g = F_0 + ... + F_{g-1},
+ * R_g = F_g / S), one rank per shard spread diagonally over the replicas. Without HSDP every rank of
+ * group g is a sender: O_g .. O_g + F_g - 1. For W = 12, F = (4, 8), S = 2: g = 0 gives 0, 3 and g = 1
+ * gives 4, 7.
+ * @param[in] federated_rank g in [0, federated_world_size); any group, not only the caller's
+ * @param[out] ranks receives the len senders in shard order on XFFL_OK (untouched otherwise); may be
+ *             NULL when cap is 0
+ * @param[in] cap capacity of ranks in elements
+ * @param[out] len number of senders, written on XFFL_OK and XFFL_EBUFSIZE
+ * @return XFFL_OK; XFFL_EINVAL (NULL st or len, g out of range, NULL ranks with cap > 0);
+ *         XFFL_ESTATE without federated scaling; XFFL_EBUFSIZE when cap < len.
+ * @note Local: computed, never communicated.
+ */
+XFFL_API xffl_status_t xffl_get_communicating_processes(const xffl_state_t *st, int federated_rank, int *ranks,
+                                                        size_t cap, size_t *len);
+
+/**
+ * @brief Remove a layout set by xffl_set_fsdp or xffl_set_fsdp_mesh.
+ * @return XFFL_OK; XFFL_ESTATE if FSDP is not the layout.
+ */
 XFFL_API xffl_status_t xffl_unset_fsdp(xffl_state_t *st);
-/** @brief Remove a layout set by xffl_set_hsdp. @return XFFL_OK; XFFL_ESTATE if HSDP is not the layout. */
+/** @brief Remove a layout set by xffl_set_hsdp or xffl_set_hsdp_manual. @return XFFL_OK; XFFL_ESTATE if HSDP is not the layout. */
 XFFL_API xffl_status_t xffl_unset_hsdp(xffl_state_t *st);
 /** @brief Remove federated scaling. @return XFFL_OK; XFFL_ESTATE if federated scaling is not the layout. */
 XFFL_API xffl_status_t xffl_unset_federated_scaling(xffl_state_t *st);
@@ -178,13 +263,64 @@ XFFL_API xffl_status_t xffl_get_ints(const xffl_state_t *st, xffl_attr_t attr, i
 XFFL_API xffl_status_t xffl_get_master_addr(const xffl_state_t *st, char *buf, size_t cap, size_t *len);
 
 /**
- * @brief Set an option (see xffl_option_t). Allowed at any time.
- * @return XFFL_OK; XFFL_EINVAL for a NULL state, unknown option or out-of-range value.
+ * @brief Set an integer option (see xffl_option_t).
+ *
+ * When: XFFL_OPT_TIMEOUT_MS, XFFL_OPT_LOG_LEVEL and XFFL_OPT_FEDERATED_STRATEGY at any time (a live
+ * backend takes the new timeout and log level at once). XFFL_OPT_CROSS_FACILITY_BACKEND, and the string
+ * options XFFL_OPT_AUTH_TOKEN and XFFL_OPT_JOB_ID (xffl_set_option_string), only before xffl_set_global,
+ * which reads them: XFFL_ESTATE after it (setting the cross-facility backend to its current value is
+ * still accepted).
+ *
+ * Defaults come from the environment, read by xffl_state_create and xffl_state_from_env: XFFL_TIMEOUT
+ * (seconds, may be fractional), XFFL_LOG_LEVEL (error, warn, info, debug), XFFL_CROSS_FACILITY_BACKEND
+ * (none, ucx), XFFL_AUTH_TOKEN, XFFL_JOB_ID (else TORCHELASTIC_RUN_ID, else SLURM_JOB_ID). An empty
+ * variable counts as unset. A malformed value makes xffl_state_create and xffl_state_from_env return
+ * XFFL_EINVAL, with a message naming the variable and its value (never the token's); no state is made.
+ * @param[in] option an integer option
+ * @param[in] value its value
+ * @return XFFL_OK; XFFL_EINVAL for a NULL state, an unknown option, a string option's key (use
+ *         xffl_set_option_string) or an out-of-range value; XFFL_ESTATE as above. Nothing changes on an
+ *         error.
+ * @note Local.
  */
 XFFL_API xffl_status_t xffl_set_option(xffl_state_t *st, xffl_option_t option, int value);
 
-/** @brief Read an option. @return XFFL_OK; XFFL_EINVAL. */
+/**
+ * @brief Read an integer option.
+ * @param[out] value written only on success
+ * @return XFFL_OK; XFFL_EINVAL (NULL, unknown option, or a string option's key: use
+ *         xffl_get_option_string).
+ */
 XFFL_API xffl_status_t xffl_get_option(const xffl_state_t *st, xffl_option_t option, int *value);
+
+/**
+ * @brief Set a string option: XFFL_OPT_AUTH_TOKEN or XFFL_OPT_JOB_ID.
+ *
+ * The thread-safe way to give what the environment gives otherwise (setenv before xffl_state_create
+ * races with any thread reading the environment). The value set here wins over the environment's.
+ * @param[in] option XFFL_OPT_AUTH_TOKEN (any text; "" for no authentication) or XFFL_OPT_JOB_ID (1 to
+ *            256 bytes)
+ * @param[in] text NUL-terminated; copied
+ * @return XFFL_OK; XFFL_EINVAL (NULL st or text, unknown option, an integer option's key (use
+ *         xffl_set_option), an empty or too long job id); XFFL_ESTATE after xffl_set_global, which reads
+ *         them. Nothing changes on an error. No message ever contains the token.
+ * @note Local. Only before xffl_set_global (and so not after xffl_state_from_env).
+ */
+XFFL_API xffl_status_t xffl_set_option_string(xffl_state_t *st, xffl_option_t option, const char *text);
+
+/**
+ * @brief Read a string option. The auth token is write-only: asking for it is XFFL_EINVAL, so no code
+ *        path hands the shared secret back.
+ * @param[in] option XFFL_OPT_JOB_ID
+ * @param[out] buf receives the NUL-terminated text if cap > len; may be NULL when cap is 0
+ * @param[in] cap capacity of buf in bytes
+ * @param[out] len text length without the NUL, written on XFFL_OK and XFFL_EBUFSIZE
+ * @return XFFL_OK; XFFL_EINVAL (NULL st or len, unknown option, an integer option's key, or
+ *         XFFL_OPT_AUTH_TOKEN); XFFL_EBUFSIZE when cap <= len.
+ * @note Local. Allowed at any time.
+ */
+XFFL_API xffl_status_t xffl_get_option_string(const xffl_state_t *st, xffl_option_t option, char *buf, size_t cap,
+                                              size_t *len);
 
 /**
  * @brief The state as text (the layout of xFFL's __str__) or JSON (DistributedState field names).

@@ -112,7 +112,16 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  keeps them on the backend of xffl_set_global; XFFL_BACKEND_UCX (or =ucx) carries them over UCX when
      *  that backend is NCCL, staging device buffers through pinned host memory, while every other group
      *  stays on NCCL. Read by xffl_set_global: XFFL_ESTATE once it was called. */
-    XFFL_OPT_CROSS_FACILITY_BACKEND = 3
+    XFFL_OPT_CROSS_FACILITY_BACKEND = 3,
+    /** string option (xffl_set_option_string): the shared secret of the rendezvous store (default
+     *  XFFL_AUTH_TOKEN, else none; "" for none). Every rank of a job gives the same one. Write-only:
+     *  xffl_get_option_string refuses it and no message carries it. Read by xffl_set_global: XFFL_ESTATE
+     *  once it was called. */
+    XFFL_OPT_AUTH_TOKEN = 4,
+    /** string option (xffl_set_option_string): the job's identity, checked by the rendezvous store so that
+     *  ranks of two jobs on one address never mix (default XFFL_JOB_ID, else TORCHELASTIC_RUN_ID, else
+     *  SLURM_JOB_ID, else "xffl"); 1 to 256 bytes. Read by xffl_set_global: XFFL_ESTATE once it was called. */
+    XFFL_OPT_JOB_ID = 5
 } xffl_option_t;
 
 /** How xffl_federated_average moves data (DESIGN.md section 5). */

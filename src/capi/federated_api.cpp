@@ -1,4 +1,8 @@
 // extern "C" shims of xffl/federated.h: argument checks, then the state's roles and federated/average.
+#include <limits>
+#include <string>
+#include <vector>
+
 #include "capi/guard.h"
 #include "comm/dtype.h"
 #include "federated/average.h"
@@ -9,9 +13,15 @@ using xffl::capi::require_arg;
 
 namespace {
 
-void check_buffer(const void *buf, size_t count, int dtype) {
+// name: "buf", or "bufs[i]" for _many. Refuses a count whose size in bytes does not fit in size_t, as the
+// collectives do (collective_api.cpp), before anything is read or written.
+void check_buffer(const void *buf, size_t count, int dtype, const std::string &name) {
   if (!xffl::comm::valid_dtype(dtype)) xffl::fail(XFFL_EINVAL, "unknown dtype ", dtype);
-  if (count > 0 && !buf) xffl::fail(XFFL_EINVAL, "buf is NULL with count ", count);
+  if (count > 0 && !buf) xffl::fail(XFFL_EINVAL, name, " is NULL with count ", count);
+  const size_t size = xffl::comm::dtype_size(static_cast<xffl_dtype_t>(dtype));
+  if (count > std::numeric_limits<size_t>::max() / size)
+    xffl::fail(XFFL_EINVAL, "count ", count, " of ", xffl::comm::dtype_name(static_cast<xffl_dtype_t>(dtype)), " for ",
+               name, " overflows the address space");
 }
 
 }  // namespace
@@ -22,7 +32,7 @@ XFFL_API xffl_status_t xffl_federated_average(xffl_state_t *st, void *buf, size_
                                               void *stream) {
   XFFL_API_BEGIN
   require_arg(st, "st");
-  check_buffer(buf, count, dtype);
+  check_buffer(buf, count, dtype, "buf");
   xffl::federated::average(st->federated_roles(stream), buf, count, dtype, stream);
   XFFL_API_END("xffl_federated_average")
 }
@@ -35,7 +45,15 @@ XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const
     require_arg(bufs, "bufs");
     require_arg(counts, "counts");
   }
-  for (size_t i = 0; i < n; ++i) check_buffer(bufs[i], counts[i], dtype);
+  size_t total_bytes = 0;  // the buckets add buffers up: their sum must fit too
+  for (size_t i = 0; i < n; ++i) {
+    check_buffer(bufs[i], counts[i], dtype, "bufs[" + std::to_string(i) + "]");
+    const size_t bytes = counts[i] * xffl::comm::dtype_size(dtype);
+    if (bytes > std::numeric_limits<size_t>::max() - total_bytes)
+      xffl::fail(XFFL_EINVAL, "counts[0..", i, "] add up to more bytes than the address space holds (counts[", i,
+                 "] = ", counts[i], ")");
+    total_bytes += bytes;
+  }
   xffl::federated::average_many(st->federated_roles(stream), bufs, counts, n, dtype, stream);
   XFFL_API_END("xffl_federated_average_many")
 }

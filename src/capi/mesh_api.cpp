@@ -11,18 +11,22 @@ using xffl::capi::require_arg;
 
 extern "C" {
 
-XFFL_API xffl_status_t xffl_get_mesh(const xffl_state_t *st, xffl_mesh_kind_t kind, int *shape, size_t *ndim,
-                                     int *ranks, size_t cap, size_t *len) {
+XFFL_API xffl_status_t xffl_get_mesh(const xffl_state_t *st, xffl_mesh_kind_t kind, int *shape, size_t shape_cap,
+                                     size_t *ndim, int *ranks, size_t cap, size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
-  require_arg(shape, "shape");
   require_arg(ndim, "ndim");
   require_arg(len, "len");
+  if (!shape && shape_cap > 0) xffl::fail(XFFL_EINVAL, "shape is NULL with capacity ", shape_cap);
+  if (!ranks && cap > 0) xffl::fail(XFFL_EINVAL, "ranks is NULL with capacity ", cap);
   const xffl::topology::Mesh &mesh = st->mesh(kind);
   const size_t count = static_cast<size_t>(mesh.rank_count());
-  if (!ranks && cap > 0) xffl::fail(XFFL_EINVAL, "ranks is NULL with capacity ", cap);
-  if (cap < count) {  // refuse before listing: a world's mesh can be millions of ranks
+  // Both lengths are written whenever either buffer is short, so one retry with both sizes suffices.
+  if (shape_cap < mesh.shape.size() || cap < count) {  // refuse before listing: a mesh can be millions of ranks
+    *ndim = mesh.shape.size();
     *len = count;
+    if (shape_cap < mesh.shape.size())
+      xffl::fail(XFFL_EBUFSIZE, "the mesh has ", mesh.shape.size(), " dimensions, shape holds ", shape_cap);
     xffl::fail(XFFL_EBUFSIZE, "the mesh has ", count, " ranks, ranks holds ", cap);
   }
   xffl::capi::copy_out(mesh.ranks().to_vector(), ranks, cap, len, "the mesh", "ranks");

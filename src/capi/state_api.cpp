@@ -38,6 +38,7 @@ XFFL_API xffl_status_t xffl_state_from_env(xffl_state_t **out) {
   } else {
     st->set_fsdp();
   }
+  st->set_default_init_device();  // as xFFL's setup_distributed_process_group does, after the layout
   *out = st.release();
   XFFL_API_END("xffl_state_from_env")
 }
@@ -93,6 +94,35 @@ XFFL_API xffl_status_t xffl_set_fsdp(xffl_state_t *st) {
   require_arg(st, "st");
   st->set_fsdp();
   XFFL_API_END("xffl_set_fsdp")
+}
+
+XFFL_API xffl_status_t xffl_set_fsdp_mesh(xffl_state_t *st, const int *ranks, size_t n) {
+  XFFL_API_BEGIN
+  require_arg(st, "st");
+  require_arg(ranks, "ranks");
+  if (n == 0) xffl::fail(XFFL_EINVAL, "n is 0; the fsdp mesh holds at least this rank");
+  st->set_fsdp_mesh(std::vector<int>(ranks, ranks + n));
+  XFFL_API_END("xffl_set_fsdp_mesh")
+}
+
+XFFL_API xffl_status_t xffl_set_hsdp_manual(xffl_state_t *st, int replica_local_rank, int replica_local_size,
+                                            int replica_rank, const int *replica_world_size, size_t n) {
+  XFFL_API_BEGIN
+  require_arg(st, "st");
+  require_arg(replica_world_size, "replica_world_size");
+  if (n == 0) xffl::fail(XFFL_EINVAL, "n is 0; replica_world_size has one entry without federated scaling");
+  st->set_hsdp_manual(replica_local_rank, replica_local_size, replica_rank,
+                      std::vector<int>(replica_world_size, replica_world_size + n));
+  XFFL_API_END("xffl_set_hsdp_manual")
+}
+
+XFFL_API xffl_status_t xffl_get_communicating_processes(const xffl_state_t *st, int federated_rank, int *ranks,
+                                                        size_t cap, size_t *len) {
+  XFFL_API_BEGIN
+  require_arg(st, "st");
+  require_arg(len, "len");
+  xffl::capi::copy_out(st->communicating_processes(federated_rank), ranks, cap, len, "the senders", "ranks");
+  XFFL_API_END("xffl_get_communicating_processes")
 }
 
 XFFL_API xffl_status_t xffl_set_hsdp(xffl_state_t *st, int hsdp) {
@@ -176,6 +206,23 @@ XFFL_API xffl_status_t xffl_get_option(const xffl_state_t *st, xffl_option_t opt
   require_arg(value, "value");
   *value = st->options().get(option);
   XFFL_API_END("xffl_get_option")
+}
+
+XFFL_API xffl_status_t xffl_set_option_string(xffl_state_t *st, xffl_option_t option, const char *text) {
+  XFFL_API_BEGIN
+  require_arg(st, "st");
+  require_arg(text, "text");
+  st->set_option_string(option, text);
+  XFFL_API_END("xffl_set_option_string")
+}
+
+XFFL_API xffl_status_t xffl_get_option_string(const xffl_state_t *st, xffl_option_t option, char *buf, size_t cap,
+                                              size_t *len) {
+  XFFL_API_BEGIN
+  require_arg(st, "st");
+  require_arg(len, "len");
+  xffl::capi::copy_out(st->options().get_string(option), buf, cap, len, "the option");
+  XFFL_API_END("xffl_get_option_string")
 }
 
 XFFL_API xffl_status_t xffl_state_describe(const xffl_state_t *st, xffl_format_t format, char *buf, size_t cap,

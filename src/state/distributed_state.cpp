@@ -137,9 +137,12 @@ void DistributedState::set_node(int local_rank, int local_size, int node_rank, i
 
 void DistributedState::set_exec_device(int device_index, int streams) {
   require_global("xffl_set_exec_device");
-  if (layout_ != Layout::None)
-    fail(XFFL_ESTATE, "xffl_set_exec_device after ", layout_call(layout_),
-         ": the stream count shapes the layout's groups, so set the device first");
+  // After a layout (xffl_state_from_env sets one) the device may still be chosen, but not the stream
+  // count: the layout's FEDERATED and REPLICA groups were made with streams_ instances.
+  if (layout_ != Layout::None && streams != streams_)
+    fail(XFFL_ESTATE, "xffl_set_exec_device after ", layout_call(layout_), ": streams ", streams, " differs from the ",
+         streams_, " the layout's groups were made with; keep ", streams_, " or call ", unset_call(layout_),
+         " first");
   if (streams < 1 || streams > kMaxStreams)
     fail(XFFL_EINVAL, "streams ", streams, " outside [1, ", kMaxStreams, "]");
   if (device_index < -1) fail(XFFL_EINVAL, "device index ", device_index, " must be -1 (choose) or a device index");
@@ -228,6 +231,52 @@ void DistributedState::federated_scaling(const std::vector<int> &sizes, int hsdp
   require_no_layout("xffl_federated_scaling");
   auto expanded = std::make_shared<const std::vector<int>>(topology::expand_federated_sizes(world_size_, sizes));
   install_layout(Layout::Federated, topology::plan_federated(world_size_, std::move(expanded), hsdp, rank_));
+}
+
+void DistributedState::set_fsdp_mesh(const std::vector<int> &ranks) {
+  require_no_layout("xffl_set_fsdp_mesh");
+  install_layout(Layout::Fsdp, topology::plan_fsdp_mesh(world_size_, ranks, rank_));
+}
+
+void DistributedState::set_hsdp_manual(int replica_local_rank, int replica_local_size, int replica_rank,
+                                       const std::vector<int> &replica_world_size) {
+  require_no_layout("xffl_set_hsdp_manual");
+  topology::check_hsdp_manual(world_size_, rank_, replica_local_rank, replica_local_size, replica_rank,
+                              replica_world_size);
+  install_layout(Layout::Hsdp, topology::plan_hsdp(world_size_, replica_local_size, rank_));
+}
+
+std::vector<int> DistributedState::communicating_processes(int federated_rank) const {
+  require_layout(Layout::Federated, "xffl_get_communicating_processes");
+  const std::vector<int> &sizes = *plan_->federated_local_size;
+  if (federated_rank < 0 || federated_rank >= static_cast<int>(sizes.size()))
+    fail(XFFL_EINVAL, "federated rank ", federated_rank, " outside [0, ", sizes.size(), ") (federated_world_size)");
+  return topology::communicating_processes(sizes, plan_->hsdp, federated_rank);
+}
+
+void DistributedState::set_default_init_device() {
+  require_global("xffl_state_from_env");
+  bool meta = false;
+  xffl_device_t init = XFFL_DEVICE_CPU;
+  // xFFL: with several GPUs every rank initializes for a broadcast (meta_initialization), and only the
+  // rank that loads the weights keeps a real device: rank 0 of the FSDP mesh (federated_local_rank 0 in
+  // a federated group) or replica_local_rank 0 under HSDP. The others start on the meta device.
+  if (device_type_ == XFFL_DEVICE_CUDA && device_count_ > 1 && plan_) {
+    meta = true;
+    const bool federated = layout_ == Layout::Federated;
+    const bool fsdp = plan_->fsdp_mesh.has_value(), hsdp = plan_->hsdp_mesh.has_value();
+    if ((federated && fsdp && plan_->federated_local_rank != 0) || (!federated && fsdp && rank_ != 0) ||
+        (hsdp && plan_->replica_local_rank != 0))
+      init = XFFL_DEVICE_META;
+  }
+  set_init_device(init, meta);
+}
+
+void DistributedState::set_option_string(xffl_option_t option, const std::string &text) {
+  if (Options::is_string_option(option) && is_global_setup())
+    fail(XFFL_ESTATE, Options::name(option), " is read by xffl_set_global (the rendezvous), which was already ",
+         "called; set it before");
+  options_.set_string(option, text);
 }
 
 void DistributedState::unset_fsdp() {

@@ -37,7 +37,12 @@ class DistributedState {
   void set_exec_device(int device_index, int streams);
   void set_init_device(xffl_device_t init_device, bool meta_initialization);
   void set_fsdp();
+  // FSDP over a caller's 1-D mesh (xFFL's set_fsdp(mesh)); sorted, as torch's new_group orders ranks.
+  void set_fsdp_mesh(const std::vector<int> &ranks);
   void set_hsdp(int hsdp);
+  // xFFL's _partial_hsdp_setup_manual, validated, completed into the HSDP layout of set_hsdp.
+  void set_hsdp_manual(int replica_local_rank, int replica_local_size, int replica_rank,
+                       const std::vector<int> &replica_world_size);
   void federated_scaling(const std::vector<int> &sizes, int hsdp);
   void unset_fsdp();
   void unset_hsdp();
@@ -54,7 +59,16 @@ class DistributedState {
   const std::string &master_addr() const;
 
   void set_option(xffl_option_t option, int value);
+  void set_option_string(xffl_option_t option, const std::string &text);
   const Options &options() const { return options_; }
+
+  // The senders C_g of federated group g (xFFL's _get_communicating_processes). XFFL_ESTATE without
+  // federated scaling, XFFL_EINVAL for g outside [0, G).
+  std::vector<int> communicating_processes(int federated_rank) const;
+  // xFFL's _get_init_device, as its setup calls it after the layout: CPU without meta initialization,
+  // unless CUDA execution sees more than one device; then meta initialization, and the meta device on
+  // every rank that does not load the weights (see the definition).
+  void set_default_init_device();
 
   xffl_group *group(xffl_group_kind_t kind, int instance) const;
   std::unique_ptr<xffl_group> create_process_group(const std::vector<int> &ranks, const std::string &description);

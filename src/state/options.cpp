@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "bootstrap/env_values.h"
+#include "bootstrap/wire.h"
 #include "common/log.h"
 #include "common/error.h"
 
@@ -36,7 +37,54 @@ Options Options::from_environment() {
   return options;
 }
 
+bool Options::is_string_option(xffl_option_t option) {
+  return option == XFFL_OPT_AUTH_TOKEN || option == XFFL_OPT_JOB_ID;
+}
+
+const char *Options::name(xffl_option_t option) {
+  switch (option) {
+    case XFFL_OPT_TIMEOUT_MS: return "XFFL_OPT_TIMEOUT_MS";
+    case XFFL_OPT_FEDERATED_STRATEGY: return "XFFL_OPT_FEDERATED_STRATEGY";
+    case XFFL_OPT_LOG_LEVEL: return "XFFL_OPT_LOG_LEVEL";
+    case XFFL_OPT_CROSS_FACILITY_BACKEND: return "XFFL_OPT_CROSS_FACILITY_BACKEND";
+    case XFFL_OPT_AUTH_TOKEN: return "XFFL_OPT_AUTH_TOKEN";
+    case XFFL_OPT_JOB_ID: return "XFFL_OPT_JOB_ID";
+  }
+  return nullptr;
+}
+
+void Options::set_string(xffl_option_t option, const std::string &text) {
+  switch (option) {
+    case XFFL_OPT_AUTH_TOKEN:  // any bytes; empty means no authentication. Never echoed.
+      auth_token = text;
+      return;
+    case XFFL_OPT_JOB_ID:
+      if (text.empty()) fail(XFFL_EINVAL, "job id is empty; every rank of a job must give the same non-empty id");
+      if (text.size() > bootstrap::wire::kMaxJobId)
+        fail(XFFL_EINVAL, "job id of ", text.size(), " bytes exceeds the limit of ", bootstrap::wire::kMaxJobId);
+      job_id = text;
+      return;
+    default: break;
+  }
+  if (const char *known = name(option))
+    fail(XFFL_EINVAL, known, " is an integer option: set it with xffl_set_option");
+  fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));
+}
+
+std::string Options::get_string(xffl_option_t option) const {
+  switch (option) {
+    case XFFL_OPT_AUTH_TOKEN:
+      fail(XFFL_EINVAL, "XFFL_OPT_AUTH_TOKEN is write-only: xffl never hands the shared secret back");
+    case XFFL_OPT_JOB_ID: return job_id;
+    default: break;
+  }
+  if (const char *known = name(option))
+    fail(XFFL_EINVAL, known, " is an integer option: read it with xffl_get_option");
+  fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));
+}
+
 void Options::set(xffl_option_t option, int value) {
+  if (is_string_option(option)) fail(XFFL_EINVAL, name(option), " is a string option: set it with xffl_set_option_string");
   switch (option) {
     case XFFL_OPT_TIMEOUT_MS:
       if (value < 1) fail(XFFL_EINVAL, "timeout ", value, " ms must be at least 1");
@@ -58,16 +106,19 @@ void Options::set(xffl_option_t option, int value) {
              "xffl_set_global) or XFFL_BACKEND_UCX (1)");
       cross_facility_backend = static_cast<xffl_backend_t>(value);
       return;
+    default: break;
   }
   fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));
 }
 
 int Options::get(xffl_option_t option) const {
+  if (is_string_option(option)) fail(XFFL_EINVAL, name(option), " is a string option: read it with xffl_get_option_string");
   switch (option) {
     case XFFL_OPT_TIMEOUT_MS: return timeout_ms;
     case XFFL_OPT_FEDERATED_STRATEGY: return strategy;
     case XFFL_OPT_LOG_LEVEL: return log_level;
     case XFFL_OPT_CROSS_FACILITY_BACKEND: return cross_facility_backend;
+    default: break;
   }
   fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));
 }

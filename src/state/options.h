@@ -21,8 +21,15 @@ struct Options {
   // (else TORCHELASTIC_RUN_ID, else SLURM_JOB_ID), XFFL_AUTH_TOKEN, XFFL_CROSS_FACILITY_BACKEND (none,
   // ucx). A malformed value is an error that names the variable.
   static Options from_environment();
+  // Integer options; a string option's key is XFFL_EINVAL (use set_string / get_string).
   void set(xffl_option_t option, int value);
   int get(xffl_option_t option) const;
+  // String options (XFFL_OPT_AUTH_TOKEN, XFFL_OPT_JOB_ID); an integer option's key is XFFL_EINVAL. The
+  // token is write-only: get_string refuses it, and no message ever carries its text.
+  void set_string(xffl_option_t option, const std::string &text);
+  std::string get_string(xffl_option_t option) const;
+  static bool is_string_option(xffl_option_t option);
+  static const char *name(xffl_option_t option);  // "XFFL_OPT_TIMEOUT_MS", or nullptr when unknown
 };
 
 }  // namespace xffl

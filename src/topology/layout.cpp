@@ -52,6 +52,48 @@ void check_hsdp(int world_size, int hsdp) {
          english_list(divisors_near(world_size, hsdp)), " would");
 }
 
+void check_fsdp_mesh(int world_size, const std::vector<int> &ranks, int rank) {
+  if (ranks.empty()) fail(XFFL_EINVAL, "the fsdp mesh is empty; give at least this rank");
+  std::vector<int> sorted = ranks;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] < 0 || sorted[i] >= world_size)
+      fail(XFFL_EINVAL, "rank ", sorted[i], " of the fsdp mesh outside [0, ", world_size, ")");
+    if (i && sorted[i] == sorted[i - 1]) fail(XFFL_EINVAL, "rank ", sorted[i], " appears twice in the fsdp mesh");
+  }
+  if (!std::binary_search(sorted.begin(), sorted.end(), rank))
+    fail(XFFL_EINVAL, "rank ", rank, " is not in the fsdp mesh ",
+         sorted.size() <= 16 ? python_list(ranks) : "of " + std::to_string(sorted.size()) + " ranks",
+         ": each rank gives the mesh that contains it");
+}
+
+void check_hsdp_manual(int world_size, int rank, int replica_local_rank, int replica_local_size, int replica_rank,
+                       const std::vector<int> &replica_world_size) {
+  if (replica_local_size < 1) fail(XFFL_EINVAL, "replica_local_size ", replica_local_size, " must be at least 1");
+  if (replica_local_rank < 0 || replica_local_rank >= replica_local_size)
+    fail(XFFL_EINVAL, "replica_local_rank ", replica_local_rank, " outside [0, ", replica_local_size,
+         ") (replica_local_size)");
+  if (replica_world_size.size() != 1)
+    fail(XFFL_EINVAL, "replica_world_size has ", replica_world_size.size(),
+         " entries; without federated scaling it has one (the number of replicas of the world)");
+  const int replicas = replica_world_size[0];
+  if (world_size % replica_local_size != 0)
+    fail(XFFL_EINVAL, "replica_local_size ", replica_local_size, " does not divide world size ", world_size,
+         "; replica_local_size ", english_list(divisors_near(world_size, replica_local_size)), " would");
+  if (world_size / replica_local_size != replicas)
+    fail(XFFL_EINVAL, "replica_world_size (", replicas, ",) is not world size ", world_size,
+         " / replica_local_size ", replica_local_size, " = ", world_size / replica_local_size);
+  if (replica_rank < 0 || replica_rank >= replicas)
+    fail(XFFL_EINVAL, "replica_rank ", replica_rank, " outside [0, ", replicas, ") (replica_world_size)");
+  // The HSDP mesh is the row-major (replicas, replica_local_size) grid, so the caller's place is fixed.
+  if (rank % replica_local_size != replica_local_rank)
+    fail(XFFL_EINVAL, "replica_local_rank ", replica_local_rank, " is not rank ", rank, " mod replica_local_size ",
+         replica_local_size, " = ", rank % replica_local_size, " (its column of the row-major hsdp mesh)");
+  if (rank / replica_local_size != replica_rank)
+    fail(XFFL_EINVAL, "replica_rank ", replica_rank, " is not rank ", rank, " / replica_local_size ", replica_local_size,
+         " = ", rank / replica_local_size, " (its row of the row-major hsdp mesh)");
+}
+
 std::vector<int> expand_federated_sizes(int world_size, const std::vector<int> &sizes) {
   if (sizes.empty()) fail(XFFL_EINVAL, "federated sizes are empty; give one size or one per group");
   if (sizes.size() != 1) return sizes;

@@ -12,6 +12,17 @@ void check_rank(int rank, int world_size);
 // set_hsdp: 1 <= hsdp, hsdp divides the world.
 void check_hsdp(int world_size, int hsdp);
 
+// set_fsdp_mesh: at least one rank, every rank in [0, world_size), no rank twice, and rank (the
+// caller) among them.
+void check_fsdp_mesh(int world_size, const std::vector<int> &ranks, int rank);
+
+// set_hsdp_manual without federated scaling (xFFL's _partial_hsdp_setup_manual, plus the caller's place
+// in the row-major grid): 0 <= replica_local_rank < replica_local_size, replica_local_size divides the
+// world into replica_world_size[0] replicas (one entry), 0 <= replica_rank < replicas, and
+// rank == replica_rank * replica_local_size + replica_local_rank.
+void check_hsdp_manual(int world_size, int rank, int replica_local_rank, int replica_local_size, int replica_rank,
+                       const std::vector<int> &replica_world_size);
+
 // A single size expands to (F, ..., F), W / F times; several sizes are returned as given.
 std::vector<int> expand_federated_sizes(int world_size, const std::vector<int> &sizes);
 

@@ -1,5 +1,6 @@
 #include "topology/plan.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "common/error.h"
@@ -22,9 +23,42 @@ RankPlan plan_fsdp(int world_size, int rank) {
   RankPlan plan;
   plan.rank = rank;
   plan.world_size = world_size;
-  plan.fsdp_mesh = Mesh{{world_size}, 0};
+  plan.fsdp_mesh = Mesh{{world_size}, 0, std::nullopt};
   plan.fsdp_group = plan.fsdp_mesh->ranks();
   return plan;
+}
+
+RankPlan plan_fsdp_mesh(int world_size, const std::vector<int> &ranks, int rank) {
+  check_rank(rank, world_size);
+  check_fsdp_mesh(world_size, ranks, rank);
+  std::vector<int> sorted = ranks;
+  std::sort(sorted.begin(), sorted.end());
+  const int size = static_cast<int>(sorted.size());
+  // Consecutive ranks stay a progression: O(1) memory for a mesh of a whole facility.
+  const bool consecutive = sorted.back() - sorted.front() == size - 1;
+  RankList members =
+      consecutive ? RankList::progression(sorted.front(), 1, size) : RankList::explicit_ranks(std::move(sorted));
+  RankPlan plan;
+  plan.rank = rank;
+  plan.world_size = world_size;
+  plan.fsdp_mesh = Mesh{{size}, members.at(0), members};
+  plan.fsdp_group = std::move(members);
+  return plan;
+}
+
+std::vector<int> communicating_processes(const std::vector<int> &sizes, int hsdp, int group) {
+  int offset = 0;  // O_g
+  for (int g = 0; g < group; ++g) offset += sizes[static_cast<size_t>(g)];
+  const int size = sizes[static_cast<size_t>(group)];
+  std::vector<int> senders;
+  if (hsdp == 0) {
+    senders.reserve(static_cast<size_t>(size));
+    for (int p = 0; p < size; ++p) senders.push_back(offset + p);
+    return senders;
+  }
+  senders.reserve(static_cast<size_t>(hsdp));
+  for (int p = 0; p < hsdp; ++p) senders.push_back(sender_of(offset, size / hsdp, hsdp, p));
+  return senders;
 }
 
 RankPlan plan_hsdp(int world_size, int hsdp, int rank) {
@@ -39,7 +73,7 @@ RankPlan plan_hsdp(int world_size, int hsdp, int rank) {
   plan.replica_local_size = hsdp;
   plan.replica_rank = rank / hsdp;
   plan.replica_world_size = {replicas};
-  plan.hsdp_mesh = Mesh{{replicas, hsdp}, 0};
+  plan.hsdp_mesh = Mesh{{replicas, hsdp}, 0, std::nullopt};
   plan.hsdp_replica_group = RankList::progression(rank % hsdp, hsdp, replicas);
   plan.hsdp_shard_group = RankList::progression((rank / hsdp) * hsdp, 1, hsdp);
   return plan;
@@ -72,7 +106,7 @@ RankPlan plan_federated(int world_size, std::shared_ptr<const std::vector<int>> 
 
   if (hsdp == 0) {  // symmetric FSDP federation (validated: all sizes equal)
     plan.is_sender = true;
-    plan.fsdp_mesh = Mesh{{size}, offset};
+    plan.fsdp_mesh = Mesh{{size}, offset, std::nullopt};
     plan.fsdp_group = plan.fsdp_mesh->ranks();
     plan.federated_group = RankList::progression(local_rank, size, groups);
     return plan;
@@ -86,7 +120,7 @@ RankPlan plan_federated(int world_size, std::shared_ptr<const std::vector<int>> 
   plan.replica_rank = replica;
   plan.replica_world_size.reserve(sizes.size());
   for (int s : sizes) plan.replica_world_size.push_back(s / hsdp);
-  plan.hsdp_mesh = Mesh{{replicas, hsdp}, offset};
+  plan.hsdp_mesh = Mesh{{replicas, hsdp}, offset, std::nullopt};
   plan.hsdp_replica_group = RankList::progression(offset + shard, hsdp, replicas);
   plan.hsdp_shard_group = RankList::progression(offset + replica * hsdp, 1, hsdp);
   plan.replica_group = plan.hsdp_replica_group;

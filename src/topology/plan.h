@@ -11,12 +11,14 @@
 
 namespace xffl::topology {
 
-// A device mesh: a row-major grid of consecutive global ranks starting at first_rank.
+// A device mesh: a row-major grid of consecutive global ranks starting at first_rank, or (a caller's
+// 1-D mesh, xffl_set_fsdp_mesh) the ranks listed.
 struct Mesh {
   std::vector<int> shape;  // ("shard",) or ("replica", "shard")
   int first_rank = 0;
+  std::optional<RankList> listed;  // set for a caller's mesh; then shape is {listed->size()}
   int rank_count() const;
-  RankList ranks() const { return RankList::progression(first_rank, 1, rank_count()); }
+  RankList ranks() const { return listed ? *listed : RankList::progression(first_rank, 1, rank_count()); }
 };
 
 struct RankPlan {
@@ -49,11 +51,20 @@ RankPlan plan_fsdp(int world_size, int rank);
 // HSDP with replicas of hsdp ranks (validated).
 RankPlan plan_hsdp(int world_size, int hsdp, int rank);
 
+// FSDP over a caller's mesh (xffl_set_fsdp_mesh): ranks validated (layout.h check_fsdp_mesh), the
+// group and mesh in sorted order, as torch's new_group orders a process group.
+RankPlan plan_fsdp_mesh(int world_size, const std::vector<int> &ranks, int rank);
+
 // Federated scaling. sizes already expanded and validated (layout.h); hsdp 0 means none.
 RankPlan plan_federated(int world_size, std::shared_ptr<const std::vector<int>> sizes, int hsdp, int rank);
 
 // The sender of shard p in federated group g: C_g[p] = O_g + (p mod R_g) * S + p.
 int sender_of(int group_offset, int replicas, int hsdp, int shard);
+
+// The senders C_g of federated group g (xFFL's _get_communicating_processes): C_g[p] for every shard p
+// < S. Without HSDP (hsdp 0) every rank of the group is a sender: O_g .. O_g + F_g - 1. sizes expanded
+// and validated; g in [0, G).
+std::vector<int> communicating_processes(const std::vector<int> &sizes, int hsdp, int group);
 
 }  // namespace xffl::topology
 

@@ -160,7 +160,7 @@ void api_expect_mesh(const xffl_state_t *st, xffl_mesh_kind_t kind, const char *
   static int ranks[API_MAX_LIST], want[API_MAX_LIST];
   int shape[2] = {-7, -7};
   size_t ndim = 99, len = 99;
-  xffl_status_t rc = xffl_get_mesh(st, kind, shape, &ndim, ranks, API_MAX_LIST, &len);
+  xffl_status_t rc = xffl_get_mesh(st, kind, shape, 2, &ndim, ranks, API_MAX_LIST, &len);
   const char *name = kind == XFFL_MESH_FSDP ? "fsdp_mesh" : "hsdp_mesh";
   if (!expected) {
     if (rc != XFFL_ENOTSET)

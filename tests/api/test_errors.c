@@ -117,10 +117,10 @@ static void test_null_group_and_mesh_functions(void **state) {
   assert_string_equal(xffl_group_description(NULL), "");
 
   assert_xffl_ok(xffl_set_hsdp(st, 2));
-  EXPECT_NULL_ARG(xffl_get_mesh(NULL, XFFL_MESH_HSDP, shape_out, &ndim, out, 16, &len), "st");
-  EXPECT_NULL_ARG(xffl_get_mesh(st, XFFL_MESH_HSDP, NULL, &ndim, out, 16, &len), "shape");
-  EXPECT_NULL_ARG(xffl_get_mesh(st, XFFL_MESH_HSDP, shape_out, NULL, out, 16, &len), "ndim");
-  EXPECT_NULL_ARG(xffl_get_mesh(st, XFFL_MESH_HSDP, shape_out, &ndim, out, 16, NULL), "len");
+  EXPECT_NULL_ARG(xffl_get_mesh(NULL, XFFL_MESH_HSDP, shape_out, 2, &ndim, out, 16, &len), "st");
+  EXPECT_NULL_ARG(xffl_get_mesh(st, XFFL_MESH_HSDP, NULL, 2, &ndim, out, 16, &len), "shape");
+  EXPECT_NULL_ARG(xffl_get_mesh(st, XFFL_MESH_HSDP, shape_out, 2, NULL, out, 16, &len), "ndim");
+  EXPECT_NULL_ARG(xffl_get_mesh(st, XFFL_MESH_HSDP, shape_out, 2, &ndim, out, 16, NULL), "len");
   EXPECT_NULL_ARG(xffl_create_device_mesh(NULL, 2, out, 16, &len), "shape");
   EXPECT_NULL_ARG(xffl_create_device_mesh(shape, 2, out, 16, NULL), "len");
   xffl_state_destroy(st);
@@ -183,7 +183,7 @@ static void test_null_output_buffers(void **state) {
       {"xffl_get_master_addr(st, NULL, 64, &len)", "buf"},
       {"xffl_state_describe(st, JSON, NULL, 1 << 20, &len)", "buf"},
       {"xffl_group_ranks(g, NULL, 16, &len)", "buf"},
-      {"xffl_get_mesh(st, HSDP, shape, &ndim, NULL, 16, &len)", "ranks"},
+      {"xffl_get_mesh(st, HSDP, shape, 2, &ndim, NULL, 16, &len)", "ranks"},
       {"xffl_create_device_mesh(shape, 2, NULL, 16, &len)", "ranks"},
   };
   char report[4096] = "";
@@ -195,7 +195,7 @@ static void test_null_output_buffers(void **state) {
       case 1: rc = xffl_get_master_addr(st, NULL, 64, &len); break;
       case 2: rc = xffl_state_describe(st, XFFL_FORMAT_JSON, NULL, 1 << 20, &len); break;
       case 3: rc = xffl_group_ranks(g, NULL, 16, &len); break;
-      case 4: rc = xffl_get_mesh(st, XFFL_MESH_HSDP, shape_out, &ndim, NULL, 16, &len); break;
+      case 4: rc = xffl_get_mesh(st, XFFL_MESH_HSDP, shape_out, 2, &ndim, NULL, 16, &len); break;
       default: rc = xffl_create_device_mesh(shape, 2, NULL, 16, &len); break;
     }
     const char *message = xffl_last_error_message();
@@ -335,7 +335,8 @@ static void test_two_layouts_and_wrong_unset(void **state) {
         expect_layout(st, (layout_id)first, ctx);
       }
     }
-    /* set_node and set_exec_device shape the layout: refused once it exists, and nothing changes. */
+    /* set_node and the stream count shape the layout: refused once it exists, and nothing changes
+     * (set_exec_device with the same stream count may still choose the device: test_from_env). */
     assert_xffl_status(xffl_set_node(st, 1, 2, 0, 2), XFFL_ESTATE);
     assert_int_equal(xffl_is_node_setup(st), 0);
     assert_xffl_status(xffl_set_exec_device(st, -1, 3), XFFL_ESTATE);
@@ -402,19 +403,29 @@ static void test_small_buffers(void **state) {
   assert_xffl_ok(xffl_get_ints(st, XFFL_ATTR_FEDERATED_LOCAL_SIZE, buf, 2, &len));
   assert_true(len == 2 && buf[0] == 4 && buf[1] == 8 && buf[2] == SENTINEL);
 
-  /* get_mesh: the (4, 2) HSDP mesh of federation 1 needs 8; shape and ndim stay untouched too */
+  /* get_mesh: the (4, 2) HSDP mesh of federation 1 needs 8 ranks and 2 extents; on EBUFSIZE both ndim
+   * and len are written, shape and ranks stay untouched */
   int shape[2] = {SENTINEL, SENTINEL};
   size_t ndim = 99;
   fill(buf, 16);
   len = 0;
-  assert_xffl_status(xffl_get_mesh(st, XFFL_MESH_HSDP, shape, &ndim, buf, 7, &len), XFFL_EBUFSIZE);
+  assert_xffl_status(xffl_get_mesh(st, XFFL_MESH_HSDP, shape, 2, &ndim, buf, 7, &len), XFFL_EBUFSIZE);
   assert_int_equal(len, 8);
   expect_untouched(buf, 16, "get_mesh cap 7");
-  assert_true(shape[0] == SENTINEL && shape[1] == SENTINEL && ndim == 99);
+  assert_true(shape[0] == SENTINEL && shape[1] == SENTINEL && ndim == 2);
+  ndim = 99;
   len = 0;
-  assert_xffl_status(xffl_get_mesh(st, XFFL_MESH_HSDP, shape, &ndim, NULL, 0, &len), XFFL_EBUFSIZE);
+  assert_xffl_status(xffl_get_mesh(st, XFFL_MESH_HSDP, shape, 1, &ndim, buf, 16, &len), XFFL_EBUFSIZE);
+  assert_true(ndim == 2 && len == 8 && shape[0] == SENTINEL);
+  api_expect_message_contains("2 dimensions, shape holds 1", "get_mesh shape_cap 1");
+  expect_untouched(buf, 16, "get_mesh shape_cap 1");
+  ndim = 99;
+  assert_xffl_status(xffl_get_mesh(st, XFFL_MESH_HSDP, NULL, 0, &ndim, NULL, 0, &len), XFFL_EBUFSIZE);
+  assert_true(ndim == 2 && len == 8);
+  len = 0;
+  assert_xffl_status(xffl_get_mesh(st, XFFL_MESH_HSDP, shape, 2, &ndim, NULL, 0, &len), XFFL_EBUFSIZE);
   assert_int_equal(len, 8);
-  assert_xffl_ok(xffl_get_mesh(st, XFFL_MESH_HSDP, shape, &ndim, buf, 8, &len));
+  assert_xffl_ok(xffl_get_mesh(st, XFFL_MESH_HSDP, shape, 2, &ndim, buf, 8, &len));
   assert_true(len == 8 && ndim == 2 && shape[0] == 4 && shape[1] == 2 && buf[0] == 4 && buf[7] == 11);
 
   /* group_ranks: the federation 4..11 needs 8 */
@@ -622,7 +633,7 @@ static void test_outputs_written_only_on_success(void **state) {
   assert_ptr_equal(g, sentinel_group);
   assert_xffl_status(xffl_get_group(st, XFFL_GROUP_WORLD, 5, &g), XFFL_EINVAL);
   assert_ptr_equal(g, sentinel_group);
-  assert_xffl_status(xffl_get_mesh(st, XFFL_MESH_HSDP, shape, &ndim, buf, 8, &len), XFFL_ENOTSET);
+  assert_xffl_status(xffl_get_mesh(st, XFFL_MESH_HSDP, shape, 2, &ndim, buf, 8, &len), XFFL_ENOTSET);
   assert_true(shape[0] == SENTINEL && ndim == 4242 && len == 4242);
   const int not_member[] = {0, 2};
   assert_xffl_status(xffl_create_process_group(st, not_member, 2, "x", &g), XFFL_EINVAL);

@@ -326,7 +326,7 @@ static void check_meshes(const config *c, const rank_model *m, const xffl_state_
   int shape[2] = {0, 0};
   size_t ndim = 0, len = 0;
   const int has_fsdp = c->kind == CFG_FSDP || (m->federated && !c->hsdp);
-  xffl_status_t rc = xffl_get_mesh(st, XFFL_MESH_FSDP, shape, &ndim, mesh, MAX_WORLD, &len);
+  xffl_status_t rc = xffl_get_mesh(st, XFFL_MESH_FSDP, shape, 2, &ndim, mesh, MAX_WORLD, &len);
   if (!has_fsdp) {
     if (rc != XFFL_ENOTSET) prop_fail(r, "fsdp_mesh should be None, got %s", xffl_status_string(rc));
   } else {
@@ -337,7 +337,7 @@ static void check_meshes(const config *c, const rank_model *m, const xffl_state_
   }
   if (xffl_is_fsdp_setup(st) != has_fsdp) prop_fail(r, "xffl_is_fsdp_setup is %d", xffl_is_fsdp_setup(st));
 
-  rc = xffl_get_mesh(st, XFFL_MESH_HSDP, shape, &ndim, mesh, MAX_WORLD, &len);
+  rc = xffl_get_mesh(st, XFFL_MESH_HSDP, shape, 2, &ndim, mesh, MAX_WORLD, &len);
   if (xffl_is_hsdp_setup(st) != (c->hsdp > 0)) prop_fail(r, "xffl_is_hsdp_setup is %d", xffl_is_hsdp_setup(st));
   if (!c->hsdp) {
     if (rc != XFFL_ENOTSET) prop_fail(r, "hsdp_mesh should be None, got %s", xffl_status_string(rc));

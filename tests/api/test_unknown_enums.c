@@ -129,8 +129,8 @@ static case_result run_case(case_id id) {
     case GET_GROUP_BIG: rc = xffl_get_group(st, (xffl_group_kind_t)BAD, 0, &g); break;
     case GET_GROUP_NEG: rc = xffl_get_group(st, (xffl_group_kind_t)-1, 0, &g); break;
     case GET_GROUP_NEXT: rc = xffl_get_group(st, (xffl_group_kind_t)(XFFL_GROUP_FEDERATION + 1), 0, &g); break;
-    case GET_MESH_BIG: rc = xffl_get_mesh(st, (xffl_mesh_kind_t)BAD, shape, &ndim, ints, 4, &len); break;
-    case GET_MESH_NEG: rc = xffl_get_mesh(st, (xffl_mesh_kind_t)-1, shape, &ndim, ints, 4, &len); break;
+    case GET_MESH_BIG: rc = xffl_get_mesh(st, (xffl_mesh_kind_t)BAD, shape, 2, &ndim, ints, 4, &len); break;
+    case GET_MESH_NEG: rc = xffl_get_mesh(st, (xffl_mesh_kind_t)-1, shape, 2, &ndim, ints, 4, &len); break;
     case SET_OPTION_BIG: rc = xffl_set_option(st, (xffl_option_t)BAD, 1); break;
     case GET_OPTION_BIG: rc = xffl_get_option(st, (xffl_option_t)BAD, &value); break;
     case GET_OPTION_NEG: rc = xffl_get_option(st, (xffl_option_t)-1, &value); break;

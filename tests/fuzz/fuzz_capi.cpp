@@ -10,6 +10,7 @@
 // input runs in microseconds; arbitrary 32-bit values still reach every validation path.
 #include <xffl.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -187,10 +188,35 @@ void op_set_node(Model &m, Input &in) {
 
 void op_layout(Model &m, Input &in) {
   forget_borrowed(m);
-  const uint8_t which = in.byte() % 3;
+  const uint8_t which = in.byte() % 5;
   xffl_status_t rc;
   if (which == 0) {
     rc = CHECKED(xffl_set_fsdp(m.st));
+  } else if (which == 3) {  // a caller's mesh: mostly around the caller, sometimes without it or repeated
+    std::vector<int> ranks(in.byte() % 9);
+    for (int &r : ranks) r = in.byte() < 200 ? m.rank + in.byte() % 4 : in.small(m.world > 0 ? m.world : 16);
+    if (!ranks.empty() && in.byte() < 200) ranks[0] = m.rank;
+    const int *ptr = ranks.empty() && in.byte() < 128 ? nullptr : ranks.data();
+    rc = CHECKED(xffl_set_fsdp_mesh(m.st, ptr, ranks.size()));
+    if (rc == XFFL_OK) {
+      std::vector<int> sorted = ranks;
+      std::sort(sorted.begin(), sorted.end());
+      FUZZ_CHECK(!sorted.empty() && std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end() &&
+                     std::binary_search(sorted.begin(), sorted.end(), m.rank) && sorted.front() >= 0 &&
+                     sorted.back() < m.world,
+                 "a bad fsdp mesh was accepted");
+    }
+  } else if (which == 4) {  // HSDP from its fields: mostly the caller's own place, sometimes one off
+    const int s = in.byte() < 200 ? 1 + in.byte() % 8 : in.small(16);
+    const int shift = in.byte() < 180 ? 0 : in.small(3);
+    const int rl = s > 0 ? m.rank % s + (shift & 1) : in.small(4);
+    const int rr = s > 0 ? m.rank / s + (shift & 2) / 2 : in.small(4);
+    const int replicas[2] = {s > 0 ? m.world / s : in.small(8), in.small(8)};
+    const size_t n = in.byte() < 220 ? 1 : in.byte() % 3;
+    rc = CHECKED(xffl_set_hsdp_manual(m.st, rl, s, rr, replicas, n));
+    if (rc == XFFL_OK)
+      FUZZ_CHECK(n == 1 && s >= 1 && m.world % s == 0 && rl == m.rank % s && rr == m.rank / s,
+                 "inconsistent hsdp fields accepted");
   } else if (which == 1) {
     const int hsdp = in.small(16);
     rc = CHECKED(xffl_set_hsdp(m.st, hsdp));
@@ -216,7 +242,9 @@ void op_layout(Model &m, Input &in) {
   }
   if (rc == XFFL_OK) {
     FUZZ_CHECK(m.global && m.layout == Model::Layout::None, "layout accepted out of order");
-    m.layout = which == 0 ? Model::Layout::Fsdp : which == 1 ? Model::Layout::Hsdp : Model::Layout::Federated;
+    m.layout = which == 0 || which == 3   ? Model::Layout::Fsdp
+               : which == 1 || which == 4 ? Model::Layout::Hsdp
+                                          : Model::Layout::Federated;
   }
 }
 
@@ -384,7 +412,7 @@ void op_get_mesh(Model &m, Input &in) {
   size_t ndim = 77, len = 77;
   std::vector<int> ranks(kMaxBuffer, -3);
   const size_t cap = small_world(m) ? in.capacity(kMaxBuffer) : in.byte() % 4;
-  const xffl_status_t rc = CHECKED(xffl_get_mesh(m.st, kind, shape, &ndim, cap ? ranks.data() : nullptr, cap, &len));
+  const xffl_status_t rc = CHECKED(xffl_get_mesh(m.st, kind, shape, 2, &ndim, cap ? ranks.data() : nullptr, cap, &len));
   if (rc != XFFL_OK) {
     if (rc == XFFL_EBUFSIZE) FUZZ_CHECK(len > cap, std::to_string(len));
     return;

@@ -169,6 +169,21 @@ def case_invalid_inputs():
     expect_one_error_line(run("--world", 8, "--streams", 0, rc=2))
 
 
+def case_hsdp_zero():
+    # --hsdp 0 means no HSDP with and without --federated: the plan of leaving --hsdp out.
+    for extra in ([], ["--federated", 4]):
+        for fmt in ("json", "text"):
+            plain = run("--world", 8, *extra, "--format", fmt).stdout
+            zero = run("--world", 8, *extra, "--hsdp", 0, "--format", fmt).stdout
+            expect(zero == plain, f"--hsdp 0 {extra} ({fmt}) differs from no --hsdp")
+    plans = plan_json("--world", 8, "--hsdp", 0)
+    expect(all(p["hsdp_mesh"] is None and p["fsdp_mesh"] == list(range(8)) for p in plans), "--hsdp 0 alone is FSDP")
+    # unequal sizes still need HSDP, and a negative hsdp is refused in both forms
+    expect_one_error_line(run("--world", 6, "--federated", "2,4", "--hsdp", 0, rc=2), library_message(6, 0, [2, 4], 0))
+    expect_one_error_line(run("--world", 8, "--hsdp", -2, rc=2), library_message(8, 0, None, -2))
+    expect_one_error_line(run("--world", 8, "--federated", 4, "--hsdp", -2, rc=2), library_message(8, 0, [4], -2))
+
+
 def case_usage_errors():
     for args in (["--world"], ["--world", "abc"], ["--world", "12x"], ["--hsdp", 2], ["--world", 8, "--bogus"],
                  ["--world", 8, "--format", "yaml"], ["--world", 8, "--federated", "4,,4"],

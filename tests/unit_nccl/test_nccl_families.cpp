@@ -139,6 +139,34 @@ void churned_groups_get_fresh_ids(void **) {
   assert_all_ok(outcomes);
   assert_int_equal(fake->count("get_unique_id", 0), kRounds + 1);  // the world's id, then each group's
   assert_int_equal(fake->count("init", 2), kRounds);
+// xffl_set_fsdp_mesh: every rank of W = 8 gives its own mesh, in its own order ({0,2,4,6} and {1,3,5,7}
+// listed differently by each member); the plan sorts them, so every member splits with colour = the
+// smallest rank and key = its sorted index, and each group really is its members.
+void caller_fsdp_meshes_split_by_their_smallest_rank(void **) {
+  auto fake = std::make_shared<FakeNccl>(1);
+  const int world = 8;
+  std::vector<int> colours(world, -1);
+  auto outcomes = harness::run_ranks(fake, world, 20000, [&](int rank, NcclBackend &backend) {
+    std::vector<int> mesh;
+    for (int j = 0; j < 4; ++j) mesh.push_back((rank % 2) + 2 * ((rank / 2 + j) % 4));  // starts at the caller
+    const topology::RankPlan plan = topology::plan_fsdp_mesh(world, mesh, rank);
+    backend.register_world(harness::spec_of(topology::RankList::progression(0, 1, world), rank, "world group", 1));
+    auto fsdp = harness::spec_of(*plan.fsdp_group, rank, "fsdp group", 2);
+    colours[static_cast<size_t>(rank)] =
+        nccl::decide_family(fsdp.members, fsdp.my_index, world, false).color;
+    backend.prepare_family(fsdp, 0);
+    auto group = backend.create_communicator(fsdp);
+    int value = rank, gathered[4] = {-1, -1, -1, -1};
+    group->allgather(&value, gathered, 1, XFFL_I32, nullptr);
+    for (int j = 0; j < 4; ++j)
+      if (gathered[j] != rank % 2 + 2 * j)
+        (xffl::fail)(XFFL_EINTERNAL, "rank ", rank, ": member ", j, " of its fsdp group is ", gathered[j]);
+  });
+  assert_all_ok(outcomes);
+  for (int rank = 0; rank < world; ++rank) {
+    assert_int_equal(colours[static_cast<size_t>(rank)], rank % 2);
+    assert_int_equal(fake->count("split", rank), 1);
+  }
 }
 
 void member_only_groups_get_their_own_id(void **) {
@@ -174,6 +202,7 @@ int main(void) {
       cmocka_unit_test(fsdp_over_the_world_shares_the_world_communicator),
       cmocka_unit_test(member_only_groups_get_their_own_id),
       cmocka_unit_test(churned_groups_get_fresh_ids),
+      cmocka_unit_test(caller_fsdp_meshes_split_by_their_smallest_rank),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

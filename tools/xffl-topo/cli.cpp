@@ -106,7 +106,7 @@ const char *usage_text() {
          "\n"
          "  --world W           number of processes (required)\n"
          "  --node-size L       ranks per node (torchrun: node_local_rank = r mod L, node_rank = r div L)\n"
-         "  --hsdp S            HSDP with replicas of S ranks (S shards per replica)\n"
+         "  --hsdp S            HSDP with replicas of S ranks (S shards per replica); 0: no HSDP\n"
          "  --federated F       federated groups (facilities) of F processes each, W/F of them\n"
          "  --federated F1,F2.. federated groups of the given sizes (unequal sizes need --hsdp)\n"
          "  --streams K         K instances of the FEDERATED and REPLICA groups (default 1)\n"
@@ -117,7 +117,7 @@ const char *usage_text() {
          "  --output FILE       write to FILE instead of standard output\n"
          "  -h, --help          this text\n"
          "\n"
-         "Without --federated and --hsdp the layout is FSDP over the whole world.\n"
+         "Without --federated and --hsdp (or with --hsdp 0) the layout is FSDP over the whole world.\n"
          "Exit status: 0 on success, 2 on a bad command line or a layout the library rejects.\n"
          "\n"
          "example: xffl-topo --world 8 --federated 2,6 --hsdp 2\n";

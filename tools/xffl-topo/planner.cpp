@@ -69,10 +69,10 @@ Facility read_facility(const xffl_state_t *st, int index, bool hsdp) {
   const xffl_mesh_kind_t kind = hsdp ? XFFL_MESH_HSDP : XFFL_MESH_FSDP;
   int shape[2] = {0, 0};
   std::size_t ndim = 0, len = 0;
-  const xffl_status_t rc = xffl_get_mesh(st, kind, shape, &ndim, nullptr, 0, &len);
+  const xffl_status_t rc = xffl_get_mesh(st, kind, shape, 2, &ndim, nullptr, 0, &len);
   if (rc != XFFL_EBUFSIZE) check(rc);
   std::vector<int> ranks(len);
-  check(xffl_get_mesh(st, kind, shape, &ndim, ranks.data(), ranks.size(), &len));
+  check(xffl_get_mesh(st, kind, shape, 2, &ndim, ranks.data(), ranks.size(), &len));
   Facility facility;
   facility.index = index;
   facility.first_rank = ranks.empty() ? 0 : ranks[0];
@@ -105,7 +105,7 @@ StateHandle plan_rank(const Options &options, int rank) {
   if (!options.federated.empty())
     check(xffl_federated_scaling(st.get(), options.federated.data(), options.federated.size(),
                                  options.hsdp.value_or(0)));
-  else if (options.hsdp)
+  else if (options.hsdp && *options.hsdp != 0)  // --hsdp 0 means no HSDP, as it does with --federated
     check(xffl_set_hsdp(st.get(), *options.hsdp));
   else
     check(xffl_set_fsdp(st.get()));

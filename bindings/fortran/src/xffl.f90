@@ -33,7 +33,7 @@ module xffl
   public :: XFFL_ATTR_IS_SENDER, XFFL_ATTR_RECEIVE_FROM, XFFL_ATTR_STREAMS, XFFL_ATTR_CURRENT_DEVICE
   public :: XFFL_ATTR_DEVICE_COUNT, XFFL_ATTR_INIT_DEVICE, XFFL_ATTR_META_INITIALIZATION, XFFL_ATTR_HSDP
   public :: XFFL_OPT_TIMEOUT_MS, XFFL_OPT_FEDERATED_STRATEGY, XFFL_OPT_LOG_LEVEL, XFFL_FEDAVG_HIERARCHICAL
-  public :: XFFL_OPT_CROSS_FACILITY_BACKEND
+  public :: XFFL_OPT_CROSS_FACILITY_BACKEND, XFFL_OPT_AUTH_TOKEN, XFFL_OPT_JOB_ID
   public :: XFFL_FEDAVG_FLAT, XFFL_LOG_ERROR, XFFL_LOG_WARN, XFFL_LOG_INFO, XFFL_LOG_DEBUG
   public :: XFFL_GROUP_WORLD, XFFL_GROUP_FSDP, XFFL_GROUP_HSDP_REPLICA, XFFL_GROUP_HSDP_SHARD
   public :: XFFL_GROUP_FEDERATED, XFFL_GROUP_REPLICA, XFFL_GROUP_FEDERATION, XFFL_MESH_FSDP
@@ -53,7 +53,10 @@ module xffl
     procedure :: set_exec_device => state_set_exec_device
     procedure :: set_init_device => state_set_init_device
     procedure :: set_fsdp => state_set_fsdp
+    procedure :: set_fsdp_mesh => state_set_fsdp_mesh
     procedure :: set_hsdp => state_set_hsdp
+    procedure :: set_hsdp_manual => state_set_hsdp_manual
+    procedure :: communicating_processes => state_communicating_processes
     procedure :: federated_scaling => state_federated_scaling
     procedure :: unset_fsdp => state_unset_fsdp
     procedure :: unset_hsdp => state_unset_hsdp
@@ -71,6 +74,8 @@ module xffl
     procedure :: create_process_group => state_create_process_group
     procedure :: set_option => state_set_option
     procedure :: get_option => state_get_option
+    procedure :: set_option_string => state_set_option_string
+    procedure :: get_option_string => state_get_option_string
     procedure :: stream => state_stream
     procedure :: set_federated_weights => state_set_federated_weights
     procedure, private :: state_federated_average_r32, state_federated_average_r64
@@ -336,6 +341,67 @@ contains
     if (present(errmsg)) errmsg = why
   end subroutine state_set_fsdp
 
+  !> FSDP over the caller's 1-D mesh (xFFL's set_fsdp(mesh)): the FSDP group is those ranks, in
+  !> ascending order; the caller must be one of them. With NCCL every rank calls it (the meshes
+  !> partition the world).
+  subroutine state_set_fsdp_mesh(self, ranks, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, intent(in) :: ranks(:)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer(c_int) :: c_ranks(max(size(ranks), 1))
+    c_ranks(1:size(ranks)) = int(ranks, c_int)
+    call check(xffl_set_fsdp_mesh(self%handle, c_ranks, size(ranks, kind=c_size_t)), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_set_fsdp_mesh
+
+  !> HSDP from its fields (xFFL's _partial_hsdp_setup_manual), validated and completed into the layout
+  !> of set_hsdp(replica_local_size); replica_world_size has one entry.
+  subroutine state_set_hsdp_manual(self, replica_local_rank, replica_local_size, replica_rank, replica_world_size, &
+                                   stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, intent(in) :: replica_local_rank, replica_local_size, replica_rank
+    integer, intent(in) :: replica_world_size(:)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer(c_int) :: c_sizes(max(size(replica_world_size), 1))
+    c_sizes(1:size(replica_world_size)) = int(replica_world_size, c_int)
+    call check(xffl_set_hsdp_manual(self%handle, int(replica_local_rank, c_int), int(replica_local_size, c_int), &
+                                    int(replica_rank, c_int), c_sizes, size(replica_world_size, kind=c_size_t)), &
+               stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_set_hsdp_manual
+
+  !> The senders C_g of federated group g (xFFL's _get_communicating_processes), in shard order.
+  function state_communicating_processes(self, federated_rank, stat, errmsg) result(ranks)
+    class(xffl_state), intent(in) :: self
+    integer, intent(in) :: federated_rank
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer, allocatable :: ranks(:)
+    integer(c_int), allocatable :: buf(:)
+    integer(c_size_t) :: length, cap
+    integer(c_int) :: rc
+    allocate(buf(1))
+    rc = xffl_get_communicating_processes(self%handle, int(federated_rank, c_int), buf, 0_c_size_t, length)
+    if (rc == XFFL_EBUFSIZE .or. rc == XFFL_OK) then
+      deallocate(buf)
+      allocate(buf(max(length, 1_c_size_t)))
+      cap = length
+      rc = xffl_get_communicating_processes(self%handle, int(federated_rank, c_int), buf, cap, length)
+    end if
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+    if (rc == XFFL_OK) then
+      ranks = int(buf(1:length))
+    else
+      allocate(ranks(0))
+    end if
+  end function state_communicating_processes
+
   subroutine state_set_hsdp(self, hsdp, stat, errmsg)
     class(xffl_state), intent(inout) :: self
     integer, intent(in) :: hsdp
@@ -550,12 +616,13 @@ contains
     integer(c_int), allocatable :: c_ranks(:)
     integer(c_size_t) :: ndim, length, cap
     allocate(c_ranks(1))
-    rc = xffl_get_mesh(self%handle, int(kind, c_int), c_shape, ndim, c_ranks, 0_c_size_t, length)
+    c_shape = 0
+    rc = xffl_get_mesh(self%handle, int(kind, c_int), c_shape, 2_c_size_t, ndim, c_ranks, 0_c_size_t, length)
     if (rc == XFFL_EBUFSIZE .or. rc == XFFL_OK) then
       deallocate(c_ranks)
       allocate(c_ranks(max(length, 1_c_size_t)))
       cap = length
-      rc = xffl_get_mesh(self%handle, int(kind, c_int), c_shape, ndim, c_ranks, cap, length)
+      rc = xffl_get_mesh(self%handle, int(kind, c_int), c_shape, 2_c_size_t, ndim, c_ranks, cap, length)
     end if
     call check(rc, stat, why)
     if (present(errmsg)) errmsg = why
@@ -613,6 +680,50 @@ contains
     call check(rc, stat, why)
     if (present(errmsg)) errmsg = why
   end function state_get_option
+
+  !> Set a string option (XFFL_OPT_AUTH_TOKEN, XFFL_OPT_JOB_ID) before set_global: the thread-safe way
+  !> to give what the environment gives otherwise. Trailing blanks of text are kept.
+  subroutine state_set_option_string(self, option, text, stat, errmsg)
+    class(xffl_state), intent(inout) :: self
+    integer, intent(in) :: option
+    character(len=*), intent(in) :: text
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_set_option_string(self%handle, int(option, c_int), to_c(text)), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine state_set_option_string
+
+  !> Read a string option (XFFL_OPT_JOB_ID; the auth token is write-only: an error).
+  function state_get_option_string(self, option, stat, errmsg) result(text)
+    class(xffl_state), intent(in) :: self
+    integer, intent(in) :: option
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    character(len=:), allocatable :: text
+    character(kind=c_char), allocatable :: buf(:)
+    integer(c_size_t) :: length, cap, i
+    integer(c_int) :: rc
+    allocate(buf(1))
+    text = ""
+    rc = xffl_get_option_string(self%handle, int(option, c_int), buf, 0_c_size_t, length)
+    if (rc == XFFL_EBUFSIZE .or. rc == XFFL_OK) then
+      deallocate(buf)
+      allocate(buf(length + 1))
+      cap = length + 1
+      rc = xffl_get_option_string(self%handle, int(option, c_int), buf, cap, length)
+    end if
+    if (rc == XFFL_OK) then
+      deallocate(text)
+      allocate(character(len=length) :: text)
+      do i = 1, length
+        text(i:i) = buf(i)
+      end do
+    end if
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end function state_get_option_string
 
   !> The execution device's stream `index` (a cudaStream_t as c_ptr), borrowed from the state.
   function state_stream(self, index, stat, errmsg) result(stream)

@@ -81,6 +81,8 @@ module xffl_c
   integer(c_int), parameter, public :: XFFL_OPT_FEDERATED_STRATEGY = 1
   integer(c_int), parameter, public :: XFFL_OPT_LOG_LEVEL = 2
   integer(c_int), parameter, public :: XFFL_OPT_CROSS_FACILITY_BACKEND = 3
+  integer(c_int), parameter, public :: XFFL_OPT_AUTH_TOKEN = 4
+  integer(c_int), parameter, public :: XFFL_OPT_JOB_ID = 5
   ! xffl_federated_strategy_t
   integer(c_int), parameter, public :: XFFL_FEDAVG_HIERARCHICAL = 0
   integer(c_int), parameter, public :: XFFL_FEDAVG_FLAT = 1
@@ -195,6 +197,37 @@ module xffl_c
       integer(c_int) :: res
     end function xffl_set_fsdp
 
+    function xffl_set_fsdp_mesh(st, ranks, n) bind(C, name="xffl_set_fsdp_mesh") result(res)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: st
+      integer(c_int), intent(in) :: ranks(*)
+      integer(c_size_t), value :: n
+      integer(c_int) :: res
+    end function xffl_set_fsdp_mesh
+
+    function xffl_set_hsdp_manual(st, replica_local_rank, replica_local_size, replica_rank, replica_world_size, n) &
+        bind(C, name="xffl_set_hsdp_manual") result(res)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: st
+      integer(c_int), value :: replica_local_rank
+      integer(c_int), value :: replica_local_size
+      integer(c_int), value :: replica_rank
+      integer(c_int), intent(in) :: replica_world_size(*)
+      integer(c_size_t), value :: n
+      integer(c_int) :: res
+    end function xffl_set_hsdp_manual
+
+    function xffl_get_communicating_processes(st, federated_rank, ranks, cap, len) &
+        bind(C, name="xffl_get_communicating_processes") result(res)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: st
+      integer(c_int), value :: federated_rank
+      integer(c_int), intent(inout) :: ranks(*)
+      integer(c_size_t), value :: cap
+      integer(c_size_t), intent(out) :: len
+      integer(c_int) :: res
+    end function xffl_get_communicating_processes
+
     function xffl_set_hsdp(st, hsdp) bind(C, name="xffl_set_hsdp") result(res)
       import :: c_int, c_ptr
       type(c_ptr), value :: st
@@ -296,6 +329,24 @@ module xffl_c
       integer(c_int) :: res
     end function xffl_get_option
 
+    function xffl_set_option_string(st, option, text) bind(C, name="xffl_set_option_string") result(res)
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: st
+      integer(c_int), value :: option
+      character(kind=c_char), intent(in) :: text(*)
+      integer(c_int) :: res
+    end function xffl_set_option_string
+
+    function xffl_get_option_string(st, option, buf, cap, len) bind(C, name="xffl_get_option_string") result(res)
+      import :: c_int, c_ptr, c_size_t, c_char
+      type(c_ptr), value :: st
+      integer(c_int), value :: option
+      character(kind=c_char), intent(inout) :: buf(*)
+      integer(c_size_t), value :: cap
+      integer(c_size_t), intent(out) :: len
+      integer(c_int) :: res
+    end function xffl_get_option_string
+
     function xffl_get_stream(st, index, stream) bind(C, name="xffl_get_stream") result(res)
       import :: c_int, c_ptr
       type(c_ptr), value :: st
@@ -370,11 +421,12 @@ module xffl_c
     end function xffl_group_description
 
     ! ---- xffl/mesh.h ------------------------------------------------------------------------------
-    function xffl_get_mesh(st, kind, shape, ndim, ranks, cap, len) bind(C, name="xffl_get_mesh") result(res)
+    function xffl_get_mesh(st, kind, shape, shape_cap, ndim, ranks, cap, len) bind(C, name="xffl_get_mesh") result(res)
       import :: c_int, c_ptr, c_size_t
       type(c_ptr), value :: st
       integer(c_int), value :: kind
-      integer(c_int), intent(out) :: shape(*)
+      integer(c_int), intent(inout) :: shape(*)
+      integer(c_size_t), value :: shape_cap
       integer(c_size_t), intent(out) :: ndim
       integer(c_int), intent(inout) :: ranks(*)
       integer(c_size_t), value :: cap

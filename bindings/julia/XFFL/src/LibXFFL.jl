@@ -97,6 +97,8 @@ const XFFL_OPT_TIMEOUT_MS = Cint(0)
 const XFFL_OPT_FEDERATED_STRATEGY = Cint(1)
 const XFFL_OPT_LOG_LEVEL = Cint(2)
 const XFFL_OPT_CROSS_FACILITY_BACKEND = Cint(3)
+const XFFL_OPT_AUTH_TOKEN = Cint(4)
+const XFFL_OPT_JOB_ID = Cint(5)
 # xffl_federated_strategy_t
 const XFFL_FEDAVG_HIERARCHICAL = Cint(0)
 const XFFL_FEDAVG_FLAT = Cint(1)
@@ -151,8 +153,16 @@ xffl_set_init_device(st, init_device, meta_initialization) =
     @ccall libxffl.xffl_set_init_device(st::Ptr{xffl_state_t}, init_device::Cint, meta_initialization::Cint)::Cint
 xffl_set_fsdp(st) =
     @ccall libxffl.xffl_set_fsdp(st::Ptr{xffl_state_t})::Cint
+xffl_set_fsdp_mesh(st, ranks, n) =
+    @ccall libxffl.xffl_set_fsdp_mesh(st::Ptr{xffl_state_t}, ranks::Ptr{Cint}, n::Csize_t)::Cint
 xffl_set_hsdp(st, hsdp) =
     @ccall libxffl.xffl_set_hsdp(st::Ptr{xffl_state_t}, hsdp::Cint)::Cint
+xffl_set_hsdp_manual(st, replica_local_rank, replica_local_size, replica_rank, replica_world_size, n) =
+    @ccall libxffl.xffl_set_hsdp_manual(st::Ptr{xffl_state_t}, replica_local_rank::Cint, replica_local_size::Cint,
+                                        replica_rank::Cint, replica_world_size::Ptr{Cint}, n::Csize_t)::Cint
+xffl_get_communicating_processes(st, federated_rank, ranks, cap, len) =
+    @ccall libxffl.xffl_get_communicating_processes(st::Ptr{xffl_state_t}, federated_rank::Cint, ranks::Ptr{Cint},
+                                                    cap::Csize_t, len::Ptr{Csize_t})::Cint
 xffl_federated_scaling(st, sizes, n_sizes, hsdp) =
     @ccall libxffl.xffl_federated_scaling(st::Ptr{xffl_state_t}, sizes::Ptr{Cint}, n_sizes::Csize_t, hsdp::Cint)::Cint
 xffl_unset_fsdp(st) =
@@ -181,6 +191,11 @@ xffl_set_option(st, option, value) =
     @ccall libxffl.xffl_set_option(st::Ptr{xffl_state_t}, option::Cint, value::Cint)::Cint
 xffl_get_option(st, option, value) =
     @ccall libxffl.xffl_get_option(st::Ptr{xffl_state_t}, option::Cint, value::Ptr{Cint})::Cint
+xffl_set_option_string(st, option, text) =
+    @ccall libxffl.xffl_set_option_string(st::Ptr{xffl_state_t}, option::Cint, text::Cstring)::Cint
+xffl_get_option_string(st, option, buf, cap, len) =
+    @ccall libxffl.xffl_get_option_string(st::Ptr{xffl_state_t}, option::Cint, buf::Ptr{UInt8}, cap::Csize_t,
+                                          len::Ptr{Csize_t})::Cint
 xffl_get_stream(st, index, stream) =
     @ccall libxffl.xffl_get_stream(st::Ptr{xffl_state_t}, index::Cint, stream::Ptr{Ptr{Cvoid}})::Cint
 xffl_state_describe(st, format, buf, cap, len) =
@@ -206,9 +221,9 @@ xffl_group_description(group) =
     @ccall libxffl.xffl_group_description(group::Ptr{xffl_group_t})::Cstring
 
 # ---- xffl/mesh.h ---------------------------------------------------------------------------------------
-xffl_get_mesh(st, kind, shape, ndim, ranks, cap, len) =
-    @ccall libxffl.xffl_get_mesh(st::Ptr{xffl_state_t}, kind::Cint, shape::Ptr{Cint}, ndim::Ptr{Csize_t},
-                                 ranks::Ptr{Cint}, cap::Csize_t, len::Ptr{Csize_t})::Cint
+xffl_get_mesh(st, kind, shape, shape_cap, ndim, ranks, cap, len) =
+    @ccall libxffl.xffl_get_mesh(st::Ptr{xffl_state_t}, kind::Cint, shape::Ptr{Cint}, shape_cap::Csize_t,
+                                 ndim::Ptr{Csize_t}, ranks::Ptr{Cint}, cap::Csize_t, len::Ptr{Csize_t})::Cint
 xffl_create_device_mesh(shape, ndim, ranks, cap, len) =
     @ccall libxffl.xffl_create_device_mesh(shape::Ptr{Cint}, ndim::Csize_t, ranks::Ptr{Cint}, cap::Csize_t,
                                            len::Ptr{Csize_t})::Cint

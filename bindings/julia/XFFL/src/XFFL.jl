@@ -26,6 +26,7 @@ const L = LibXFFL
 
 export XFFLError, State, Group, destroy!, from_env
 export set_global!, set_node!, set_exec_device!, set_init_device!, set_fsdp!, set_hsdp!, federated_scaling!
+export set_fsdp_mesh!, set_hsdp_manual!, communicating_processes, set_option_string!, get_option_string
 export unset_fsdp!, unset_hsdp!, unset_federated_scaling!
 export is_node_setup, is_fsdp_setup, is_hsdp_setup, is_federated_scaling_setup
 export get_int, get_ints, master_addr, describe, group, mesh, create_process_group, device_mesh
@@ -178,6 +179,24 @@ set_init_device!(st::State, init_device::Integer, meta_initialization::Bool) =
 set_fsdp!(st::State) = @check L.xffl_set_fsdp(st)
 set_hsdp!(st::State, hsdp::Integer) = @check L.xffl_set_hsdp(st, hsdp)
 
+"`set_fsdp_mesh!(st, ranks)`: FSDP over the caller's 1-D mesh (xFFL's set_fsdp(mesh)); kept in ascending order."
+function set_fsdp_mesh!(st::State, ranks::AbstractVector{<:Integer})
+    c_ranks = Cint.(collect(ranks))
+    @check L.xffl_set_fsdp_mesh(st, c_ranks, length(c_ranks))
+end
+
+"`set_hsdp_manual!(st, replica_local_rank, replica_local_size, replica_rank, replica_world_size)`: xFFL's
+_partial_hsdp_setup_manual, validated and completed into the layout of `set_hsdp!(st, replica_local_size)`."
+function set_hsdp_manual!(st::State, replica_local_rank::Integer, replica_local_size::Integer, replica_rank::Integer,
+                          replica_world_size::AbstractVector{<:Integer})
+    c_sizes = Cint.(collect(replica_world_size))
+    @check L.xffl_set_hsdp_manual(st, replica_local_rank, replica_local_size, replica_rank, c_sizes, length(c_sizes))
+end
+
+"`communicating_processes(st, federated_rank)`: the senders C_g of federated group g (0-based g, global ranks)."
+communicating_processes(st::State, federated_rank::Integer) =
+    read_ints((buf, cap, len) -> L.xffl_get_communicating_processes(st, federated_rank, buf, cap, len))
+
 "`federated_scaling!(st, sizes; hsdp = 0)`: sizes in processes; one size expands to equal groups."
 function federated_scaling!(st::State, sizes::AbstractVector{<:Integer}; hsdp::Integer = 0)
     c_sizes = Cint.(collect(sizes))
@@ -277,6 +296,13 @@ function get_option(st::State, option::Integer)
     return Int(value[])
 end
 
+"`set_option_string!(st, option, text)`: XFFL.OPT_AUTH_TOKEN or XFFL.OPT_JOB_ID, before set_global!."
+set_option_string!(st::State, option::Integer, text::AbstractString) =
+    @check L.xffl_set_option_string(st, option, text)
+"`get_option_string(st, option)`: XFFL.OPT_JOB_ID (the auth token is write-only: an XFFLError)."
+get_option_string(st::State, option::Integer) =
+    read_text((buf, cap, len) -> L.xffl_get_option_string(st, option, buf, cap, len))
+
 "`stream(st, index)`: the execution device's stream `index` (a `cudaStream_t` as `Ptr{Cvoid}`), borrowed from the state."
 function stream(st::State, index::Integer)
     out = Ref{Ptr{Cvoid}}(C_NULL)
@@ -302,7 +328,7 @@ end
 function mesh(st::State, kind::Integer)
     shape = zeros(Cint, 2)
     ndim = Ref{Csize_t}(0)
-    flat = read_ints((buf, cap, len) -> L.xffl_get_mesh(st, kind, shape, ndim, buf, cap, len))
+    flat = read_ints((buf, cap, len) -> L.xffl_get_mesh(st, kind, shape, length(shape), ndim, buf, cap, len))
     ndim[] == 1 && return flat
     return permutedims(reshape(flat, Int(shape[2]), Int(shape[1])))  # C gives row-major
 end

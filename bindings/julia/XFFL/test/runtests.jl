@@ -126,6 +126,38 @@ members(st, kind) = ranks(group(st, kind))
         end
     end
 
+    @testset "caller's layouts, senders, string options" begin
+        State() do st
+            set_global!(st, XFFL.BACKEND_NONE, XFFL.DEVICE_CPU, "127.0.0.1", 29500, 5, 12)
+            set_fsdp_mesh!(st, [9, 5, 7, 11])
+            @test mesh(st, XFFL.MESH_FSDP) == [5, 7, 9, 11]
+            @test members(st, XFFL.GROUP_FSDP) == [5, 7, 9, 11]
+            unset_fsdp!(st)
+            err = try set_fsdp_mesh!(st, [0, 1]); nothing catch e; e end
+            @test err isa XFFLError && err.code == XFFL.EINVAL && occursin("rank 5 is not in the fsdp mesh", err.message)
+            set_hsdp_manual!(st, 1, 2, 2, [6])
+            @test members(st, XFFL.GROUP_HSDP_SHARD) == [4, 5]
+            unset_hsdp!(st)
+            @test_throws XFFLError set_hsdp_manual!(st, 0, 2, 2, [6])
+            @test_throws XFFLError communicating_processes(st, 0)
+            federated_scaling!(st, [4, 8]; hsdp = 2)
+            @test communicating_processes(st, 0) == [0, 3]
+            @test communicating_processes(st, 1) == [4, 7]
+            @test_throws XFFLError communicating_processes(st, 2)
+        end
+        State() do st
+            set_option_string!(st, XFFL.OPT_JOB_ID, "julia-job")
+            @test get_option_string(st, XFFL.OPT_JOB_ID) == "julia-job"
+            set_option_string!(st, XFFL.OPT_AUTH_TOKEN, "ju1ia-secret")
+            err = try get_option_string(st, XFFL.OPT_AUTH_TOKEN); nothing catch e; e end
+            @test err isa XFFLError && !occursin("ju1ia-secret", err.message)
+            @test_throws XFFLError set_option_string!(st, XFFL.OPT_TIMEOUT_MS, "5")
+            @test_throws XFFLError set_option!(st, XFFL.OPT_JOB_ID, 1)
+            set_global!(st, XFFL.BACKEND_NONE, XFFL.DEVICE_CPU, "127.0.0.1", 29500, 0, 1)
+            @test_throws XFFLError set_option_string!(st, XFFL.OPT_JOB_ID, "late")
+        end
+    end
+
     @testset "version" begin
         @test XFFL.version() >= v"0.1.0"
     end

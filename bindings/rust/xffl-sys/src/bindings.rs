@@ -274,6 +274,19 @@ impl xffl_option {
     #[doc = "  stays on NCCL. Read by xffl_set_global: XFFL_ESTATE once it was called."]
     pub const XFFL_OPT_CROSS_FACILITY_BACKEND: xffl_option = xffl_option(3);
 }
+impl xffl_option {
+    #[doc = " string option (xffl_set_option_string): the shared secret of the rendezvous store (default"]
+    #[doc = "  XFFL_AUTH_TOKEN, else none; \"\" for none). Every rank of a job gives the same one. Write-only:"]
+    #[doc = "  xffl_get_option_string refuses it and no message carries it. Read by xffl_set_global: XFFL_ESTATE"]
+    #[doc = "  once it was called."]
+    pub const XFFL_OPT_AUTH_TOKEN: xffl_option = xffl_option(4);
+}
+impl xffl_option {
+    #[doc = " string option (xffl_set_option_string): the job's identity, checked by the rendezvous store so that"]
+    #[doc = "  ranks of two jobs on one address never mix (default XFFL_JOB_ID, else TORCHELASTIC_RUN_ID, else"]
+    #[doc = "  SLURM_JOB_ID, else \"xffl\"); 1 to 256 bytes. Read by xffl_set_global: XFFL_ESTATE once it was called."]
+    pub const XFFL_OPT_JOB_ID: xffl_option = xffl_option(5);
+}
 #[repr(transparent)]
 #[doc = " Tunable options of a state, set with xffl_set_option and read with xffl_get_option."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -406,8 +419,9 @@ extern "C" {
 extern "C" {
     #[doc = " @brief Create an empty state."]
     #[doc = " @param[out] out the new state, owned by the caller; written only on success."]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL if out is NULL; XFFL_ENOMEM."]
-    #[doc = " @note Local: never communicates. Options start from the environment (XFFL_TIMEOUT, XFFL_LOG_LEVEL)."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL if out is NULL, or for a malformed environment value, the message naming"]
+    #[doc = "         the variable and its value (see xffl_set_option); XFFL_ENOMEM."]
+    #[doc = " @note Local: never communicates. Options start from the environment (see xffl_set_option)."]
     pub fn xffl_state_create(out: *mut *mut xffl_state_t) -> xffl_status_t;
 }
 extern "C" {
@@ -423,10 +437,18 @@ extern "C" {
     #[doc = " Open MPI (OMPI_COMM_WORLD_*) and xffl's own variables (XFFL_BACKEND, XFFL_DEVICE, XFFL_FEDERATED,"]
     #[doc = " XFFL_FEDERATED_LOCAL_WORLD_SIZE, XFFL_HSDP, XFFL_STREAMS, XFFL_TIMEOUT, XFFL_AUTH_TOKEN,"]
     #[doc = " XFFL_LOG_LEVEL, XFFL_JOB_ID); explicit XFFL_* values win over torchrun, torchrun over SLURM, SLURM"]
-    #[doc = " over Open MPI. Then calls set_global, set_node, set_exec_device and the layout (federated scaling if"]
-    #[doc = " XFFL_FEDERATED* is set, else HSDP if XFFL_HSDP is set, else FSDP)."]
+    #[doc = " over Open MPI. Then calls set_global, set_node, set_exec_device (device -1: node_local_rank modulo the"]
+    #[doc = " device count), the layout (federated scaling if XFFL_FEDERATED* is set, else HSDP if XFFL_HSDP is set,"]
+    #[doc = " else FSDP) and, as xFFL's setup does, set_init_device: XFFL_DEVICE_CPU without meta initialization,"]
+    #[doc = " unless CUDA execution sees more than one device; then meta initialization on every rank, and"]
+    #[doc = " XFFL_DEVICE_META on the ranks that do not load the weights (all but rank 0 of the FSDP mesh, or of"]
+    #[doc = " each federated group; under HSDP all with replica_local_rank != 0)."]
+    #[doc = " Afterwards xffl_set_exec_device may still choose another device index with the same stream count"]
+    #[doc = " (with NCCL only before any communicator exists on the first device), and xffl_set_init_device"]
+    #[doc = " another init device."]
     #[doc = " @param[out] out the new state, owned by the caller; written only on success."]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL naming a missing or contradictory variable; any status of the calls above."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL naming a missing, malformed or contradictory variable (also those that"]
+    #[doc = "         xffl_state_create reads); any status of the calls above."]
     #[doc = " @note Collective like xffl_set_global."]
     pub fn xffl_state_from_env(out: *mut *mut xffl_state_t) -> xffl_status_t;
 }
@@ -474,8 +496,11 @@ extern "C" {
     #[doc = " @param[in] device_index device to use, or -1 to choose node_local_rank modulo the device count"]
     #[doc = "            (0 when the node is not set). Must be -1 or 0 for CPU execution."]
     #[doc = " @param[in] streams K in [1, 32]: the FEDERATED and REPLICA groups get K instances for concurrent use."]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global or after the layout is set;"]
-    #[doc = "         XFFL_EUNSUPPORTED / XFFL_EBACKEND for CUDA without a usable device. Local."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global, or after the layout is set with a stream"]
+    #[doc = "         count other than the layout's (its groups were made with it), or with NCCL for another device"]
+    #[doc = "         once a communicator exists on the current one; XFFL_EUNSUPPORTED / XFFL_EBACKEND for CUDA"]
+    #[doc = "         without a usable device. Local."]
+    #[doc = " @note May be called after the layout (xffl_state_from_env sets one) to choose the device index."]
     pub fn xffl_set_exec_device(
         st: *mut xffl_state_t,
         device_index: ::std::os::raw::c_int,
@@ -512,11 +537,63 @@ extern "C" {
     pub fn xffl_set_fsdp(st: *mut xffl_state_t) -> xffl_status_t;
 }
 extern "C" {
+    #[doc = " @brief FSDP over the caller's 1-D mesh (xFFL's set_fsdp(mesh)): the FSDP group is those ranks."]
+    #[doc = ""]
+    #[doc = " The group and fsdp_mesh hold the ranks in ascending order, whatever order they are given in (torch's"]
+    #[doc = " new_group, which builds a mesh's group, sorts them too), so members that list one mesh in different"]
+    #[doc = " orders agree. Only the FSDP group and fsdp_mesh exist afterwards (WORLD stays); xffl_unset_fsdp"]
+    #[doc = " removes the layout. With every rank of the world, it equals xffl_set_fsdp."]
+    #[doc = " @param[in] st the state (after set_global, no layout)"]
+    #[doc = " @param[in] ranks n distinct global ranks in [0, W), the caller among them; copied"]
+    #[doc = " @param[in] n number of ranks, >= 1"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL ranks, n == 0, a rank outside [0, W), a rank twice, or the caller"]
+    #[doc = "         not in the mesh: the message names the values); XFFL_ESTATE before set_global or when a layout"]
+    #[doc = "         is already set. Nothing changes on an error."]
+    #[doc = " @note With backends NONE and UCX it is local: a group is a member list, so only the mesh's members"]
+    #[doc = "       must agree on it. With NCCL it is collective over the whole world, as every layout call: every"]
+    #[doc = "       rank calls it with the mesh that contains it, the meshes partition the world (each rank in exactly"]
+    #[doc = "       one, all members of a mesh giving the same set), and each rank takes part in one ncclCommSplit"]
+    #[doc = "       over the world with colour = the mesh's smallest rank. Meshes that do not partition the world"]
+    #[doc = "       end in XFFL_ETIMEOUT or XFFL_EBACKEND from that split."]
+    pub fn xffl_set_fsdp_mesh(st: *mut xffl_state_t, ranks: *const ::std::os::raw::c_int, n: usize) -> xffl_status_t;
+}
+extern "C" {
     #[doc = " @brief HSDP with replicas of `hsdp` ranks: hsdp_mesh = the (W/hsdp, hsdp) row-major grid."]
     #[doc = " @param[in] hsdp replica size S >= 1 dividing the world size"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL (message names the values and a divisor that would work);"]
     #[doc = "         XFFL_ESTATE before set_global or when a layout is already set."]
     pub fn xffl_set_hsdp(st: *mut xffl_state_t, hsdp: ::std::os::raw::c_int) -> xffl_status_t;
+}
+extern "C" {
+    #[doc = " @brief HSDP from its fields (xFFL's _partial_hsdp_setup_manual), validated, then completed."]
+    #[doc = ""]
+    #[doc = " xFFL's call stores the four fields and leaves the mesh to its caller; xffl never keeps half a"]
+    #[doc = " layout: after a successful call the layout is HSDP exactly as xffl_set_hsdp(st, replica_local_size)"]
+    #[doc = " makes it (fields, hsdp_mesh = the (replica_world_size[0], replica_local_size) row-major grid, the"]
+    #[doc = " HSDP_REPLICA and HSDP_SHARD groups; WORLD stays), and xffl_unset_hsdp removes it. Since that grid"]
+    #[doc = " fixes every rank's place, the fields must be this rank's: replica_local_rank = rank mod"]
+    #[doc = " replica_local_size and replica_rank = rank / replica_local_size. xFFL also calls it inside federated"]
+    #[doc = " scaling with one replica_world_size entry per federated group; here xffl_federated_scaling(sizes, n,"]
+    #[doc = " hsdp) computes those fields, so this call takes no federated layout."]
+    #[doc = " @param[in] replica_local_rank in [0, replica_local_size), equal to rank mod replica_local_size"]
+    #[doc = " @param[in] replica_local_size S >= 1 dividing the world size W"]
+    #[doc = " @param[in] replica_rank in [0, replica_world_size[0]), equal to rank / replica_local_size"]
+    #[doc = " @param[in] replica_world_size one entry: W / replica_local_size replicas"]
+    #[doc = " @param[in] n number of entries of replica_world_size: 1"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL naming the first inconsistent value (NULL replica_world_size, n != 1, a"]
+    #[doc = "         value out of range, S not dividing W (with divisors that would), W / S != replica_world_size[0],"]
+    #[doc = "         the fields not this rank's place); XFFL_ESTATE before set_global or when a layout is already set."]
+    #[doc = "         Nothing changes on an error."]
+    #[doc = " @note Like xffl_set_hsdp: local for NONE and UCX; collective over the world for NCCL (every rank calls"]
+    #[doc = "       it, or xffl_set_hsdp, with the same replica_local_size)."]
+    pub fn xffl_set_hsdp_manual(
+        st: *mut xffl_state_t,
+        replica_local_rank: ::std::os::raw::c_int,
+        replica_local_size: ::std::os::raw::c_int,
+        replica_rank: ::std::os::raw::c_int,
+        replica_world_size: *const ::std::os::raw::c_int,
+        n: usize,
+    ) -> xffl_status_t;
 }
 extern "C" {
     #[doc = " @brief Federated scaling: the world split into federated groups of the given sizes."]
@@ -534,11 +611,36 @@ extern "C" {
     ) -> xffl_status_t;
 }
 extern "C" {
-    #[doc = " @brief Remove a layout set by xffl_set_fsdp. @return XFFL_OK; XFFL_ESTATE if FSDP is not the layout."]
+    #[doc = " @brief The senders C_g of federated group g (xFFL's _get_communicating_processes; DESIGN.md 3.2):"]
+    #[doc = "        the ranks of group g that carry its shards across facilities."]
+    #[doc = ""]
+    #[doc = " With HSDP S: C_g[p] = O_g + (p mod R_g) * S + p for each shard p < S (O_g = F_0 + ... + F_{g-1},"]
+    #[doc = " R_g = F_g / S), one rank per shard spread diagonally over the replicas. Without HSDP every rank of"]
+    #[doc = " group g is a sender: O_g .. O_g + F_g - 1. For W = 12, F = (4, 8), S = 2: g = 0 gives 0, 3 and g = 1"]
+    #[doc = " gives 4, 7."]
+    #[doc = " @param[in] federated_rank g in [0, federated_world_size); any group, not only the caller's"]
+    #[doc = " @param[out] ranks receives the len senders in shard order on XFFL_OK (untouched otherwise); may be"]
+    #[doc = "             NULL when cap is 0"]
+    #[doc = " @param[in] cap capacity of ranks in elements"]
+    #[doc = " @param[out] len number of senders, written on XFFL_OK and XFFL_EBUFSIZE"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st or len, g out of range, NULL ranks with cap > 0);"]
+    #[doc = "         XFFL_ESTATE without federated scaling; XFFL_EBUFSIZE when cap < len."]
+    #[doc = " @note Local: computed, never communicated."]
+    pub fn xffl_get_communicating_processes(
+        st: *const xffl_state_t,
+        federated_rank: ::std::os::raw::c_int,
+        ranks: *mut ::std::os::raw::c_int,
+        cap: usize,
+        len: *mut usize,
+    ) -> xffl_status_t;
+}
+extern "C" {
+    #[doc = " @brief Remove a layout set by xffl_set_fsdp or xffl_set_fsdp_mesh."]
+    #[doc = " @return XFFL_OK; XFFL_ESTATE if FSDP is not the layout."]
     pub fn xffl_unset_fsdp(st: *mut xffl_state_t) -> xffl_status_t;
 }
 extern "C" {
-    #[doc = " @brief Remove a layout set by xffl_set_hsdp. @return XFFL_OK; XFFL_ESTATE if HSDP is not the layout."]
+    #[doc = " @brief Remove a layout set by xffl_set_hsdp or xffl_set_hsdp_manual. @return XFFL_OK; XFFL_ESTATE if HSDP is not the layout."]
     pub fn xffl_unset_hsdp(st: *mut xffl_state_t) -> xffl_status_t;
 }
 extern "C" {
@@ -596,17 +698,73 @@ extern "C" {
     ) -> xffl_status_t;
 }
 extern "C" {
-    #[doc = " @brief Set an option (see xffl_option_t). Allowed at any time."]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL for a NULL state, unknown option or out-of-range value."]
+    #[doc = " @brief Set an integer option (see xffl_option_t)."]
+    #[doc = ""]
+    #[doc = " When: XFFL_OPT_TIMEOUT_MS, XFFL_OPT_LOG_LEVEL and XFFL_OPT_FEDERATED_STRATEGY at any time (a live"]
+    #[doc = " backend takes the new timeout and log level at once). XFFL_OPT_CROSS_FACILITY_BACKEND, and the string"]
+    #[doc = " options XFFL_OPT_AUTH_TOKEN and XFFL_OPT_JOB_ID (xffl_set_option_string), only before xffl_set_global,"]
+    #[doc = " which reads them: XFFL_ESTATE after it (setting the cross-facility backend to its current value is"]
+    #[doc = " still accepted)."]
+    #[doc = ""]
+    #[doc = " Defaults come from the environment, read by xffl_state_create and xffl_state_from_env: XFFL_TIMEOUT"]
+    #[doc = " (seconds, may be fractional), XFFL_LOG_LEVEL (error, warn, info, debug), XFFL_CROSS_FACILITY_BACKEND"]
+    #[doc = " (none, ucx), XFFL_AUTH_TOKEN, XFFL_JOB_ID (else TORCHELASTIC_RUN_ID, else SLURM_JOB_ID). An empty"]
+    #[doc = " variable counts as unset. A malformed value makes xffl_state_create and xffl_state_from_env return"]
+    #[doc = " XFFL_EINVAL, with a message naming the variable and its value (never the token's); no state is made."]
+    #[doc = " @param[in] option an integer option"]
+    #[doc = " @param[in] value its value"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL for a NULL state, an unknown option, a string option's key (use"]
+    #[doc = "         xffl_set_option_string) or an out-of-range value; XFFL_ESTATE as above. Nothing changes on an"]
+    #[doc = "         error."]
+    #[doc = " @note Local."]
     pub fn xffl_set_option(st: *mut xffl_state_t, option: xffl_option_t, value: ::std::os::raw::c_int)
         -> xffl_status_t;
 }
 extern "C" {
-    #[doc = " @brief Read an option. @return XFFL_OK; XFFL_EINVAL."]
+    #[doc = " @brief Read an integer option."]
+    #[doc = " @param[out] value written only on success"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL, unknown option, or a string option's key: use"]
+    #[doc = "         xffl_get_option_string)."]
     pub fn xffl_get_option(
         st: *const xffl_state_t,
         option: xffl_option_t,
         value: *mut ::std::os::raw::c_int,
+    ) -> xffl_status_t;
+}
+extern "C" {
+    #[doc = " @brief Set a string option: XFFL_OPT_AUTH_TOKEN or XFFL_OPT_JOB_ID."]
+    #[doc = ""]
+    #[doc = " The thread-safe way to give what the environment gives otherwise (setenv before xffl_state_create"]
+    #[doc = " races with any thread reading the environment). The value set here wins over the environment's."]
+    #[doc = " @param[in] option XFFL_OPT_AUTH_TOKEN (any text; \"\" for no authentication) or XFFL_OPT_JOB_ID (1 to"]
+    #[doc = "            256 bytes)"]
+    #[doc = " @param[in] text NUL-terminated; copied"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st or text, unknown option, an integer option's key (use"]
+    #[doc = "         xffl_set_option), an empty or too long job id); XFFL_ESTATE after xffl_set_global, which reads"]
+    #[doc = "         them. Nothing changes on an error. No message ever contains the token."]
+    #[doc = " @note Local. Only before xffl_set_global (and so not after xffl_state_from_env)."]
+    pub fn xffl_set_option_string(
+        st: *mut xffl_state_t,
+        option: xffl_option_t,
+        text: *const ::std::os::raw::c_char,
+    ) -> xffl_status_t;
+}
+extern "C" {
+    #[doc = " @brief Read a string option. The auth token is write-only: asking for it is XFFL_EINVAL, so no code"]
+    #[doc = "        path hands the shared secret back."]
+    #[doc = " @param[in] option XFFL_OPT_JOB_ID"]
+    #[doc = " @param[out] buf receives the NUL-terminated text if cap > len; may be NULL when cap is 0"]
+    #[doc = " @param[in] cap capacity of buf in bytes"]
+    #[doc = " @param[out] len text length without the NUL, written on XFFL_OK and XFFL_EBUFSIZE"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st or len, unknown option, an integer option's key, or"]
+    #[doc = "         XFFL_OPT_AUTH_TOKEN); XFFL_EBUFSIZE when cap <= len."]
+    #[doc = " @note Local. Allowed at any time."]
+    pub fn xffl_get_option_string(
+        st: *const xffl_state_t,
+        option: xffl_option_t,
+        buf: *mut ::std::os::raw::c_char,
+        cap: usize,
+        len: *mut usize,
     ) -> xffl_status_t;
 }
 extern "C" {
@@ -685,15 +843,23 @@ extern "C" {
 extern "C" {
     #[doc = " @brief The mesh of the current layout that contains this rank."]
     #[doc = " @param[in] kind XFFL_MESH_FSDP or XFFL_MESH_HSDP"]
-    #[doc = " @param[out] shape receives ndim extents; must hold 2 entries"]
-    #[doc = " @param[out] ndim 1 (FSDP) or 2 (HSDP)"]
-    #[doc = " @param[out] ranks the global ranks in row-major order; may be NULL when cap is 0"]
+    #[doc = " @param[out] shape receives the ndim extents on XFFL_OK (untouched otherwise); may be NULL when"]
+    #[doc = "             shape_cap is 0"]
+    #[doc = " @param[in] shape_cap capacity of shape in elements (2 always suffices)"]
+    #[doc = " @param[out] ndim 1 (FSDP) or 2 (HSDP), written on XFFL_OK and XFFL_EBUFSIZE"]
+    #[doc = " @param[out] ranks the global ranks in row-major order on XFFL_OK (untouched otherwise); may be NULL"]
+    #[doc = "             when cap is 0"]
+    #[doc = " @param[in] cap capacity of ranks in elements"]
     #[doc = " @param[out] len number of ranks, written on XFFL_OK and XFFL_EBUFSIZE"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_ENOTSET when the layout has no such mesh; XFFL_EBUFSIZE."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st, ndim or len, unknown kind, NULL shape or ranks with a non-zero"]
+    #[doc = "         capacity); XFFL_ENOTSET when the layout has no such mesh; XFFL_EBUFSIZE when shape_cap < ndim"]
+    #[doc = "         or cap < len (both ndim and len are written then, so one retry suffices)."]
+    #[doc = " @note Local. Changed in 0.2: shape_cap was added (pre-1.0 ABI change)."]
     pub fn xffl_get_mesh(
         st: *const xffl_state_t,
         kind: xffl_mesh_kind_t,
         shape: *mut ::std::os::raw::c_int,
+        shape_cap: usize,
         ndim: *mut usize,
         ranks: *mut ::std::os::raw::c_int,
         cap: usize,
@@ -784,6 +950,8 @@ extern "C" {
     #[doc = " @brief Average several buffers, coalesced into size-balanced buckets; each buffer is updated in place."]
     #[doc = " @param[in] bufs n buffers; counts[i] elements each"]
     #[doc = " @param[in] stream as for xffl_federated_average"]
+    #[doc = " @note counts[i] times the element size, and their sum, must fit in size_t: XFFL_EINVAL naming the"]
+    #[doc = "       buffer otherwise, before any buffer is touched."]
     #[doc = " @note Buffers under 16 MiB travel in buckets of up to 16 MiB: copied into one scratch buffer (device"]
     #[doc = "       memory from cudaMallocAsync on the stream with NCCL), averaged, and copied back exactly; larger"]
     #[doc = "       ones are averaged in place."]

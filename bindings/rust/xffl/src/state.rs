@@ -172,8 +172,9 @@ impl State {
     }
 
     /// Chooses the execution device and the number of stream instances K (`xffl_set_exec_device`).
-    /// `device_index` is `-1` to choose `node_local_rank` modulo the device count. Local. Before the
-    /// layout, because K shapes the FEDERATED and REPLICA groups.
+    /// `device_index` is `-1` to choose `node_local_rank` modulo the device count. Local. K is chosen
+    /// before the layout, because it shapes the FEDERATED and REPLICA groups; after the layout (as
+    /// [`from_env`](State::from_env) leaves it) the device may still be chosen with the same K.
     pub fn set_exec_device(&mut self, device_index: i32, streams: i32) -> Result<()> {
         // SAFETY: self.ptr() is a live state.
         check(unsafe { sys::xffl_set_exec_device(self.ptr(), device_index, streams) })
@@ -189,6 +190,67 @@ impl State {
     pub fn set_fsdp(&mut self) -> Result<()> {
         // SAFETY: self.ptr() is a live state.
         check(unsafe { sys::xffl_set_fsdp(self.ptr()) })
+    }
+
+    /// FSDP over the caller's 1-D mesh (`xffl_set_fsdp_mesh`, xFFL's `set_fsdp(mesh)`): the FSDP
+    /// group is those ranks, in ascending order whatever order they are given in. The caller must be
+    /// one of them; a rank twice or outside the world is an `InvalidArgument` error. With NCCL every
+    /// rank of the world calls it with the mesh that contains it (the meshes partition the world).
+    ///
+    /// ```
+    /// use xffl::{Backend, Device, MeshKind, State};
+    /// let mut st = State::new()?;
+    /// st.set_global(Backend::None, Device::Cpu, "127.0.0.1", 29500, 5, 12)?;
+    /// st.set_fsdp_mesh(&[7, 5, 9])?;
+    /// assert_eq!(st.mesh(MeshKind::Fsdp)?.ranks(), &[5, 7, 9]);
+    /// # Ok::<(), xffl::Error>(())
+    /// ```
+    pub fn set_fsdp_mesh(&mut self, ranks: &[i32]) -> Result<()> {
+        // SAFETY: self.ptr() is a live state; ranks holds ranks.len() ints.
+        check(unsafe { sys::xffl_set_fsdp_mesh(self.ptr(), ranks.as_ptr(), ranks.len()) })
+    }
+
+    /// HSDP from its fields (`xffl_set_hsdp_manual`, xFFL's `_partial_hsdp_setup_manual`),
+    /// validated and completed into the layout [`set_hsdp`](State::set_hsdp)`(replica_local_size)`
+    /// makes. The fields must be this rank's place in the row-major grid, and `replica_world_size`
+    /// has one entry, `W / replica_local_size`.
+    pub fn set_hsdp_manual(
+        &mut self,
+        replica_local_rank: i32,
+        replica_local_size: i32,
+        replica_rank: i32,
+        replica_world_size: &[i32],
+    ) -> Result<()> {
+        // SAFETY: self.ptr() is a live state; replica_world_size holds its len() ints.
+        check(unsafe {
+            sys::xffl_set_hsdp_manual(
+                self.ptr(),
+                replica_local_rank,
+                replica_local_size,
+                replica_rank,
+                replica_world_size.as_ptr(),
+                replica_world_size.len(),
+            )
+        })
+    }
+
+    /// The senders `C_g` of federated group `federated_rank` (`xffl_get_communicating_processes`,
+    /// xFFL's `_get_communicating_processes`): one rank per shard, or every rank of the group without
+    /// HSDP. `State` error without federated scaling.
+    ///
+    /// ```
+    /// use xffl::{Backend, Device, State};
+    /// let mut st = State::new()?;
+    /// st.set_global(Backend::None, Device::Cpu, "127.0.0.1", 29500, 5, 12)?;
+    /// st.federated_scaling(&[4, 8], Some(2))?;
+    /// assert_eq!(st.communicating_processes(1)?, vec![4, 7]);
+    /// # Ok::<(), xffl::Error>(())
+    /// ```
+    pub fn communicating_processes(&self, federated_rank: i32) -> Result<Vec<i32>> {
+        read_ints(|buf, cap, len| {
+            // SAFETY: self.ptr() is a live state; buf holds cap ints; len is a valid out pointer.
+            unsafe { sys::xffl_get_communicating_processes(self.ptr(), federated_rank, buf, cap, len) }
+        })
     }
 
     /// HSDP with replicas of `hsdp` ranks (`xffl_set_hsdp`): the HSDP mesh is the `(W/hsdp, hsdp)`
@@ -243,13 +305,15 @@ impl State {
         check(unsafe { sys::xffl_federated_scaling(self.ptr(), sizes.as_ptr(), sizes.len(), hsdp) })
     }
 
-    /// Removes a layout set by [`set_fsdp`](State::set_fsdp); `State` error otherwise.
+    /// Removes a layout set by [`set_fsdp`](State::set_fsdp) or
+    /// [`set_fsdp_mesh`](State::set_fsdp_mesh); `State` error otherwise.
     pub fn unset_fsdp(&mut self) -> Result<()> {
         // SAFETY: self.ptr() is a live state; no Group borrows it (we hold &mut self).
         check(unsafe { sys::xffl_unset_fsdp(self.ptr()) })
     }
 
-    /// Removes a layout set by [`set_hsdp`](State::set_hsdp); `State` error otherwise.
+    /// Removes a layout set by [`set_hsdp`](State::set_hsdp) or
+    /// [`set_hsdp_manual`](State::set_hsdp_manual); `State` error otherwise.
     pub fn unset_hsdp(&mut self) -> Result<()> {
         // SAFETY: self.ptr() is a live state; no Group borrows it (we hold &mut self).
         check(unsafe { sys::xffl_unset_hsdp(self.ptr()) })
@@ -365,6 +429,38 @@ impl State {
         Ok(value)
     }
 
+    /// Sets a string option, [`OptionKey::AuthToken`] or [`OptionKey::JobId`]
+    /// (`xffl_set_option_string`): the thread-safe alternative to setting the environment before
+    /// [`State::new`]. Only before [`set_global`](State::set_global) (a `State` error after it); an
+    /// integer option's key is `InvalidArgument`.
+    ///
+    /// ```
+    /// use xffl::{OptionKey, State};
+    /// let st = State::new()?;
+    /// st.set_option_string(OptionKey::JobId, "run-42")?;
+    /// st.set_option_string(OptionKey::AuthToken, "s3cret")?;
+    /// assert_eq!(st.get_option_string(OptionKey::JobId)?, "run-42");
+    /// assert!(st.get_option_string(OptionKey::AuthToken).is_err()); // write-only
+    /// # Ok::<(), xffl::Error>(())
+    /// ```
+    pub fn set_option_string(&self, option: OptionKey, text: &str) -> Result<()> {
+        // Not c_string: its message quotes the text, and this one may be the secret.
+        let text = CString::new(text).map_err(|_| {
+            Error::invalid(format!("State::set_option_string: the text of {option:?} contains a NUL byte"))
+        })?;
+        // SAFETY: self.ptr() is a live state; text is NUL-terminated and outlives the call.
+        check(unsafe { sys::xffl_set_option_string(self.ptr(), option.raw(), text.as_ptr()) })
+    }
+
+    /// Reads a string option (`xffl_get_option_string`): [`OptionKey::JobId`]. The auth token is
+    /// write-only (`InvalidArgument`).
+    pub fn get_option_string(&self, option: OptionKey) -> Result<String> {
+        read_text(|buf, cap, len| {
+            // SAFETY: self.ptr() is a live state; buf holds cap bytes; len is a valid out pointer.
+            unsafe { sys::xffl_get_option_string(self.ptr(), option.raw(), buf, cap, len) }
+        })
+    }
+
     /// The execution device's stream `index` (`xffl_get_stream`): a `cudaStream_t` for the caller's
     /// own kernels, borrowed from the state. Only with CUDA execution (backend NCCL); with CPU execution
     /// the call fails with [`ErrorKind::Unsupported`](crate::ErrorKind).
@@ -460,9 +556,11 @@ impl State {
         let mut shape: [c_int; 2] = [0; 2];
         let mut ndim = 0usize;
         let ranks = read_ints(|buf, cap, len| {
-            // SAFETY: self.ptr() is a live state; shape holds the 2 entries the API needs; buf holds
-            // cap ints; ndim and len are valid out pointers.
-            unsafe { sys::xffl_get_mesh(self.ptr(), kind.raw(), shape.as_mut_ptr(), &mut ndim, buf, cap, len) }
+            // SAFETY: self.ptr() is a live state; shape holds shape.len() (2, every mesh's most)
+            // entries; buf holds cap ints; ndim and len are valid out pointers.
+            unsafe {
+                sys::xffl_get_mesh(self.ptr(), kind.raw(), shape.as_mut_ptr(), shape.len(), &mut ndim, buf, cap, len)
+            }
         })?;
         Ok(Mesh::new(Mesh::check_shape(&shape, ndim, ranks.len())?, ranks))
     }

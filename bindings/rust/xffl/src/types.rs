@@ -353,6 +353,13 @@ pub enum OptionKey {
     /// on the backend of `set_global`; `Backend::Ucx` carries them over UCX with host staging when that
     /// backend is NCCL. Read by `set_global`: a `State` error once it was called.
     CrossFacilityBackend,
+    /// String option ([`State::set_option_string`](crate::State::set_option_string)): the shared
+    /// secret of the rendezvous store (default `XFFL_AUTH_TOKEN`; `""` for none). Write-only: reading
+    /// it is an `InvalidArgument` error. Before `set_global`.
+    AuthToken,
+    /// String option: the job's identity checked by the rendezvous store (default `XFFL_JOB_ID`, else
+    /// `TORCHELASTIC_RUN_ID`, else `SLURM_JOB_ID`, else `"xffl"`); 1 to 256 bytes. Before `set_global`.
+    JobId,
 }
 
 impl OptionKey {
@@ -362,6 +369,8 @@ impl OptionKey {
             OptionKey::FederatedStrategy => sys::xffl_option::XFFL_OPT_FEDERATED_STRATEGY,
             OptionKey::LogLevel => sys::xffl_option::XFFL_OPT_LOG_LEVEL,
             OptionKey::CrossFacilityBackend => sys::xffl_option::XFFL_OPT_CROSS_FACILITY_BACKEND,
+            OptionKey::AuthToken => sys::xffl_option::XFFL_OPT_AUTH_TOKEN,
+            OptionKey::JobId => sys::xffl_option::XFFL_OPT_JOB_ID,
         }
     }
 }
