@@ -139,6 +139,8 @@ void churned_groups_get_fresh_ids(void **) {
   assert_all_ok(outcomes);
   assert_int_equal(fake->count("get_unique_id", 0), kRounds + 1);  // the world's id, then each group's
   assert_int_equal(fake->count("init", 2), kRounds);
+}
+
 // xffl_set_fsdp_mesh: every rank of W = 8 gives its own mesh, in its own order ({0,2,4,6} and {1,3,5,7}
 // listed differently by each member); the plan sorts them, so every member splits with colour = the
 // smallest rank and key = its sorted index, and each group really is its members.

@@ -634,7 +634,8 @@ contains
     end if
   end subroutine state_mesh
 
-  !> A new owned group of the given global ranks (called by the members only). Destroy it before the state.
+  !> A new owned group of the given global ranks, in any order (the group's rank order is the sorted one)
+  !> (called by the members only). Destroy it before the state.
   function state_create_process_group(self, ranks, description, stat, errmsg) result(group)
     class(xffl_state), intent(inout) :: self
     integer, intent(in) :: ranks(:)

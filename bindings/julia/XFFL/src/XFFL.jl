@@ -375,7 +375,9 @@ end
     create_process_group(st, ranks; description = nothing)
     create_process_group(f, st, ranks; description = nothing)   # do-block: destroyed after f
 
-An owned group of arbitrary global ranks. Called by the members only.
+An owned group of arbitrary global ranks, in any order: the group's rank order is the sorted one
+(as torch's `new_group`). Called by the members only; one round trip to the job's store gives the
+group an identity that no other live group sharing a member has.
 """
 function create_process_group(st::State, members::AbstractVector{<:Integer};
                               description::Union{Nothing,AbstractString} = nothing)

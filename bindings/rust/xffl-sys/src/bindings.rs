@@ -797,13 +797,23 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief A new group of arbitrary members."]
-    #[doc = " @param[in] ranks distinct global ranks in [0, W), in the order that defines group ranks; must"]
-    #[doc = "            contain the caller's rank"]
+    #[doc = ""]
+    #[doc = " The group's rank order is the sorted order of `ranks` (as torch's new_group, which xFFL's"]
+    #[doc = " create_process_group calls): members may list the ranks in any order and get the same group."]
+    #[doc = " Every group has an identity that no other live group sharing a member can have, by construction:"]
+    #[doc = " the n-th group a rank makes of one member set is the n-th of every other member, and the job's"]
+    #[doc = " rendezvous store (served by rank 0) hands each such group a slot of its own (one round trip, no"]
+    #[doc = " collective, no world barrier). Members make the groups of one member set in the same order."]
+    #[doc = " @param[in] ranks distinct global ranks in [0, W), any order; must contain the caller's rank"]
     #[doc = " @param[in] n number of ranks, >= 1"]
     #[doc = " @param[in] description free text, copied; NULL gives \"custom\""]
-    #[doc = " @param[out] out owned group; destroy it with xffl_group_destroy before the state"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global; XFFL_ENOMEM; backend errors."]
-    #[doc = " @note Called by the members only, never a world-wide collective."]
+    #[doc = " @param[out] out owned group; destroy it with xffl_group_destroy (before or after the state)"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL, n == 0, a duplicate, a rank outside [0, W), the caller not a"]
+    #[doc = "         member: the message names the rank); XFFL_ESTATE before set_global; XFFL_ENOMEM (also when"]
+    #[doc = "         2^19 process groups of the job are live at once); XFFL_EPEER / XFFL_ENETWORK /"]
+    #[doc = "         XFFL_ETIMEOUT when the store cannot be asked (the message names the store's address, this"]
+    #[doc = "         rank and the group); backend errors."]
+    #[doc = " @note Called by the members only, never a world-wide collective. With XFFL_BACKEND_NONE it is local."]
     pub fn xffl_create_process_group(
         st: *mut xffl_state_t,
         ranks: *const ::std::os::raw::c_int,

@@ -517,8 +517,9 @@ impl State {
     }
 
     /// A new group of arbitrary members, owned by the caller (`xffl_create_process_group`).
-    /// `ranks` are distinct global ranks in the order that defines group ranks, and must contain
-    /// this rank: only the members call it (never a world-wide collective). The group is destroyed
+    /// `ranks` are distinct global ranks in any order (the group's rank order is the sorted one, as
+    /// torch's `new_group`), and must contain this rank: only the members call it (never a
+    /// world-wide collective; one round trip to the job's store gives the group its identity). The group is destroyed
     /// when the [`OwnedGroup`] is dropped, which the borrow checker forces to happen before the
     /// state is dropped.
     ///
@@ -527,8 +528,8 @@ impl State {
     /// let mut st = State::new()?;
     /// st.set_global(Backend::None, Device::Cpu, "127.0.0.1", 29500, 1, 4)?;
     /// let pair = st.create_process_group(&[3, 1], "pair")?;
-    /// assert_eq!(pair.ranks()?, vec![3, 1]);
-    /// assert_eq!(pair.rank()?, 1);
+    /// assert_eq!(pair.ranks()?, vec![1, 3]);
+    /// assert_eq!(pair.rank()?, 0);
     /// assert_eq!(pair.description(), "pair");
     /// # Ok::<(), xffl::Error>(())
     /// ```
