@@ -53,6 +53,7 @@ XFFL_API xffl_status_t xffl_set_global(xffl_state_t *st, xffl_backend_t backend,
                                        const char *master_addr, int master_port, int rank, int world_size) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_global");
   require_arg(master_addr, "master_addr");
   st->set_global(backend, device_type, master_addr, master_port, rank, world_size);
   XFFL_API_END("xffl_set_global")
@@ -62,6 +63,7 @@ XFFL_API xffl_status_t xffl_set_node(xffl_state_t *st, int node_local_rank, int 
                                      int node_world_size) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_node");
   st->set_node(node_local_rank, node_local_size, node_rank, node_world_size);
   XFFL_API_END("xffl_set_node")
 }
@@ -69,6 +71,7 @@ XFFL_API xffl_status_t xffl_set_node(xffl_state_t *st, int node_local_rank, int 
 XFFL_API xffl_status_t xffl_set_exec_device(xffl_state_t *st, int device_index, int streams) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_exec_device");
   st->set_exec_device(device_index, streams);
   XFFL_API_END("xffl_set_exec_device")
 }
@@ -76,6 +79,7 @@ XFFL_API xffl_status_t xffl_set_exec_device(xffl_state_t *st, int device_index, 
 XFFL_API xffl_status_t xffl_get_stream(const xffl_state_t *st, int index, void **stream) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_get_stream");
   require_arg(stream, "stream");
   *stream = st->stream(index);
   XFFL_API_END("xffl_get_stream")
@@ -84,6 +88,7 @@ XFFL_API xffl_status_t xffl_get_stream(const xffl_state_t *st, int index, void *
 XFFL_API xffl_status_t xffl_set_init_device(xffl_state_t *st, xffl_device_t init_device, int meta_initialization) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_init_device");
   st->set_init_device(init_device, meta_initialization != 0);
   XFFL_API_END("xffl_set_init_device")
 }
@@ -91,6 +96,7 @@ XFFL_API xffl_status_t xffl_set_init_device(xffl_state_t *st, xffl_device_t init
 XFFL_API xffl_status_t xffl_set_fsdp(xffl_state_t *st) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_fsdp");
   st->set_fsdp();
   XFFL_API_END("xffl_set_fsdp")
 }
@@ -98,6 +104,7 @@ XFFL_API xffl_status_t xffl_set_fsdp(xffl_state_t *st) {
 XFFL_API xffl_status_t xffl_set_hsdp(xffl_state_t *st, int hsdp) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_hsdp");
   st->set_hsdp(hsdp);
   XFFL_API_END("xffl_set_hsdp")
 }
@@ -105,6 +112,7 @@ XFFL_API xffl_status_t xffl_set_hsdp(xffl_state_t *st, int hsdp) {
 XFFL_API xffl_status_t xffl_federated_scaling(xffl_state_t *st, const int *sizes, size_t n_sizes, int hsdp) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_federated_scaling");
   require_arg(sizes, "sizes");
   if (n_sizes == 0) xffl::fail(XFFL_EINVAL, "n_sizes is 0; give one size or one per group");
   st->federated_scaling(std::vector<int>(sizes, sizes + n_sizes), hsdp);
@@ -114,6 +122,7 @@ XFFL_API xffl_status_t xffl_federated_scaling(xffl_state_t *st, const int *sizes
 XFFL_API xffl_status_t xffl_unset_fsdp(xffl_state_t *st) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_unset_fsdp");
   st->unset_fsdp();
   XFFL_API_END("xffl_unset_fsdp")
 }
@@ -121,6 +130,7 @@ XFFL_API xffl_status_t xffl_unset_fsdp(xffl_state_t *st) {
 XFFL_API xffl_status_t xffl_unset_hsdp(xffl_state_t *st) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_unset_hsdp");
   st->unset_hsdp();
   XFFL_API_END("xffl_unset_hsdp")
 }
@@ -128,6 +138,7 @@ XFFL_API xffl_status_t xffl_unset_hsdp(xffl_state_t *st) {
 XFFL_API xffl_status_t xffl_unset_federated_scaling(xffl_state_t *st) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_unset_federated_scaling");
   st->unset_federated_scaling();
   XFFL_API_END("xffl_unset_federated_scaling")
 }
@@ -142,6 +153,7 @@ XFFL_API int xffl_is_federated_scaling_setup(const xffl_state_t *st) {
 XFFL_API xffl_status_t xffl_get_int(const xffl_state_t *st, xffl_attr_t attr, int *value) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_get_int");
   require_arg(value, "value");
   *value = st->get_int(attr);
   XFFL_API_END("xffl_get_int")
@@ -150,6 +162,7 @@ XFFL_API xffl_status_t xffl_get_int(const xffl_state_t *st, xffl_attr_t attr, in
 XFFL_API xffl_status_t xffl_get_ints(const xffl_state_t *st, xffl_attr_t attr, int *buf, size_t cap, size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_get_ints");
   require_arg(len, "len");
   xffl::capi::copy_out(st->get_ints(attr), buf, cap, len, "the attribute");
   XFFL_API_END("xffl_get_ints")
@@ -158,6 +171,7 @@ XFFL_API xffl_status_t xffl_get_ints(const xffl_state_t *st, xffl_attr_t attr, i
 XFFL_API xffl_status_t xffl_get_master_addr(const xffl_state_t *st, char *buf, size_t cap, size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_get_master_addr");
   require_arg(len, "len");
   xffl::capi::copy_out(st->master_addr(), buf, cap, len, "the master address");
   XFFL_API_END("xffl_get_master_addr")
@@ -166,6 +180,7 @@ XFFL_API xffl_status_t xffl_get_master_addr(const xffl_state_t *st, char *buf, s
 XFFL_API xffl_status_t xffl_set_option(xffl_state_t *st, xffl_option_t option, int value) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_option");
   st->set_option(option, value);
   XFFL_API_END("xffl_set_option")
 }
@@ -173,6 +188,7 @@ XFFL_API xffl_status_t xffl_set_option(xffl_state_t *st, xffl_option_t option, i
 XFFL_API xffl_status_t xffl_get_option(const xffl_state_t *st, xffl_option_t option, int *value) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_get_option");
   require_arg(value, "value");
   *value = st->options().get(option);
   XFFL_API_END("xffl_get_option")
@@ -182,6 +198,7 @@ XFFL_API xffl_status_t xffl_state_describe(const xffl_state_t *st, xffl_format_t
                                            size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_state_describe");
   require_arg(len, "len");
   xffl::capi::copy_out(st->describe(format), buf, cap, len, "the description");
   XFFL_API_END("xffl_state_describe")

@@ -6,8 +6,9 @@
 
 namespace xffl {
 
-Group::Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, bool owned)
-    : spec_(std::move(spec)), backend_(std::move(backend)), owned_(owned) {}
+Group::Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, bool owned,
+             std::shared_ptr<CallGate> gate)
+    : spec_(std::move(spec)), backend_(std::move(backend)), owned_(owned), gate_(std::move(gate)) {}
 
 comm::Communicator &Group::communicator() {
   if (!communicator_) communicator_ = backend_->create_communicator(spec_);

@@ -7,12 +7,14 @@
 #include <string>
 
 #include "comm/communicator.h"
+#include "state/call_gate.h"
 
 namespace xffl {
 
 class Group {
  public:
-  Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, bool owned);
+  // gate: the call gate of the state that makes the group (call_gate.h).
+  Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, bool owned, std::shared_ptr<CallGate> gate);
   virtual ~Group() = default;
 
   const comm::GroupSpec &spec() const { return spec_; }
@@ -22,6 +24,8 @@ class Group {
   bool owned() const { return owned_; }
   xffl_backend_t backend_kind() const { return backend_->kind(); }
   comm::Communicator &communicator();
+  // The state's call gate, shared: calls on a group and on its state never overlap.
+  CallGate &call_gate() const { return *gate_; }
   // A stream is a cudaStream_t for NCCL; host-memory backends take NULL (XFFL_EINVAL otherwise).
   void check_stream(const void *stream) const;
 
@@ -30,6 +34,7 @@ class Group {
   std::shared_ptr<comm::Backend> backend_;  // shared: an owned group may outlive its state safely
   std::unique_ptr<comm::Communicator> communicator_;
   bool owned_;
+  std::shared_ptr<CallGate> gate_;
 };
 
 }  // namespace xffl
