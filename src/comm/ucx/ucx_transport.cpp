@@ -1,5 +1,6 @@
 #include "comm/ucx/ucx_transport.h"
 
+#include <algorithm>
 #include <sstream>
 #include <utility>
 
@@ -22,14 +23,25 @@ constexpr int kDrainRounds = 1000;
 constexpr int kDiagnosisBoundMs = 1000;
 // Cancelled receives and sends to force-closed endpoints normally complete at the next progress.
 constexpr int kAbandonBoundMs = 500;
+// How often a wait looks for mismatch notices and stray messages of its call (call_check.h).
+constexpr auto kCallCheckInterval = std::chrono::milliseconds(20);
+// A member that found a mismatch waits this long for a notice naming the other arguments (members
+// still in the call answer within kCallCheckInterval), and sending the notices takes at most this.
+constexpr auto kNoticeBound = std::chrono::milliseconds(1000);
 
 }  // namespace
 
-UcxTransport::UcxTransport(UcxWorker &worker, const GroupView &group, uint32_t sequence, const char *operation)
+UcxTransport::UcxTransport(UcxWorker &worker, const GroupView &group, uint32_t sequence, const char *operation,
+                           const CallContext &call)
     : worker_(worker), group_(group), sequence_(sequence), operation_(operation),
       timeout_ms_(worker.settings().timeout_ms),
       deadline_(Clock::now() + std::chrono::milliseconds(timeout_ms_)),
-      next_liveness_check_(Clock::now() + kLivenessCheckInterval) {}
+      next_liveness_check_(Clock::now() + kLivenessCheckInterval), call_(call),
+      signature_bits_(signature_bits(call.signature)), next_call_check_(Clock::now() + kCallCheckInterval) {
+  // One probe of an (almost always empty) unexpected queue: a member whose part of the previous call
+  // completed before a mismatch was found learns of it here.
+  if (group_.members.size() > 1) take_notices();
+}
 
 UcxTransport::~UcxTransport() { abandon_outstanding(); }
 
@@ -45,7 +57,8 @@ algorithms::RequestId UcxTransport::send(int peer, const void *data, size_t byte
          group_.members[static_cast<size_t>(peer)], " (step ", step.index + 1, " of ", step.total, "): ", error.what());
   }
   ucp_request_param_t param{};
-  const uint64_t tag = message_tag(group_.tag_bits, sequence_, group_.my_index, step.index);
+  const uint64_t tag =
+      message_tag(group_.tag_bits, sequence_, static_cast<uint64_t>(group_.my_index), signature_bits_, step.index);
   if (worker_.shares_memory_with(group_.members[static_cast<size_t>(peer)])) {
     if (!worker_.send_staging().has_free_slot()) reclaim_staged_sends();
     request.staging = worker_.send_staging().stage(data, bytes);
@@ -81,8 +94,8 @@ algorithms::RequestId UcxTransport::recv(int peer, void *data, size_t bytes, alg
   // immediately, and the length check below needs the real one.
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-  const uint64_t tag = message_tag(group_.tag_bits, sequence_, peer, step.index);
-  ucs_status_ptr_t handle = ucp_tag_recv_nbx(worker_.handle(), data, bytes, tag, kExactTagMask, &param);
+  const uint64_t tag = message_tag(group_.tag_bits, sequence_, static_cast<uint64_t>(peer), signature_bits_, step.index);
+  ucs_status_ptr_t handle = ucp_tag_recv_nbx(worker_.handle(), data, bytes, tag, kReceiveMask, &param);
   if (UCS_PTR_IS_ERR(handle))
     fail(XFFL_EBACKEND, "rank ", worker_.rank(), ": UCX refused a receive in ", where(request), ": ",
          ucs_status_string(UCS_PTR_STATUS(handle)));
@@ -102,6 +115,9 @@ bool UcxTransport::finished(Request &request) {
   ucp_request_free(request.handle);
   request.handle = nullptr;
   worker_.send_staging().release(std::exchange(request.staging, nullptr));
+  if (status == UCS_ERR_MESSAGE_TRUNCATED && !request.is_send)
+    mismatch_found(request.peer, "sent more than the " + std::to_string(request.bytes) + " bytes this call expects in " +
+                                     where(request));
   if (status != UCS_OK) {
     const int peer_rank = group_.members[static_cast<size_t>(request.peer)];
     const std::string transport_words = take_transport_failure();  // CMA's report, see ucx_log_filter.h
@@ -113,14 +129,95 @@ bool UcxTransport::finished(Request &request) {
     fail(XFFL_EBACKEND, "rank ", worker_.rank(), ": UCX failed a ", request.is_send ? "send" : "receive", " in ",
          where(request), ": ", ucs_status_string(status));
   }
-  if (!request.is_send) check_received_length(request, info.length);
+  if (!request.is_send) check_received(request, info);
   return true;
 }
 
-void UcxTransport::check_received_length(const Request &request, size_t length) {
-  if (length != request.bytes)
-    fail(XFFL_EINTERNAL, "rank ", worker_.rank(), ": received ", length, " bytes instead of ", request.bytes, " in ",
-         where(request), " (do all members call the same collective with the same count and dtype?)");
+void UcxTransport::check_received(const Request &request, const ucp_tag_recv_info_t &info) {
+  if (signature_of(info.sender_tag) != signature_bits_)
+    mismatch_found(request.peer, "sent a message of a call with other arguments in " + where(request));
+  if (info.length != request.bytes)
+    mismatch_found(request.peer, "sent " + std::to_string(info.length) + " bytes where this call expects " +
+                                     std::to_string(request.bytes) + " in " + where(request));
+}
+
+void UcxTransport::check_call() {
+  if (auto other = take_notices()) disagree(*other);
+  if (uninformative_)
+    await_disagreement("rank " + std::to_string(uninformative_->notifier) + " found that rank " +
+                       std::to_string(uninformative_->culprit) + " called " + operation_ + " on " +
+                       group_.description + " with other arguments");
+  // A member that took another root (or another collective) may send where nobody receives.
+  ucp_tag_recv_info_t info{};
+  if (ucp_tag_probe_nb(worker_.handle(), message_tag(group_.tag_bits, sequence_, 0, 0, 0), kCallMask, 0, &info)) {
+    const uint64_t sender = sender_of(info.sender_tag);
+    if (sender < group_.members.size() && signature_of(info.sender_tag) != signature_bits_)
+      mismatch_found(static_cast<int>(sender), "sent this rank a message of a call with other arguments in " +
+                                                   std::string(operation_) + " on " + group_.description);
+  }
+}
+
+std::optional<Disagreement> UcxTransport::take_notices() {
+  const uint32_t current = sequence_ & 0xffu, previous = (sequence_ - 1) & 0xffu;
+  while (auto notice = take_notice(worker_.handle(), notice_tag(group_.tag_bits, 0), kGroupNoticeMask)) {
+    if (notice->sequence == current) {
+      if (auto other = disagreement(*notice, call_.signature)) return other;
+      uninformative_ = *notice;
+    } else if (notice->sequence == previous && call_.previous) {
+      if (auto other = disagreement(*notice, *call_.previous))
+        fail(XFFL_EINVAL, describe_difference(other->rank, other->signature, worker_.rank(), *call_.previous),
+             " in the previous collective on ", group_.description, " (rank ", worker_.rank(),
+             "'s part of it had completed); every member must call a collective with the same count, dtype, op "
+             "and root");
+    }  // else a notice of a call long gone: dropped
+  }
+  return std::nullopt;
+}
+
+void UcxTransport::notify_members(int culprit, const CallSignature *theirs) {
+  if (std::exchange(notice_sent_, true)) return;
+  MismatchNotice notice;
+  notice.notifier = worker_.rank();
+  notice.culprit = culprit;
+  notice.culprit_known = theirs != nullptr;
+  notice.sequence = sequence_ & 0xffu;
+  notice.mine = call_.signature;
+  if (theirs) notice.theirs = *theirs;
+  const auto bound = Clock::now() + kNoticeBound;
+  const uint64_t tag = notice_tag(group_.tag_bits, sequence_);
+  for (size_t i = 0; i < group_.members.size(); ++i) {
+    const int member = group_.members[i];
+    if (static_cast<int>(i) == group_.my_index || worker_.failure(member)) continue;
+    try {
+      send_notice_now(worker_.handle(), worker_.endpoint(member, bound), notice, tag, bound);
+    } catch (const Error &) {  // a member we cannot reach learns of it by its own timeout
+    }
+  }
+}
+
+void UcxTransport::disagree(const Disagreement &other) {
+  notify_members(other.rank, &other.signature);
+  fail(XFFL_EINVAL, describe_difference(other.rank, other.signature, worker_.rank(), call_.signature), " (", operation_,
+       " on ", group_.description, "); every member must call a collective with the same count, dtype, op and root");
+}
+
+void UcxTransport::mismatch_found(int culprit_index, const std::string &what) {
+  const int culprit = group_.members[static_cast<size_t>(culprit_index)];
+  notify_members(culprit, nullptr);
+  await_disagreement("rank " + std::to_string(culprit) + " " + what);
+}
+
+void UcxTransport::await_disagreement(const std::string &fallback) {
+  const auto bound = std::min(Clock::now() + kNoticeBound, std::max(deadline_, Clock::now()));
+  while (true) {
+    if (auto other = take_notices()) disagree(*other);
+    if (Clock::now() >= bound) break;
+    worker_.progress_or_sleep(bound);
+  }
+  fail(XFFL_EINVAL, "rank ", worker_.rank(), ": ", fallback, ": this rank called ", describe_call(call_.signature),
+       ", which differs from that rank's call (its arguments did not arrive within ",
+       std::chrono::duration_cast<std::chrono::milliseconds>(kNoticeBound).count(),
+       " ms); every member must call a collective with the same count, dtype, op and root");
 }
 
 void UcxTransport::ensure_peer_alive(const Request &request) {
@@ -132,6 +229,10 @@ void UcxTransport::wait(algorithms::RequestId id) {
   while (!finished(requests_[id])) {
     ensure_peer_alive(requests_[id]);
     const auto now = Clock::now();
+    if (now >= next_call_check_) {
+      next_call_check_ = now + kCallCheckInterval;
+      check_call();
+    }
     if (now >= deadline_) timed_out(requests_[id]);
     if (now >= next_liveness_check_) {
       next_liveness_check_ = now + kLivenessCheckInterval;
