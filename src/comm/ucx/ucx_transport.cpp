@@ -40,7 +40,9 @@ UcxTransport::UcxTransport(UcxWorker &worker, const GroupView &group, uint32_t s
       signature_bits_(signature_bits(call.signature)), next_call_check_(Clock::now() + kCallCheckInterval) {
   // One probe of an (almost always empty) unexpected queue: a member whose part of the previous call
   // completed before a mismatch was found learns of it here.
-  if (group_.members.size() > 1) take_notices();
+  // A notice of this very call may be here already, when a member found the mismatch first.
+  if (group_.members.size() > 1)
+    if (auto other = take_notices()) disagree(*other);
 }
 
 UcxTransport::~UcxTransport() { abandon_outstanding(); }
@@ -126,6 +128,7 @@ bool UcxTransport::finished(Request &request) {
                                          (transport_words.empty() ? "" : ": " + transport_words));
       peer_failed(request, *worker_.failure(peer_rank));
     }
+    mismatch_before_failure();
     fail(XFFL_EBACKEND, "rank ", worker_.rank(), ": UCX failed a ", request.is_send ? "send" : "receive", " in ",
          where(request), ": ", ucs_status_string(status));
   }
@@ -142,11 +145,7 @@ void UcxTransport::check_received(const Request &request, const ucp_tag_recv_inf
 }
 
 void UcxTransport::check_call() {
-  if (auto other = take_notices()) disagree(*other);
-  if (uninformative_)
-    await_disagreement("rank " + std::to_string(uninformative_->notifier) + " found that rank " +
-                       std::to_string(uninformative_->culprit) + " called " + operation_ + " on " +
-                       group_.description + " with other arguments");
+  check_notices();
   // A member that took another root (or another collective) may send where nobody receives.
   ucp_tag_recv_info_t info{};
   if (ucp_tag_probe_nb(worker_.handle(), message_tag(group_.tag_bits, sequence_, 0, 0, 0), kCallMask, 0, &info)) {
@@ -157,6 +156,22 @@ void UcxTransport::check_call() {
   }
 }
 
+// A member that found a mismatch sends its notices, then gives up its sends, which may fail our
+// receives from it: the notice, sent first, is the real cause.
+void UcxTransport::mismatch_before_failure() {
+  for (int round = 0; round < kDrainRounds && ucp_worker_progress(worker_.handle()) != 0; ++round) {
+  }
+  check_notices();
+}
+
+void UcxTransport::check_notices() {
+  if (auto other = take_notices()) disagree(*other);
+  if (uninformative_)
+    await_disagreement("rank " + std::to_string(uninformative_->notifier) + " found that rank " +
+                       std::to_string(uninformative_->culprit) + " called " + operation_ + " on " +
+                       group_.description + " with other arguments");
+}
+
 std::optional<Disagreement> UcxTransport::take_notices() {
   const uint32_t current = sequence_ & 0xffu, previous = (sequence_ - 1) & 0xffu;
   while (auto notice = take_notice(worker_.handle(), notice_tag(group_.tag_bits, 0), kGroupNoticeMask)) {
@@ -164,11 +179,14 @@ std::optional<Disagreement> UcxTransport::take_notices() {
       if (auto other = disagreement(*notice, call_.signature)) return other;
       uninformative_ = *notice;
     } else if (notice->sequence == previous && call_.previous) {
-      if (auto other = disagreement(*notice, *call_.previous))
+      if (auto other = disagreement(*notice, *call_.previous)) {
+        // Members that found the mismatch may still wait for this rank's arguments.
+        send_notices(previous, *call_.previous, other->rank, &other->signature);
         fail(XFFL_EINVAL, describe_difference(other->rank, other->signature, worker_.rank(), *call_.previous),
              " in the previous collective on ", group_.description, " (rank ", worker_.rank(),
              "'s part of it had completed); every member must call a collective with the same count, dtype, op "
              "and root");
+      }
     }  // else a notice of a call long gone: dropped
   }
   return std::nullopt;
@@ -176,15 +194,19 @@ std::optional<Disagreement> UcxTransport::take_notices() {
 
 void UcxTransport::notify_members(int culprit, const CallSignature *theirs) {
   if (std::exchange(notice_sent_, true)) return;
+  send_notices(sequence_, call_.signature, culprit, theirs);
+}
+
+void UcxTransport::send_notices(uint32_t sequence, const CallSignature &mine, int culprit, const CallSignature *theirs) {
   MismatchNotice notice;
   notice.notifier = worker_.rank();
   notice.culprit = culprit;
   notice.culprit_known = theirs != nullptr;
-  notice.sequence = sequence_ & 0xffu;
-  notice.mine = call_.signature;
+  notice.sequence = sequence & 0xffu;
+  notice.mine = mine;
   if (theirs) notice.theirs = *theirs;
   const auto bound = Clock::now() + kNoticeBound;
-  const uint64_t tag = notice_tag(group_.tag_bits, sequence_);
+  const uint64_t tag = notice_tag(group_.tag_bits, sequence);
   for (size_t i = 0; i < group_.members.size(); ++i) {
     const int member = group_.members[i];
     if (static_cast<int>(i) == group_.my_index || worker_.failure(member)) continue;
@@ -279,6 +301,7 @@ void UcxTransport::timed_out(const Request &request) {
 // A failed peer may itself be a survivor that gave up because of something else (another member,
 // the store): what else is known follows.
 void UcxTransport::peer_failed(const Request &request, const std::string &why) {
+  mismatch_before_failure();
   const int peer_rank = group_.members[static_cast<size_t>(request.peer)];
   const std::string known = other_failures(peer_rank);
   fail(XFFL_EPEER, "rank ", worker_.rank(), ": rank ", peer_rank, " failed (", why, ") in ", where(request), known);

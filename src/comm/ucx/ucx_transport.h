@@ -70,10 +70,15 @@ class UcxTransport final : public algorithms::PointToPoint {
   [[noreturn]] void mismatch_found(int culprit_index, const std::string &what);
   // Looks for notices and stray messages of this call (and notices of the previous one).
   void check_call();
+  // Throws XFFL_EINVAL when a notice of this call is here (a failure may be its consequence).
+  void mismatch_before_failure();
+  void check_notices();
   // Takes the notices of this group; returns a member's arguments that differ from this call's, and
   // throws at once for a notice about the previous call.
   std::optional<Disagreement> take_notices();
+  // Sends this call's notice to every member, once.
   void notify_members(int culprit, const CallSignature *theirs);
+  void send_notices(uint32_t sequence, const CallSignature &mine, int culprit, const CallSignature *theirs);
   [[noreturn]] void disagree(const Disagreement &other);
   [[noreturn]] void await_disagreement(const std::string &fallback);
   [[noreturn]] void timed_out(const Request &request);
