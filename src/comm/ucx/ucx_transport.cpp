@@ -47,7 +47,37 @@ UcxTransport::UcxTransport(UcxWorker &worker, const GroupView &group, uint32_t s
 
 UcxTransport::~UcxTransport() { abandon_outstanding(); }
 
+// The algorithm's own buffers (its Scratch) are freed while the exception unwinds, before this
+// transport's destructor: what is in flight must be given up before anything leaves these calls.
+template <typename Call>
+auto UcxTransport::giving_up_on_error(Call &&call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (...) {
+    abandon_outstanding();
+    throw;
+  }
+}
+
 algorithms::RequestId UcxTransport::send(int peer, const void *data, size_t bytes, algorithms::Step step) {
+  return giving_up_on_error([&] { return post_send(peer, data, bytes, step); });
+}
+
+algorithms::RequestId UcxTransport::recv(int peer, void *data, size_t bytes, algorithms::Step step) {
+  return giving_up_on_error([&] { return post_recv(peer, data, bytes, step); });
+}
+
+void UcxTransport::wait(algorithms::RequestId id) {
+  giving_up_on_error([&] { wait_for(id); });
+}
+
+void UcxTransport::wait_all() {
+  giving_up_on_error([&] {
+    for (; first_unfinished_ < requests_.size(); ++first_unfinished_) wait_for(first_unfinished_);
+  });
+}
+
+algorithms::RequestId UcxTransport::post_send(int peer, const void *data, size_t bytes, algorithms::Step step) {
   requests_.push_back(Request{nullptr, peer, true, bytes, step});
   Request &request = requests_.back();
   ensure_peer_alive(request);
@@ -89,7 +119,7 @@ void UcxTransport::reclaim_staged_sends() {
   }
 }
 
-algorithms::RequestId UcxTransport::recv(int peer, void *data, size_t bytes, algorithms::Step step) {
+algorithms::RequestId UcxTransport::post_recv(int peer, void *data, size_t bytes, algorithms::Step step) {
   requests_.push_back(Request{nullptr, peer, false, bytes, step});
   Request &request = requests_.back();
   // Always a request: UCX 1.13 leaves recv_info.tag_info->length at 0 when a receive completes
@@ -247,7 +277,7 @@ void UcxTransport::ensure_peer_alive(const Request &request) {
     peer_failed(request, *why);
 }
 
-void UcxTransport::wait(algorithms::RequestId id) {
+void UcxTransport::wait_for(algorithms::RequestId id) {
   while (!finished(requests_[id])) {
     ensure_peer_alive(requests_[id]);
     const auto now = Clock::now();
@@ -278,9 +308,6 @@ bool UcxTransport::awaited_peer_exited(Request &request) {
   return !finished(request);
 }
 
-void UcxTransport::wait_all() {
-  for (; first_unfinished_ < requests_.size(); ++first_unfinished_) wait(first_unfinished_);
-}
 
 std::string UcxTransport::where(const Request &request) const {
   std::ostringstream text;

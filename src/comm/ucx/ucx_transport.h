@@ -62,6 +62,11 @@ class UcxTransport final : public algorithms::PointToPoint {
     algorithms::Step step;
     void *staging = nullptr;  // a send's copy (send_staging.h), owned until UCX completes the send
   };
+  template <typename Call>
+  auto giving_up_on_error(Call &&call) -> decltype(call());
+  algorithms::RequestId post_send(int peer, const void *data, size_t bytes, algorithms::Step step);
+  algorithms::RequestId post_recv(int peer, void *data, size_t bytes, algorithms::Step step);
+  void wait_for(algorithms::RequestId request);
   bool finished(Request &request);
   bool awaited_peer_exited(Request &request);
   void check_received(const Request &request, const ucp_tag_recv_info_t &info);
