@@ -22,6 +22,7 @@ if(XFFL_WITH_UCX)
   target_sources(xffl_obj PRIVATE
     comm/ucx/ucx_worker.cpp
     comm/ucx/ucx_transport.cpp
+    comm/ucx/call_check.cpp
     comm/ucx/send_staging.cpp
     comm/ucx/ucx_communicator.cpp
     comm/ucx/ucx_backend.cpp)

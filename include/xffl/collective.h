@@ -11,6 +11,30 @@
  * recv works too (the input is copied first). Partially overlapping allreduce buffers are refused.
  * `stream` is a cudaStream_t for NCCL and must be NULL for host memory.
  * With XFFL_BACKEND_NONE only one-member groups work (the operation is then local).
+ *
+ * Members that disagree: with UCX, members that call a collective with a different count, dtype, op
+ * or root (or another collective) all get XFFL_EINVAL, within the timeout, with a message that names
+ * a member and both values ("rank 2 called with count 99, rank 0 with count 100 (allreduce on world
+ * group)"). The check costs no message: each message's UCX tag carries an 8-bit hash of the call's
+ * arguments, checked with the message's length by its receiver, and the member that finds a
+ * difference tells the others. A member whose part completed before the difference was found (the
+ * root of a broadcast, which only sends) gets the XFFL_EINVAL from its next call on the group. After
+ * it the group is unusable: every later call on it returns the same error. Other groups of the state
+ * keep working, except after messages above UCX's rendezvous threshold (about 8 KiB to 64 KiB): a
+ * send whose receiver gave up closes the endpoint to that member, and later calls with it return
+ * XFFL_EPEER. Two calls that differ only where the 8-bit hashes collide (1 in 256) and whose messages
+ * have equal lengths are not told apart; a count of 0 sends nothing, so 0 against a non-zero count
+ * ends in XFFL_ETIMEOUT. A mismatch is a bug of the caller: fix it, do not recover from it.
+ * With NCCL nothing is checked: NCCL itself does not, and a mismatch is undefined there (typically a
+ * hang; possibly wrong results). Where xffl waits for the call on the host its wait is bounded, so
+ * the hang ends in XFFL_ETIMEOUT and the communicator is aborted.
+ *
+ * Threads: calls on one state and on its groups must not overlap; one that does returns XFFL_ESTATE
+ * at once, naming the call in progress, and changes nothing (never an abort). All groups of a state
+ * share its one UCX worker, so two groups of one state cannot be driven from two threads at once
+ * either, not even two instances of FEDERATED or REPLICA: those K instances exist for K CUDA streams
+ * (NCCL), not for concurrent host threads. Distinct states are independent: threads that need
+ * concurrent communication use one state each.
  */
 #ifndef XFFL_COLLECTIVE_H
 #define XFFL_COLLECTIVE_H
@@ -23,7 +47,10 @@ XFFL_BEGIN_DECLS
 
 /**
  * @brief recv[i] = op over members of send[i], on every member.
- * @return XFFL_OK; XFFL_EINVAL; XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND.
+ * @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on count, dtype or op);
+ *         XFFL_ESTATE (another call on the state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;
+ *         XFFL_EPEER; XFFL_EBACKEND.
+ * @note Collective; calls on one state and its groups must not overlap (see the file's notes).
  */
 XFFL_API xffl_status_t xffl_allreduce(xffl_group_t *group, const void *send, void *recv, size_t count,
                                       xffl_dtype_t dtype, xffl_redop_t op, void *stream);
@@ -31,6 +58,10 @@ XFFL_API xffl_status_t xffl_allreduce(xffl_group_t *group, const void *send, voi
 /**
  * @brief Copy buf of the member whose global rank is `root` to every member.
  * @param[in] root a global rank that is a member of the group
+ * @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on count, dtype or root; the
+ *         root may learn of it from its next call on the group); XFFL_ESTATE (another call on the
+ *         state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND.
+ * @note Collective; calls on one state and its groups must not overlap (see the file's notes).
  */
 XFFL_API xffl_status_t xffl_broadcast(xffl_group_t *group, void *buf, size_t count, xffl_dtype_t dtype, int root,
                                       void *stream);
@@ -38,6 +69,10 @@ XFFL_API xffl_status_t xffl_broadcast(xffl_group_t *group, void *buf, size_t cou
 /**
  * @brief recv = the send buffers of all members, concatenated in group-rank order.
  * @param[in] send_count elements per member; recv holds send_count * size elements
+ * @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on send_count or dtype);
+ *         XFFL_ESTATE (another call on the state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;
+ *         XFFL_EPEER; XFFL_EBACKEND.
+ * @note Collective; calls on one state and its groups must not overlap (see the file's notes).
  */
 XFFL_API xffl_status_t xffl_allgather(xffl_group_t *group, const void *send, void *recv, size_t send_count,
                                       xffl_dtype_t dtype, void *stream);
@@ -45,11 +80,20 @@ XFFL_API xffl_status_t xffl_allgather(xffl_group_t *group, const void *send, voi
 /**
  * @brief recv = block (group rank) of the reduction of all send buffers.
  * @param[in] recv_count elements per member; send holds recv_count * size elements
+ * @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on recv_count, dtype or op);
+ *         XFFL_ESTATE (another call on the state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;
+ *         XFFL_EPEER; XFFL_EBACKEND.
+ * @note Collective; calls on one state and its groups must not overlap (see the file's notes).
  */
 XFFL_API xffl_status_t xffl_reduce_scatter(xffl_group_t *group, const void *send, void *recv, size_t recv_count,
                                            xffl_dtype_t dtype, xffl_redop_t op, void *stream);
 
-/** @brief Returns once every member has entered the barrier (bounded by the timeout). */
+/**
+ * @brief Returns once every member has entered the barrier (bounded by the timeout).
+ * @return XFFL_OK; XFFL_EINVAL (group NULL, or a member called another collective); XFFL_ESTATE
+ *         (another call on the state is in progress); XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND.
+ * @note Collective; calls on one state and its groups must not overlap (see the file's notes).
+ */
 XFFL_API xffl_status_t xffl_barrier(xffl_group_t *group);
 
 XFFL_END_DECLS

@@ -19,10 +19,12 @@ XFFL_BEGIN_DECLS
 /**
  * @brief A group of the current layout.
  * @param[in] kind the family (WORLD, FSDP, HSDP_REPLICA, HSDP_SHARD, FEDERATED, REPLICA, FEDERATION)
- * @param[in] instance 0, or < streams for FEDERATED and REPLICA (same members, independent instances)
+ * @param[in] instance 0, or < streams for FEDERATED and REPLICA (same members, one instance per CUDA
+ *            stream for NCCL; all share the state's UCX worker, so not for concurrent host threads)
  * @param[out] out borrowed group; written only on success
  * @return XFFL_OK; XFFL_EINVAL (NULL, unknown kind, instance out of range); XFFL_ENOTSET when the
- *         layout has no such group (e.g. FEDERATED without federated scaling).
+ *         layout has no such group (e.g. FEDERATED without federated scaling); XFFL_ESTATE when
+ *         another call on the state is in progress (state.h, Thread-safety).
  */
 XFFL_API xffl_status_t xffl_get_group(const xffl_state_t *st, xffl_group_kind_t kind, int instance,
                                       xffl_group_t **out);

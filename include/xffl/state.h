@@ -14,8 +14,13 @@
  * A call out of this order returns XFFL_ESTATE and changes nothing. Every invalid input returns an
  * error before anything changes; nothing ever falls back silently to another layout.
  *
- * Thread-safety: a state is not thread-safe; calls on one state must not overlap. Distinct states
- * are independent.
+ * Thread-safety: calls on one state and on its groups must not overlap. One that does returns
+ * XFFL_ESTATE at once, naming the call in progress, and changes nothing (never an abort). Not checked,
+ * so never to overlap anything: xffl_state_destroy and xffl_group_destroy (use after free) and
+ * xffl_is_*_setup (no status to return). xffl_group_size/rank/ranks/description read what never
+ * changes in a group and may run at any time while the group lives. One state's groups share one
+ * UCX worker; the K instances of FEDERATED and REPLICA are for K CUDA streams (NCCL), not for
+ * concurrent host threads. Distinct states are independent: one state per thread runs concurrently.
  */
 #ifndef XFFL_STATE_H
 #define XFFL_STATE_H
@@ -98,7 +103,8 @@ XFFL_API xffl_status_t xffl_set_node(xffl_state_t *st, int node_local_rank, int 
  * @brief Choose the execution device and the number K of stream instances.
  * @param[in] device_index device to use, or -1 to choose node_local_rank modulo the device count
  *            (0 when the node is not set). Must be -1 or 0 for CPU execution.
- * @param[in] streams K in [1, 32]: the FEDERATED and REPLICA groups get K instances for concurrent use.
+ * @param[in] streams K in [1, 32]: the FEDERATED and REPLICA groups get K instances, one per CUDA
+ *            stream of the pool (NCCL); not for concurrent host threads (see Thread-safety above).
  * @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global, or after the layout is set with a stream
  *         count other than the layout's (its groups were made with it), or with NCCL for another device
  *         once a communicator exists on the current one; XFFL_EUNSUPPORTED / XFFL_EBACKEND for CUDA

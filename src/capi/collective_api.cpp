@@ -56,6 +56,7 @@ XFFL_API xffl_status_t xffl_allreduce(xffl_group_t *group, const void *send, voi
                                       xffl_dtype_t dtype, xffl_redop_t op, void *stream) {
   XFFL_API_BEGIN
   check_common(group, count, dtype, stream);
+  XFFL_API_ENTER(group, "xffl_allreduce");
   check_op(op);
   check_buffer(send, count, "send");
   check_buffer(recv, count, "recv");
@@ -70,6 +71,7 @@ XFFL_API xffl_status_t xffl_broadcast(xffl_group_t *group, void *buf, size_t cou
                                       void *stream) {
   XFFL_API_BEGIN
   check_common(group, count, dtype, stream);
+  XFFL_API_ENTER(group, "xffl_broadcast");
   check_buffer(buf, count, "buf");
   const int root_index = group->members().index_of(root);
   if (root_index < 0) xffl::fail(XFFL_EINVAL, "root rank ", root, " is not a member of ", group->description());
@@ -81,6 +83,7 @@ XFFL_API xffl_status_t xffl_allgather(xffl_group_t *group, const void *send, voi
                                       xffl_dtype_t dtype, void *stream) {
   XFFL_API_BEGIN
   check_common(group, send_count, dtype, stream);
+  XFFL_API_ENTER(group, "xffl_allgather");
   check_buffer(send, send_count, "send");
   check_buffer(recv, send_count, "recv");
   const size_t bytes = send_count * xffl::comm::dtype_size(dtype);
@@ -95,6 +98,7 @@ XFFL_API xffl_status_t xffl_reduce_scatter(xffl_group_t *group, const void *send
                                            xffl_dtype_t dtype, xffl_redop_t op, void *stream) {
   XFFL_API_BEGIN
   check_common(group, recv_count, dtype, stream);
+  XFFL_API_ENTER(group, "xffl_reduce_scatter");
   check_op(op);
   check_buffer(send, recv_count, "send");
   check_buffer(recv, recv_count, "recv");
@@ -109,6 +113,7 @@ XFFL_API xffl_status_t xffl_reduce_scatter(xffl_group_t *group, const void *send
 XFFL_API xffl_status_t xffl_barrier(xffl_group_t *group) {
   XFFL_API_BEGIN
   require_arg(group, "group");
+  XFFL_API_ENTER(group, "xffl_barrier");
   group->communicator().barrier();
   XFFL_API_END("xffl_barrier")
 }

@@ -32,6 +32,7 @@ XFFL_API xffl_status_t xffl_federated_average(xffl_state_t *st, void *buf, size_
                                               void *stream) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_federated_average");
   check_buffer(buf, count, dtype, "buf");
   xffl::federated::average(st->federated_roles(stream), buf, count, dtype, stream);
   XFFL_API_END("xffl_federated_average")
@@ -41,6 +42,7 @@ XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const
                                                    size_t n, xffl_dtype_t dtype, void *stream) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_federated_average_many");
   if (n > 0) {
     require_arg(bufs, "bufs");
     require_arg(counts, "counts");
@@ -61,6 +63,7 @@ XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const
 XFFL_API xffl_status_t xffl_set_federated_weights(xffl_state_t *st, const double *weights, size_t n) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_federated_weights");
   if (n > 0) require_arg(weights, "weights");
   st->set_federated_weights(std::vector<double>(weights, weights + n));
   XFFL_API_END("xffl_set_federated_weights")

@@ -15,6 +15,7 @@ XFFL_API xffl_status_t xffl_get_group(const xffl_state_t *st, xffl_group_kind_t 
                                       xffl_group_t **out) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_get_group");
   require_arg(out, "out");
   *out = st->group(kind, instance);
   XFFL_API_END("xffl_get_group")
@@ -24,6 +25,7 @@ XFFL_API xffl_status_t xffl_create_process_group(xffl_state_t *st, const int *ra
                                                  const char *description, xffl_group_t **out) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_create_process_group");
   require_arg(ranks, "ranks");
   require_arg(out, "out");
   if (n == 0) xffl::fail(XFFL_EINVAL, "n is 0; a process group needs at least one rank");

@@ -1,5 +1,13 @@
 // The begin/end guard around every exported function body: no exception ever crosses into C.
 // xffl::Error keeps its status; std::bad_alloc becomes XFFL_ENOMEM; anything else XFFL_EINTERNAL.
+//
+// XFFL_API_ENTER(handle, name), right after the handle's NULL check, takes the call gate of the state
+// behind a state or group handle (state/call_gate.h) until the function returns, on every path: an
+// overlapping call on the same state gets XFFL_ESTATE naming the call in progress. Every exported
+// function that takes a state or a group enters it, except the ones that cannot overlap harmfully
+// or cannot report a status: xffl_group_size/rank/ranks/description (a group's members, index and
+// description never change), xffl_is_*_setup (an int, no status), xffl_state_destroy and
+// xffl_group_destroy (void; overlapping a destroy is a use after free, which no flag can catch).
 #ifndef XFFL_SRC_CAPI_GUARD_H
 #define XFFL_SRC_CAPI_GUARD_H
 
@@ -7,6 +15,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "state/call_gate.h"
 #include "xffl/types.h"
 
 namespace xffl::capi {
@@ -21,6 +30,8 @@ void require_arg(const void *pointer, const char *name);
 }  // namespace xffl::capi
 
 #define XFFL_API_BEGIN try {
+#define XFFL_API_ENTER(handle, function) \
+  const ::xffl::CallGate::Pass xffl_call_pass_ = (handle)->call_gate().enter(function)
 #define XFFL_API_END(function)                                                                     \
   }                                                                                                \
   catch (const ::xffl::Error &error) {                                                             \

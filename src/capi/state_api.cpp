@@ -54,6 +54,7 @@ XFFL_API xffl_status_t xffl_set_global(xffl_state_t *st, xffl_backend_t backend,
                                        const char *master_addr, int master_port, int rank, int world_size) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_global");
   require_arg(master_addr, "master_addr");
   st->set_global(backend, device_type, master_addr, master_port, rank, world_size);
   XFFL_API_END("xffl_set_global")
@@ -63,6 +64,7 @@ XFFL_API xffl_status_t xffl_set_node(xffl_state_t *st, int node_local_rank, int 
                                      int node_world_size) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_node");
   st->set_node(node_local_rank, node_local_size, node_rank, node_world_size);
   XFFL_API_END("xffl_set_node")
 }
@@ -70,6 +72,7 @@ XFFL_API xffl_status_t xffl_set_node(xffl_state_t *st, int node_local_rank, int 
 XFFL_API xffl_status_t xffl_set_exec_device(xffl_state_t *st, int device_index, int streams) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_exec_device");
   st->set_exec_device(device_index, streams);
   XFFL_API_END("xffl_set_exec_device")
 }
@@ -77,6 +80,7 @@ XFFL_API xffl_status_t xffl_set_exec_device(xffl_state_t *st, int device_index, 
 XFFL_API xffl_status_t xffl_get_stream(const xffl_state_t *st, int index, void **stream) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_get_stream");
   require_arg(stream, "stream");
   *stream = st->stream(index);
   XFFL_API_END("xffl_get_stream")
@@ -85,6 +89,7 @@ XFFL_API xffl_status_t xffl_get_stream(const xffl_state_t *st, int index, void *
 XFFL_API xffl_status_t xffl_set_init_device(xffl_state_t *st, xffl_device_t init_device, int meta_initialization) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_init_device");
   st->set_init_device(init_device, meta_initialization != 0);
   XFFL_API_END("xffl_set_init_device")
 }
@@ -92,6 +97,7 @@ XFFL_API xffl_status_t xffl_set_init_device(xffl_state_t *st, xffl_device_t init
 XFFL_API xffl_status_t xffl_set_fsdp(xffl_state_t *st) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_fsdp");
   st->set_fsdp();
   XFFL_API_END("xffl_set_fsdp")
 }
@@ -99,6 +105,7 @@ XFFL_API xffl_status_t xffl_set_fsdp(xffl_state_t *st) {
 XFFL_API xffl_status_t xffl_set_fsdp_mesh(xffl_state_t *st, const int *ranks, size_t n) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_fsdp_mesh");
   require_arg(ranks, "ranks");
   if (n == 0) xffl::fail(XFFL_EINVAL, "n is 0; the fsdp mesh holds at least this rank");
   st->set_fsdp_mesh(std::vector<int>(ranks, ranks + n));
@@ -109,6 +116,7 @@ XFFL_API xffl_status_t xffl_set_hsdp_manual(xffl_state_t *st, int replica_local_
                                             int replica_rank, const int *replica_world_size, size_t n) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_hsdp_manual");
   require_arg(replica_world_size, "replica_world_size");
   if (n == 0) xffl::fail(XFFL_EINVAL, "n is 0; replica_world_size has one entry without federated scaling");
   st->set_hsdp_manual(replica_local_rank, replica_local_size, replica_rank,
@@ -120,6 +128,7 @@ XFFL_API xffl_status_t xffl_get_communicating_processes(const xffl_state_t *st, 
                                                         size_t cap, size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_get_communicating_processes");
   require_arg(len, "len");
   xffl::capi::copy_out(st->communicating_processes(federated_rank), ranks, cap, len, "the senders", "ranks");
   XFFL_API_END("xffl_get_communicating_processes")
@@ -128,6 +137,7 @@ XFFL_API xffl_status_t xffl_get_communicating_processes(const xffl_state_t *st, 
 XFFL_API xffl_status_t xffl_set_hsdp(xffl_state_t *st, int hsdp) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_hsdp");
   st->set_hsdp(hsdp);
   XFFL_API_END("xffl_set_hsdp")
 }
@@ -135,6 +145,7 @@ XFFL_API xffl_status_t xffl_set_hsdp(xffl_state_t *st, int hsdp) {
 XFFL_API xffl_status_t xffl_federated_scaling(xffl_state_t *st, const int *sizes, size_t n_sizes, int hsdp) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_federated_scaling");
   require_arg(sizes, "sizes");
   if (n_sizes == 0) xffl::fail(XFFL_EINVAL, "n_sizes is 0; give one size or one per group");
   st->federated_scaling(std::vector<int>(sizes, sizes + n_sizes), hsdp);
@@ -144,6 +155,7 @@ XFFL_API xffl_status_t xffl_federated_scaling(xffl_state_t *st, const int *sizes
 XFFL_API xffl_status_t xffl_unset_fsdp(xffl_state_t *st) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_unset_fsdp");
   st->unset_fsdp();
   XFFL_API_END("xffl_unset_fsdp")
 }
@@ -151,6 +163,7 @@ XFFL_API xffl_status_t xffl_unset_fsdp(xffl_state_t *st) {
 XFFL_API xffl_status_t xffl_unset_hsdp(xffl_state_t *st) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_unset_hsdp");
   st->unset_hsdp();
   XFFL_API_END("xffl_unset_hsdp")
 }
@@ -158,6 +171,7 @@ XFFL_API xffl_status_t xffl_unset_hsdp(xffl_state_t *st) {
 XFFL_API xffl_status_t xffl_unset_federated_scaling(xffl_state_t *st) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_unset_federated_scaling");
   st->unset_federated_scaling();
   XFFL_API_END("xffl_unset_federated_scaling")
 }
@@ -172,6 +186,7 @@ XFFL_API int xffl_is_federated_scaling_setup(const xffl_state_t *st) {
 XFFL_API xffl_status_t xffl_get_int(const xffl_state_t *st, xffl_attr_t attr, int *value) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_get_int");
   require_arg(value, "value");
   *value = st->get_int(attr);
   XFFL_API_END("xffl_get_int")
@@ -180,6 +195,7 @@ XFFL_API xffl_status_t xffl_get_int(const xffl_state_t *st, xffl_attr_t attr, in
 XFFL_API xffl_status_t xffl_get_ints(const xffl_state_t *st, xffl_attr_t attr, int *buf, size_t cap, size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_get_ints");
   require_arg(len, "len");
   xffl::capi::copy_out(st->get_ints(attr), buf, cap, len, "the attribute");
   XFFL_API_END("xffl_get_ints")
@@ -188,6 +204,7 @@ XFFL_API xffl_status_t xffl_get_ints(const xffl_state_t *st, xffl_attr_t attr, i
 XFFL_API xffl_status_t xffl_get_master_addr(const xffl_state_t *st, char *buf, size_t cap, size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_get_master_addr");
   require_arg(len, "len");
   xffl::capi::copy_out(st->master_addr(), buf, cap, len, "the master address");
   XFFL_API_END("xffl_get_master_addr")
@@ -196,6 +213,7 @@ XFFL_API xffl_status_t xffl_get_master_addr(const xffl_state_t *st, char *buf, s
 XFFL_API xffl_status_t xffl_set_option(xffl_state_t *st, xffl_option_t option, int value) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_option");
   st->set_option(option, value);
   XFFL_API_END("xffl_set_option")
 }
@@ -203,6 +221,7 @@ XFFL_API xffl_status_t xffl_set_option(xffl_state_t *st, xffl_option_t option, i
 XFFL_API xffl_status_t xffl_get_option(const xffl_state_t *st, xffl_option_t option, int *value) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_get_option");
   require_arg(value, "value");
   *value = st->options().get(option);
   XFFL_API_END("xffl_get_option")
@@ -211,6 +230,7 @@ XFFL_API xffl_status_t xffl_get_option(const xffl_state_t *st, xffl_option_t opt
 XFFL_API xffl_status_t xffl_set_option_string(xffl_state_t *st, xffl_option_t option, const char *text) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_set_option_string");
   require_arg(text, "text");
   st->set_option_string(option, text);
   XFFL_API_END("xffl_set_option_string")
@@ -220,6 +240,7 @@ XFFL_API xffl_status_t xffl_get_option_string(const xffl_state_t *st, xffl_optio
                                               size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_get_option_string");
   require_arg(len, "len");
   xffl::capi::copy_out(st->options().get_string(option), buf, cap, len, "the option");
   XFFL_API_END("xffl_get_option_string")
@@ -229,6 +250,7 @@ XFFL_API xffl_status_t xffl_state_describe(const xffl_state_t *st, xffl_format_t
                                            size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
+  XFFL_API_ENTER(st, "xffl_state_describe");
   require_arg(len, "len");
   xffl::capi::copy_out(st->describe(format), buf, cap, len, "the description");
   XFFL_API_END("xffl_state_describe")

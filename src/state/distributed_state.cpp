@@ -105,7 +105,7 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
   world_size_ = world_size;
   device_count_ = 1;
   comm::GroupSpec world{topology::RankList::progression(0, 1, world_size), rank, "world group", layout_tag(0, XFFL_GROUP_WORLD, 0)};
-  groups_[XFFL_GROUP_WORLD].push_back(std::make_unique<xffl_group>(std::move(world), backend_, false));
+  groups_[XFFL_GROUP_WORLD].push_back(std::make_unique<xffl_group>(std::move(world), backend_, false, call_gate_));
   register_world_group(*backend_, groups_[XFFL_GROUP_WORLD].back()->spec());
 }
 
@@ -179,7 +179,7 @@ void DistributedState::add_group(xffl_group_kind_t kind, int instances, const to
     if (instances > 1) text += " (instance " + std::to_string(instance) + ")";
     comm::GroupSpec spec{members, my_index, std::move(text), layout_tag(layout_generation_, kind, instance)};
     spec.crosses_facilities = kind == XFFL_GROUP_FEDERATED;
-    auto group = std::make_unique<xffl_group>(std::move(spec), backend_, false);
+    auto group = std::make_unique<xffl_group>(std::move(spec), backend_, false, call_gate_);
     // NCCL makes communicators eagerly: one split per family, every rank in the same layout order.
     if (prepare_family_group(*backend_, group->spec(), instance)) group->communicator();
     groups_[kind].push_back(std::move(group));
@@ -446,7 +446,7 @@ std::unique_ptr<xffl_group> DistributedState::create_process_group(const std::ve
   comm::GroupSpec spec{std::move(members), my_index, description, kCustomTagBase + identity.slot};
   spec.serial = identity.serial;
   spec.crosses_facilities = spans_federated_groups(sorted);
-  return std::make_unique<xffl_group>(std::move(spec), backend_, identity.slot);
+  return std::make_unique<xffl_group>(std::move(spec), backend_, identity.slot, call_gate_);
 }
 
 bool DistributedState::spans_federated_groups(const std::vector<int> &sorted_ranks) const {

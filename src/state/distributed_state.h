@@ -12,6 +12,7 @@
 
 #include "comm/communicator.h"
 #include "federated/average.h"
+#include "state/call_gate.h"
 #include "state/group.h"
 #include "state/options.h"
 #include "topology/plan.h"
@@ -76,6 +77,9 @@ class DistributedState {
 
   std::string describe(xffl_format_t format) const;
 
+  // Taken by every exported function on this state or its groups (call_gate.h).
+  CallGate &call_gate() const { return *call_gate_; }
+
   // FedAvg weights per federated group; empty means the plain mean.
   void set_federated_weights(const std::vector<double> &weights);
   const std::vector<double> &federated_weights() const { return federated_weights_; }
@@ -96,6 +100,7 @@ class DistributedState {
   // Under federated scaling: whether these ranks (sorted) lie in more than one federated group.
   bool spans_federated_groups(const std::vector<int> &sorted_ranks) const;
 
+  std::shared_ptr<CallGate> call_gate_ = std::make_shared<CallGate>();  // shared with every group
   Options options_;
   std::shared_ptr<comm::Backend> backend_;
   xffl_backend_t backend_kind_ = XFFL_BACKEND_NONE;

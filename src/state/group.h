@@ -9,15 +9,18 @@
 #include <string>
 
 #include "comm/communicator.h"
+#include "state/call_gate.h"
 
 namespace xffl {
 
 class Group {
  public:
-  Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, bool owned);
+  // gate: the call gate of the state that makes the group (call_gate.h).
+  Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, bool owned, std::shared_ptr<CallGate> gate);
   // A process group whose identity the job's authority gave it (Backend::claim_group): released when
   // the group ends, after its communicator.
-  Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, uint32_t claimed_slot);
+  Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, uint32_t claimed_slot,
+        std::shared_ptr<CallGate> gate);
   virtual ~Group();
 
   const comm::GroupSpec &spec() const { return spec_; }
@@ -27,6 +30,8 @@ class Group {
   bool owned() const { return owned_; }
   xffl_backend_t backend_kind() const { return backend_->kind(); }
   comm::Communicator &communicator();
+  // The state's call gate, shared: calls on a group and on its state never overlap.
+  CallGate &call_gate() const { return *gate_; }
   // A stream is a cudaStream_t for NCCL; host-memory backends take NULL (XFFL_EINVAL otherwise).
   void check_stream(const void *stream) const;
 
@@ -36,6 +41,7 @@ class Group {
   std::unique_ptr<comm::Communicator> communicator_;
   bool owned_;
   std::optional<uint32_t> claimed_slot_;
+  std::shared_ptr<CallGate> gate_;
 };
 
 }  // namespace xffl

@@ -12,8 +12,15 @@ UcxCommunicator::UcxCommunicator(std::shared_ptr<UcxWorker> worker, GroupView gr
 
 // The transports live inside the try block: when a schedule throws, their destructors cancel what is
 // still in flight before the error is recorded and passed on.
+CallContext UcxCommunicator::next_call(const CallSignature &signature) {
+  CallContext call{signature, last_call_};
+  last_call_ = signature;
+  return call;
+}
+
 template <typename Schedule>
-void UcxCommunicator::run_paired(const char *operation, UcxCommunicator *partner, Schedule &&schedule) {
+void UcxCommunicator::run_paired(const char *operation, const CallSignature &signature, UcxCommunicator *partner,
+                                 const CallSignature &partner_signature, Schedule &&schedule) {
   if (failure_) throw *failure_;
   if (partner && partner->failure_) throw *partner->failure_;
   auto record = [&](const Error &error) {
@@ -21,9 +28,10 @@ void UcxCommunicator::run_paired(const char *operation, UcxCommunicator *partner
     if (partner) partner->failure_ = error;
   };
   try {
-    UcxTransport transport(*worker_, group_, sequence_++, operation);
+    UcxTransport transport(*worker_, group_, sequence_++, operation, next_call(signature));
     std::optional<UcxTransport> second;
-    if (partner) second.emplace(*worker_, partner->group_, partner->sequence_++, operation);
+    if (partner)
+      second.emplace(*worker_, partner->group_, partner->sequence_++, operation, partner->next_call(partner_signature));
     schedule(transport, second ? &*second : nullptr, worker_->settings().tuning);
     transport.wait_all();
     if (second) second->wait_all();
@@ -43,8 +51,8 @@ void UcxCommunicator::run_paired(const char *operation, UcxCommunicator *partner
 }
 
 template <typename Schedule>
-void UcxCommunicator::run(const char *operation, Schedule &&schedule) {
-  run_paired(operation, nullptr,
+void UcxCommunicator::run(const char *operation, const CallSignature &signature, Schedule &&schedule) {
+  run_paired(operation, signature, nullptr, signature,
              [&](algorithms::PointToPoint &p2p, algorithms::PointToPoint *, const algorithms::Tuning &tuning) {
                schedule(p2p, tuning);
              });
@@ -52,26 +60,26 @@ void UcxCommunicator::run(const char *operation, Schedule &&schedule) {
 
 void UcxCommunicator::allreduce(const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
                                 void *) {
-  run("allreduce", [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
+  run("allreduce", CallSignature::of(CallKind::Allreduce, count, dtype, op), [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
     algorithms::allreduce(p2p, send, recv, count, dtype, op, tuning);
   });
 }
 
 void UcxCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int root_index, void *) {
-  run("broadcast", [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
+  run("broadcast", CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(root_index)), [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
     algorithms::broadcast(p2p, buf, count, dtype, root_index, tuning);
   });
 }
 
 void UcxCommunicator::allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype, void *) {
-  run("allgather", [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
+  run("allgather", CallSignature::of(CallKind::Allgather, send_count, dtype), [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
     algorithms::allgather(p2p, send, recv, send_count, dtype, tuning);
   });
 }
 
 void UcxCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype,
                                      xffl_redop_t op, void *) {
-  run("reduce_scatter", [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
+  run("reduce_scatter", CallSignature::of(CallKind::ReduceScatter, recv_count, dtype, op), [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
     algorithms::reduce_scatter(p2p, send, recv, recv_count, dtype, op, tuning);
   });
 }
@@ -82,7 +90,9 @@ void UcxCommunicator::allreduce_and_relay(void *buf, size_t count, xffl_dtype_t 
   if (!chain || chain->worker_ != worker_ || relay_root != chain->group_.my_index)
     return Communicator::allreduce_and_relay(buf, count, dtype, op, premul, relay, relay_root, stream);
   if (premul != 1.0) scale(buf, count, dtype, premul);
-  run_paired("federated average (sender)", chain,
+  // The relay's members call relay_receive, whose messages carry a broadcast's signature.
+  run_paired("federated average (sender)", CallSignature::of(CallKind::Allreduce, count, dtype, op), chain,
+             CallSignature::of(CallKind::Broadcast, count, dtype, -1, chain->global_root(relay_root)),
              [&](algorithms::PointToPoint &federated, algorithms::PointToPoint *replica,
                  const algorithms::Tuning &tuning) {
                algorithms::allreduce_and_relay(federated, *replica, buf, count, dtype, op, tuning);
@@ -91,13 +101,14 @@ void UcxCommunicator::allreduce_and_relay(void *buf, size_t count, xffl_dtype_t 
 
 void UcxCommunicator::relay_receive(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, int relay_root,
                                     int federated_size, int sender_index, void *) {
-  run("federated average (relay)", [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
+  run("federated average (relay)", CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(relay_root)),
+      [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
     algorithms::relay_receive(p2p, relay_root, buf, count, dtype, op, federated_size, sender_index, tuning);
   });
 }
 
 void UcxCommunicator::barrier() {
-  run("barrier", [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &) { algorithms::barrier(p2p); });
+  run("barrier", CallSignature::barrier(), [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &) { algorithms::barrier(p2p); });
 }
 
 }  // namespace xffl::comm::ucx

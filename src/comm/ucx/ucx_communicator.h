@@ -32,16 +32,22 @@ class UcxCommunicator final : public Communicator {
                      int federated_size, int sender_index, void *stream) override;
 
  private:
+  // signature: the call's arguments as every member must give them (call_check.h).
   template <typename Schedule>
-  void run(const char *operation, Schedule &&schedule);
-  // One schedule over two groups at once (this one and partner's), on the same worker; a failure makes
-  // both communicators unusable.
+  void run(const char *operation, const CallSignature &signature, Schedule &&schedule);
+  // One schedule over two groups at once (this one and partner's, whose call is partner_signature),
+  // on the same worker; a failure makes both communicators unusable.
   template <typename Schedule>
-  void run_paired(const char *operation, UcxCommunicator *partner, Schedule &&schedule);
+  void run_paired(const char *operation, const CallSignature &signature, UcxCommunicator *partner,
+                  const CallSignature &partner_signature, Schedule &&schedule);
+  // The call this communicator runs next, and the one before (CallContext), advancing the record.
+  CallContext next_call(const CallSignature &signature);
+  int global_root(int root_index) const { return group_.members[static_cast<size_t>(root_index)]; }
 
   std::shared_ptr<UcxWorker> worker_;
   GroupView group_;
   uint32_t sequence_ = 0;
+  std::optional<CallSignature> last_call_;
   std::optional<Error> failure_;
 };
 

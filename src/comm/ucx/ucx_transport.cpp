@@ -1,5 +1,6 @@
 #include "comm/ucx/ucx_transport.h"
 
+#include <algorithm>
 #include <sstream>
 #include <utility>
 
@@ -22,18 +23,61 @@ constexpr int kDrainRounds = 1000;
 constexpr int kDiagnosisBoundMs = 1000;
 // Cancelled receives and sends to force-closed endpoints normally complete at the next progress.
 constexpr int kAbandonBoundMs = 500;
+// How often a wait looks for mismatch notices and stray messages of its call (call_check.h).
+constexpr auto kCallCheckInterval = std::chrono::milliseconds(20);
+// A member that found a mismatch waits this long for a notice naming the other arguments (members
+// still in the call answer within kCallCheckInterval), and sending the notices takes at most this.
+constexpr auto kNoticeBound = std::chrono::milliseconds(1000);
 
 }  // namespace
 
-UcxTransport::UcxTransport(UcxWorker &worker, const GroupView &group, uint32_t sequence, const char *operation)
+UcxTransport::UcxTransport(UcxWorker &worker, const GroupView &group, uint32_t sequence, const char *operation,
+                           const CallContext &call)
     : worker_(worker), group_(group), sequence_(sequence), operation_(operation),
       timeout_ms_(worker.settings().timeout_ms),
       deadline_(Clock::now() + std::chrono::milliseconds(timeout_ms_)),
-      next_liveness_check_(Clock::now() + kLivenessCheckInterval) {}
+      next_liveness_check_(Clock::now() + kLivenessCheckInterval), call_(call),
+      signature_bits_(signature_bits(call.signature)), next_call_check_(Clock::now() + kCallCheckInterval) {
+  // One probe of an (almost always empty) unexpected queue: a member whose part of the previous call
+  // completed before a mismatch was found learns of it here.
+  // A notice of this very call may be here already, when a member found the mismatch first.
+  if (group_.members.size() > 1)
+    if (auto other = take_notices()) disagree(*other);
+}
 
 UcxTransport::~UcxTransport() { abandon_outstanding(); }
 
+// The algorithm's own buffers (its Scratch) are freed while the exception unwinds, before this
+// transport's destructor: what is in flight must be given up before anything leaves these calls.
+template <typename Call>
+auto UcxTransport::giving_up_on_error(Call &&call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (...) {
+    abandon_outstanding();
+    throw;
+  }
+}
+
 algorithms::RequestId UcxTransport::send(int peer, const void *data, size_t bytes, algorithms::Step step) {
+  return giving_up_on_error([&] { return post_send(peer, data, bytes, step); });
+}
+
+algorithms::RequestId UcxTransport::recv(int peer, void *data, size_t bytes, algorithms::Step step) {
+  return giving_up_on_error([&] { return post_recv(peer, data, bytes, step); });
+}
+
+void UcxTransport::wait(algorithms::RequestId id) {
+  giving_up_on_error([&] { wait_for(id); });
+}
+
+void UcxTransport::wait_all() {
+  giving_up_on_error([&] {
+    for (; first_unfinished_ < requests_.size(); ++first_unfinished_) wait_for(first_unfinished_);
+  });
+}
+
+algorithms::RequestId UcxTransport::post_send(int peer, const void *data, size_t bytes, algorithms::Step step) {
   requests_.push_back(Request{nullptr, peer, true, bytes, step});
   Request &request = requests_.back();
   ensure_peer_alive(request);
@@ -45,7 +89,8 @@ algorithms::RequestId UcxTransport::send(int peer, const void *data, size_t byte
          group_.members[static_cast<size_t>(peer)], " (step ", step.index + 1, " of ", step.total, "): ", error.what());
   }
   ucp_request_param_t param{};
-  const uint64_t tag = message_tag(group_.tag_bits, sequence_, group_.my_index, step.index);
+  const uint64_t tag =
+      message_tag(group_.tag_bits, sequence_, static_cast<uint64_t>(group_.my_index), signature_bits_, step.index);
   if (worker_.shares_memory_with(group_.members[static_cast<size_t>(peer)])) {
     if (!worker_.send_staging().has_free_slot()) reclaim_staged_sends();
     request.staging = worker_.send_staging().stage(data, bytes);
@@ -74,15 +119,15 @@ void UcxTransport::reclaim_staged_sends() {
   }
 }
 
-algorithms::RequestId UcxTransport::recv(int peer, void *data, size_t bytes, algorithms::Step step) {
+algorithms::RequestId UcxTransport::post_recv(int peer, void *data, size_t bytes, algorithms::Step step) {
   requests_.push_back(Request{nullptr, peer, false, bytes, step});
   Request &request = requests_.back();
   // Always a request: UCX 1.13 leaves recv_info.tag_info->length at 0 when a receive completes
   // immediately, and the length check below needs the real one.
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-  const uint64_t tag = message_tag(group_.tag_bits, sequence_, peer, step.index);
-  ucs_status_ptr_t handle = ucp_tag_recv_nbx(worker_.handle(), data, bytes, tag, kExactTagMask, &param);
+  const uint64_t tag = message_tag(group_.tag_bits, sequence_, static_cast<uint64_t>(peer), signature_bits_, step.index);
+  ucs_status_ptr_t handle = ucp_tag_recv_nbx(worker_.handle(), data, bytes, tag, kReceiveMask, &param);
   if (UCS_PTR_IS_ERR(handle))
     fail(XFFL_EBACKEND, "rank ", worker_.rank(), ": UCX refused a receive in ", where(request), ": ",
          ucs_status_string(UCS_PTR_STATUS(handle)));
@@ -102,6 +147,9 @@ bool UcxTransport::finished(Request &request) {
   ucp_request_free(request.handle);
   request.handle = nullptr;
   worker_.send_staging().release(std::exchange(request.staging, nullptr));
+  if (status == UCS_ERR_MESSAGE_TRUNCATED && !request.is_send)
+    mismatch_found(request.peer, "sent more than the " + std::to_string(request.bytes) + " bytes this call expects in " +
+                                     where(request));
   if (status != UCS_OK) {
     const int peer_rank = group_.members[static_cast<size_t>(request.peer)];
     const std::string transport_words = take_transport_failure();  // CMA's report, see ucx_log_filter.h
@@ -110,17 +158,118 @@ bool UcxTransport::finished(Request &request) {
                                          (transport_words.empty() ? "" : ": " + transport_words));
       peer_failed(request, *worker_.failure(peer_rank));
     }
+    mismatch_before_failure();
     fail(XFFL_EBACKEND, "rank ", worker_.rank(), ": UCX failed a ", request.is_send ? "send" : "receive", " in ",
          where(request), ": ", ucs_status_string(status));
   }
-  if (!request.is_send) check_received_length(request, info.length);
+  if (!request.is_send) check_received(request, info);
   return true;
 }
 
-void UcxTransport::check_received_length(const Request &request, size_t length) {
-  if (length != request.bytes)
-    fail(XFFL_EINTERNAL, "rank ", worker_.rank(), ": received ", length, " bytes instead of ", request.bytes, " in ",
-         where(request), " (do all members call the same collective with the same count and dtype?)");
+void UcxTransport::check_received(const Request &request, const ucp_tag_recv_info_t &info) {
+  if (signature_of(info.sender_tag) != signature_bits_)
+    mismatch_found(request.peer, "sent a message of a call with other arguments in " + where(request));
+  if (info.length != request.bytes)
+    mismatch_found(request.peer, "sent " + std::to_string(info.length) + " bytes where this call expects " +
+                                     std::to_string(request.bytes) + " in " + where(request));
+}
+
+void UcxTransport::check_call() {
+  check_notices();
+  // A member that took another root (or another collective) may send where nobody receives.
+  ucp_tag_recv_info_t info{};
+  if (ucp_tag_probe_nb(worker_.handle(), message_tag(group_.tag_bits, sequence_, 0, 0, 0), kCallMask, 0, &info)) {
+    const uint64_t sender = sender_of(info.sender_tag);
+    if (sender < group_.members.size() && signature_of(info.sender_tag) != signature_bits_)
+      mismatch_found(static_cast<int>(sender), "sent this rank a message of a call with other arguments in " +
+                                                   std::string(operation_) + " on " + group_.description);
+  }
+}
+
+// A member that found a mismatch sends its notices, then gives up its sends, which may fail our
+// receives from it: the notice, sent first, is the real cause.
+void UcxTransport::mismatch_before_failure() {
+  for (int round = 0; round < kDrainRounds && ucp_worker_progress(worker_.handle()) != 0; ++round) {
+  }
+  check_notices();
+}
+
+void UcxTransport::check_notices() {
+  if (auto other = take_notices()) disagree(*other);
+  if (uninformative_)
+    await_disagreement("rank " + std::to_string(uninformative_->notifier) + " found that rank " +
+                       std::to_string(uninformative_->culprit) + " called " + operation_ + " on " +
+                       group_.description + " with other arguments");
+}
+
+std::optional<Disagreement> UcxTransport::take_notices() {
+  const uint32_t current = sequence_ & 0xffu, previous = (sequence_ - 1) & 0xffu;
+  while (auto notice = take_notice(worker_.handle(), notice_tag(group_.tag_bits, 0), kGroupNoticeMask)) {
+    if (notice->sequence == current) {
+      if (auto other = disagreement(*notice, call_.signature)) return other;
+      uninformative_ = *notice;
+    } else if (notice->sequence == previous && call_.previous) {
+      if (auto other = disagreement(*notice, *call_.previous)) {
+        // Members that found the mismatch may still wait for this rank's arguments.
+        send_notices(previous, *call_.previous, other->rank, &other->signature);
+        fail(XFFL_EINVAL, describe_difference(other->rank, other->signature, worker_.rank(), *call_.previous),
+             " in the previous collective on ", group_.description, " (rank ", worker_.rank(),
+             "'s part of it had completed); every member must call a collective with the same count, dtype, op "
+             "and root");
+      }
+    }  // else a notice of a call long gone: dropped
+  }
+  return std::nullopt;
+}
+
+void UcxTransport::notify_members(int culprit, const CallSignature *theirs) {
+  if (std::exchange(notice_sent_, true)) return;
+  send_notices(sequence_, call_.signature, culprit, theirs);
+}
+
+void UcxTransport::send_notices(uint32_t sequence, const CallSignature &mine, int culprit, const CallSignature *theirs) {
+  MismatchNotice notice;
+  notice.notifier = worker_.rank();
+  notice.culprit = culprit;
+  notice.culprit_known = theirs != nullptr;
+  notice.sequence = sequence & 0xffu;
+  notice.mine = mine;
+  if (theirs) notice.theirs = *theirs;
+  const auto bound = Clock::now() + kNoticeBound;
+  const uint64_t tag = notice_tag(group_.tag_bits, sequence);
+  for (size_t i = 0; i < group_.members.size(); ++i) {
+    const int member = group_.members[i];
+    if (static_cast<int>(i) == group_.my_index || worker_.failure(member)) continue;
+    try {
+      send_notice_now(worker_.handle(), worker_.endpoint(member, bound), notice, tag, bound);
+    } catch (const Error &) {  // a member we cannot reach learns of it by its own timeout
+    }
+  }
+}
+
+void UcxTransport::disagree(const Disagreement &other) {
+  notify_members(other.rank, &other.signature);
+  fail(XFFL_EINVAL, describe_difference(other.rank, other.signature, worker_.rank(), call_.signature), " (", operation_,
+       " on ", group_.description, "); every member must call a collective with the same count, dtype, op and root");
+}
+
+void UcxTransport::mismatch_found(int culprit_index, const std::string &what) {
+  const int culprit = group_.members[static_cast<size_t>(culprit_index)];
+  notify_members(culprit, nullptr);
+  await_disagreement("rank " + std::to_string(culprit) + " " + what);
+}
+
+void UcxTransport::await_disagreement(const std::string &fallback) {
+  const auto bound = std::min(Clock::now() + kNoticeBound, std::max(deadline_, Clock::now()));
+  while (true) {
+    if (auto other = take_notices()) disagree(*other);
+    if (Clock::now() >= bound) break;
+    worker_.progress_or_sleep(bound);
+  }
+  fail(XFFL_EINVAL, "rank ", worker_.rank(), ": ", fallback, ": this rank called ", describe_call(call_.signature),
+       ", which differs from that rank's call (its arguments did not arrive within ",
+       std::chrono::duration_cast<std::chrono::milliseconds>(kNoticeBound).count(),
+       " ms); every member must call a collective with the same count, dtype, op and root");
 }
 
 void UcxTransport::ensure_peer_alive(const Request &request) {
@@ -128,10 +277,14 @@ void UcxTransport::ensure_peer_alive(const Request &request) {
     peer_failed(request, *why);
 }
 
-void UcxTransport::wait(algorithms::RequestId id) {
+void UcxTransport::wait_for(algorithms::RequestId id) {
   while (!finished(requests_[id])) {
     ensure_peer_alive(requests_[id]);
     const auto now = Clock::now();
+    if (now >= next_call_check_) {
+      next_call_check_ = now + kCallCheckInterval;
+      check_call();
+    }
     if (now >= deadline_) timed_out(requests_[id]);
     if (now >= next_liveness_check_) {
       next_liveness_check_ = now + kLivenessCheckInterval;
@@ -155,9 +308,6 @@ bool UcxTransport::awaited_peer_exited(Request &request) {
   return !finished(request);
 }
 
-void UcxTransport::wait_all() {
-  for (; first_unfinished_ < requests_.size(); ++first_unfinished_) wait(first_unfinished_);
-}
 
 std::string UcxTransport::where(const Request &request) const {
   std::ostringstream text;
@@ -178,6 +328,7 @@ void UcxTransport::timed_out(const Request &request) {
 // A failed peer may itself be a survivor that gave up because of something else (another member,
 // the store): what else is known follows.
 void UcxTransport::peer_failed(const Request &request, const std::string &why) {
+  mismatch_before_failure();
   const int peer_rank = group_.members[static_cast<size_t>(request.peer)];
   const std::string known = other_failures(peer_rank);
   fail(XFFL_EPEER, "rank ", worker_.rank(), ": rank ", peer_rank, " failed (", why, ") in ", where(request), known);

@@ -5,15 +5,18 @@
 // waits on a peer of this host it looks whether that process still runs: a dead one fails the wait
 // with XFFL_EPEER at once instead of at the timeout. Destroying it with requests still outstanding
 // cancels the receives and abandons the peers of unfinished sends (ucx_worker.h), so no buffer of
-// the caller is touched after the collective has returned or thrown.
+// the caller is touched after the collective has returned or thrown. Members that call with
+// different arguments get XFFL_EINVAL naming both (call_check.h).
 #ifndef XFFL_SRC_COMM_UCX_UCX_TRANSPORT_H
 #define XFFL_SRC_COMM_UCX_UCX_TRANSPORT_H
 
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "comm/algorithms/point_to_point.h"
+#include "comm/ucx/call_check.h"
 #include "comm/ucx/ucx_worker.h"
 
 namespace xffl::comm::ucx {
@@ -26,9 +29,18 @@ struct GroupView {
   uint64_t tag_bits = 0;     // tag.h group field
 };
 
+// The call a transport serves, and the communicator's call before it (whose mismatch a member whose
+// part completed early learns of at its next call).
+struct CallContext {
+  CallSignature signature;
+  std::optional<CallSignature> previous;
+};
+
 class UcxTransport final : public algorithms::PointToPoint {
  public:
-  UcxTransport(UcxWorker &worker, const GroupView &group, uint32_t sequence, const char *operation);
+  // Throws XFFL_EINVAL when a notice says that the communicator's previous call did not match.
+  UcxTransport(UcxWorker &worker, const GroupView &group, uint32_t sequence, const char *operation,
+               const CallContext &call);
   ~UcxTransport() override;
   UcxTransport(const UcxTransport &) = delete;
   UcxTransport &operator=(const UcxTransport &) = delete;
@@ -50,9 +62,30 @@ class UcxTransport final : public algorithms::PointToPoint {
     algorithms::Step step;
     void *staging = nullptr;  // a send's copy (send_staging.h), owned until UCX completes the send
   };
+  template <typename Call>
+  auto giving_up_on_error(Call &&call) -> decltype(call());
+  algorithms::RequestId post_send(int peer, const void *data, size_t bytes, algorithms::Step step);
+  algorithms::RequestId post_recv(int peer, void *data, size_t bytes, algorithms::Step step);
+  void wait_for(algorithms::RequestId request);
   bool finished(Request &request);
   bool awaited_peer_exited(Request &request);
-  void check_received_length(const Request &request, size_t length);
+  void check_received(const Request &request, const ucp_tag_recv_info_t &info);
+  // Mismatch handling (call_check.h). A member's message did not fit this call: tell every member,
+  // wait briefly for the other arguments, throw XFFL_EINVAL.
+  [[noreturn]] void mismatch_found(int culprit_index, const std::string &what);
+  // Looks for notices and stray messages of this call (and notices of the previous one).
+  void check_call();
+  // Throws XFFL_EINVAL when a notice of this call is here (a failure may be its consequence).
+  void mismatch_before_failure();
+  void check_notices();
+  // Takes the notices of this group; returns a member's arguments that differ from this call's, and
+  // throws at once for a notice about the previous call.
+  std::optional<Disagreement> take_notices();
+  // Sends this call's notice to every member, once.
+  void notify_members(int culprit, const CallSignature *theirs);
+  void send_notices(uint32_t sequence, const CallSignature &mine, int culprit, const CallSignature *theirs);
+  [[noreturn]] void disagree(const Disagreement &other);
+  [[noreturn]] void await_disagreement(const std::string &fallback);
   [[noreturn]] void timed_out(const Request &request);
   [[noreturn]] void peer_failed(const Request &request, const std::string &why);
   std::string other_failures(int excluded_rank);
@@ -72,6 +105,11 @@ class UcxTransport final : public algorithms::PointToPoint {
   std::vector<Request> requests_;
   size_t first_unfinished_ = 0;
   std::deque<algorithms::RequestId> staged_sends_;  // sends holding a slot, oldest first
+  CallContext call_;
+  uint8_t signature_bits_;
+  Clock::time_point next_call_check_;
+  bool notice_sent_ = false;
+  std::optional<MismatchNotice> uninformative_;  // a notice that did not name arguments other than ours
 };
 
 }  // namespace xffl::comm::ucx

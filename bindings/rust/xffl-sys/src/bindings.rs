@@ -495,7 +495,8 @@ extern "C" {
     #[doc = " @brief Choose the execution device and the number K of stream instances."]
     #[doc = " @param[in] device_index device to use, or -1 to choose node_local_rank modulo the device count"]
     #[doc = "            (0 when the node is not set). Must be -1 or 0 for CPU execution."]
-    #[doc = " @param[in] streams K in [1, 32]: the FEDERATED and REPLICA groups get K instances for concurrent use."]
+    #[doc = " @param[in] streams K in [1, 32]: the FEDERATED and REPLICA groups get K instances, one per CUDA"]
+    #[doc = "            stream of the pool (NCCL); not for concurrent host threads (see Thread-safety above)."]
     #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global, or after the layout is set with a stream"]
     #[doc = "         count other than the layout's (its groups were made with it), or with NCCL for another device"]
     #[doc = "         once a communicator exists on the current one; XFFL_EUNSUPPORTED / XFFL_EBACKEND for CUDA"]
@@ -784,10 +785,12 @@ extern "C" {
 extern "C" {
     #[doc = " @brief A group of the current layout."]
     #[doc = " @param[in] kind the family (WORLD, FSDP, HSDP_REPLICA, HSDP_SHARD, FEDERATED, REPLICA, FEDERATION)"]
-    #[doc = " @param[in] instance 0, or < streams for FEDERATED and REPLICA (same members, independent instances)"]
+    #[doc = " @param[in] instance 0, or < streams for FEDERATED and REPLICA (same members, one instance per CUDA"]
+    #[doc = "            stream for NCCL; all share the state's UCX worker, so not for concurrent host threads)"]
     #[doc = " @param[out] out borrowed group; written only on success"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL, unknown kind, instance out of range); XFFL_ENOTSET when the"]
-    #[doc = "         layout has no such group (e.g. FEDERATED without federated scaling)."]
+    #[doc = "         layout has no such group (e.g. FEDERATED without federated scaling); XFFL_ESTATE when"]
+    #[doc = "         another call on the state is in progress (state.h, Thread-safety)."]
     pub fn xffl_get_group(
         st: *const xffl_state_t,
         kind: xffl_group_kind_t,
@@ -891,7 +894,10 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief recv[i] = op over members of send[i], on every member."]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on count, dtype or op);"]
+    #[doc = "         XFFL_ESTATE (another call on the state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;"]
+    #[doc = "         XFFL_EPEER; XFFL_EBACKEND."]
+    #[doc = " @note Collective; calls on one state and its groups must not overlap (see the file's notes)."]
     pub fn xffl_allreduce(
         group: *mut xffl_group_t,
         send: *const ::std::os::raw::c_void,
@@ -905,6 +911,10 @@ extern "C" {
 extern "C" {
     #[doc = " @brief Copy buf of the member whose global rank is `root` to every member."]
     #[doc = " @param[in] root a global rank that is a member of the group"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on count, dtype or root; the"]
+    #[doc = "         root may learn of it from its next call on the group); XFFL_ESTATE (another call on the"]
+    #[doc = "         state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND."]
+    #[doc = " @note Collective; calls on one state and its groups must not overlap (see the file's notes)."]
     pub fn xffl_broadcast(
         group: *mut xffl_group_t,
         buf: *mut ::std::os::raw::c_void,
@@ -917,6 +927,10 @@ extern "C" {
 extern "C" {
     #[doc = " @brief recv = the send buffers of all members, concatenated in group-rank order."]
     #[doc = " @param[in] send_count elements per member; recv holds send_count * size elements"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on send_count or dtype);"]
+    #[doc = "         XFFL_ESTATE (another call on the state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;"]
+    #[doc = "         XFFL_EPEER; XFFL_EBACKEND."]
+    #[doc = " @note Collective; calls on one state and its groups must not overlap (see the file's notes)."]
     pub fn xffl_allgather(
         group: *mut xffl_group_t,
         send: *const ::std::os::raw::c_void,
@@ -929,6 +943,10 @@ extern "C" {
 extern "C" {
     #[doc = " @brief recv = block (group rank) of the reduction of all send buffers."]
     #[doc = " @param[in] recv_count elements per member; send holds recv_count * size elements"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on recv_count, dtype or op);"]
+    #[doc = "         XFFL_ESTATE (another call on the state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;"]
+    #[doc = "         XFFL_EPEER; XFFL_EBACKEND."]
+    #[doc = " @note Collective; calls on one state and its groups must not overlap (see the file's notes)."]
     pub fn xffl_reduce_scatter(
         group: *mut xffl_group_t,
         send: *const ::std::os::raw::c_void,
@@ -941,6 +959,9 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief Returns once every member has entered the barrier (bounded by the timeout)."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (group NULL, or a member called another collective); XFFL_ESTATE"]
+    #[doc = "         (another call on the state is in progress); XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND."]
+    #[doc = " @note Collective; calls on one state and its groups must not overlap (see the file's notes)."]
     pub fn xffl_barrier(group: *mut xffl_group_t) -> xffl_status_t;
 }
 extern "C" {

@@ -1,0 +1,137 @@
+#include "comm/ucx/call_check.h"
+
+#include <sstream>
+#include <vector>
+
+#include "comm/dtype.h"
+
+namespace xffl::comm::ucx {
+
+namespace {
+
+// Receiving a notice already in this process's queue: normally done at the first progress.
+constexpr auto kReceiveBound = std::chrono::milliseconds(1000);
+
+const char *kind_name(CallKind kind) {
+  switch (kind) {
+    case CallKind::Barrier: return "barrier";
+    case CallKind::Allreduce: return "allreduce";
+    case CallKind::Broadcast: return "broadcast";
+    case CallKind::Allgather: return "allgather";
+    case CallKind::ReduceScatter: return "reduce_scatter";
+  }
+  return "an unknown collective";
+}
+
+std::string dtype_text(int32_t dtype) {
+  return valid_dtype(dtype) ? dtype_name(static_cast<xffl_dtype_t>(dtype)) : "dtype " + std::to_string(dtype);
+}
+
+std::string op_text(int32_t op) {
+  return valid_redop(op) ? redop_name(static_cast<xffl_redop_t>(op)) : "op " + std::to_string(op);
+}
+
+uint64_t mix(uint64_t value) {  // splitmix64's finaliser
+  value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ull;
+  value = (value ^ (value >> 27)) * 0x94d049bb133111ebull;
+  return value ^ (value >> 31);
+}
+
+}  // namespace
+
+bool operator==(const CallSignature &a, const CallSignature &b) {
+  return a.kind == b.kind && a.dtype == b.dtype && a.op == b.op && a.root == b.root && a.count == b.count;
+}
+
+uint8_t signature_bits(const CallSignature &s) {
+  uint64_t hash = mix(static_cast<uint64_t>(s.kind));
+  hash = mix(hash ^ s.count);
+  hash = mix(hash ^ static_cast<uint32_t>(s.dtype));
+  hash = mix(hash ^ static_cast<uint32_t>(s.op));
+  hash = mix(hash ^ static_cast<uint32_t>(s.root));
+  return static_cast<uint8_t>(hash);
+}
+
+std::string describe_call(const CallSignature &s) {
+  std::ostringstream text;
+  text << kind_name(s.kind);
+  if (s.kind == CallKind::Barrier) return text.str();
+  text << " of count " << s.count << " " << dtype_text(s.dtype);
+  if (s.op >= 0) text << ", op " << op_text(s.op);
+  if (s.root >= 0) text << ", root " << s.root;
+  return text.str();
+}
+
+std::string describe_difference(int their_rank, const CallSignature &theirs, int my_rank, const CallSignature &mine) {
+  std::ostringstream text;
+  const auto both = [&](const char *what, const std::string &their_value, const std::string &my_value) {
+    text << "rank " << their_rank << " called with " << what << their_value << ", rank " << my_rank << " with "
+         << what << my_value;
+  };
+  if (theirs.kind != mine.kind)
+    text << "rank " << their_rank << " called " << describe_call(theirs) << ", rank " << my_rank << " "
+         << describe_call(mine);
+  else if (theirs.count != mine.count)
+    both("count ", std::to_string(theirs.count), std::to_string(mine.count));
+  else if (theirs.dtype != mine.dtype)
+    both("dtype ", dtype_text(theirs.dtype), dtype_text(mine.dtype));
+  else if (theirs.op != mine.op)
+    both("op ", op_text(theirs.op), op_text(mine.op));
+  else if (theirs.root != mine.root)
+    both("root ", std::to_string(theirs.root), std::to_string(mine.root));
+  else
+    text << "rank " << their_rank << " and rank " << my_rank << " called " << describe_call(mine);
+  return text.str();
+}
+
+std::optional<Disagreement> disagreement(const MismatchNotice &notice, const CallSignature &mine) {
+  if (notice.mine != mine) return Disagreement{notice.notifier, notice.mine};
+  if (notice.culprit_known && notice.theirs != mine) return Disagreement{notice.culprit, notice.theirs};
+  return std::nullopt;
+}
+
+std::optional<MismatchNotice> take_notice(ucp_worker_h worker, uint64_t tag, uint64_t mask) {
+  while (true) {
+    ucp_tag_recv_info_t info{};
+    ucp_tag_message_h message = ucp_tag_probe_nb(worker, tag, mask, 1, &info);
+    if (!message) return std::nullopt;
+    MismatchNotice notice;
+    std::vector<unsigned char> other;  // a message of another size: received and dropped
+    const bool fits = info.length == sizeof notice;
+    if (!fits) other.resize(info.length);
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    ucs_status_ptr_t request = ucp_tag_msg_recv_nbx(worker, fits ? static_cast<void *>(&notice) : other.data(),
+                                                    info.length, message, &param);
+    if (UCS_PTR_IS_ERR(request)) continue;
+    const auto deadline = std::chrono::steady_clock::now() + kReceiveBound;
+    ucs_status_t status = UCS_OK;
+    if (request) {
+      while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS &&
+             std::chrono::steady_clock::now() < deadline)
+        ucp_worker_progress(worker);
+      if (status == UCS_INPROGRESS) ucp_request_cancel(worker, request);
+      while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker);
+      ucp_request_free(request);
+    }
+    if (fits && status == UCS_OK && notice.magic == MismatchNotice::kMagic) return notice;
+  }
+}
+
+bool send_notice_now(ucp_worker_h worker, ucp_ep_h endpoint, const MismatchNotice &notice, uint64_t tag,
+                     std::chrono::steady_clock::time_point deadline) {
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+  while (true) {
+    ucs_status_ptr_t request = ucp_tag_send_nbx(endpoint, &notice, sizeof notice, tag, &param);
+    if (UCS_PTR_IS_PTR(request)) {  // not expected with FORCE_IMM_CMPL; the notice must outlive it
+      while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker);
+      ucp_request_free(request);
+    }
+    if (!UCS_PTR_IS_ERR(request)) return true;
+    if (UCS_PTR_STATUS(request) != UCS_ERR_NO_RESOURCE || std::chrono::steady_clock::now() >= deadline) return false;
+    ucp_worker_progress(worker);
+  }
+}
+
+}  // namespace xffl::comm::ucx

@@ -1,0 +1,91 @@
+// Members that call one collective with different arguments (count, dtype, op, root, or another
+// collective altogether) get XFFL_EINVAL on every member instead of a hang or a garbled result.
+//
+// How it costs nothing on the hot path: every message's tag carries an 8-bit hash of its call's
+// arguments (tag.h), and receives match with that field masked out. A completed receive compares the
+// hash with its own call's and its length with the one expected; a truncated receive is a mismatch
+// too. A member that finds one sends a notice (its own arguments, and what it knows of the other
+// member's) to every member, then waits briefly for a notice that names the other values. A member
+// waiting in a collective looks for notices of its call, and for stray messages of its call with
+// another hash (a member that took another root sends where nobody receives), every 20 ms; a
+// notice with other arguments than its own ends its call with XFFL_EINVAL naming both. A member
+// whose part completed before a notice came (the root of a broadcast, say) finds it at the start of
+// its next collective on the group: that call returns XFFL_EINVAL naming the earlier mismatch.
+//
+// Limits: two calls whose hashes collide (1 in 256) and whose messages have equal lengths are not
+// told apart; a zero count sends nothing, so zero against non-zero times out instead.
+#ifndef XFFL_SRC_COMM_UCX_CALL_CHECK_H
+#define XFFL_SRC_COMM_UCX_CALL_CHECK_H
+
+#include <ucp/api/ucp.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "xffl/types.h"
+
+namespace xffl::comm::ucx {
+
+enum class CallKind : int32_t { Barrier = 1, Allreduce, Broadcast, Allgather, ReduceScatter };
+
+// A collective call's arguments as every member must give them. root is a global rank (-1: none),
+// op -1 for the calls without one; count is the call's count argument.
+struct CallSignature {
+  CallKind kind = CallKind::Barrier;
+  int32_t dtype = -1;
+  int32_t op = -1;
+  int32_t root = -1;
+  uint64_t count = 0;
+
+  static CallSignature barrier() { return {}; }
+  static CallSignature of(CallKind kind, uint64_t count, xffl_dtype_t dtype, int op = -1, int root = -1) {
+    return {kind, static_cast<int32_t>(dtype), static_cast<int32_t>(op), static_cast<int32_t>(root), count};
+  }
+};
+bool operator==(const CallSignature &a, const CallSignature &b);
+inline bool operator!=(const CallSignature &a, const CallSignature &b) { return !(a == b); }
+
+// The tag's 8-bit field for a call (tag.h).
+uint8_t signature_bits(const CallSignature &signature);
+
+// "rank 2 called with count 100, rank 0 with count 99": the first argument that differs.
+std::string describe_difference(int their_rank, const CallSignature &theirs, int my_rank, const CallSignature &mine);
+// "allreduce of 99 f32, op sum": one call, for messages that know only one side.
+std::string describe_call(const CallSignature &signature);
+
+// What a member that found a mismatch tells every member. Sent as bytes between processes of one
+// build, so its layout needs no encoding.
+struct MismatchNotice {
+  uint32_t magic = kMagic;
+  int32_t notifier = -1;     // global rank of the sender
+  int32_t culprit = -1;      // global rank whose call differs from the notifier's
+  int32_t culprit_known = 0; // whether `theirs` holds the culprit's arguments
+  uint32_t sequence = 0;     // the call's sequence number (mod 256, tag.h)
+  CallSignature mine;        // the notifier's arguments
+  CallSignature theirs;      // the culprit's, when known
+
+  static constexpr uint32_t kMagic = 0x78666d31;  // "xfm1"
+};
+
+// A member's arguments that differ from `mine`, learnt from a notice: the notifier's own, or the
+// culprit's when the notifier knew them.
+struct Disagreement {
+  int rank = -1;
+  CallSignature signature;
+};
+std::optional<Disagreement> disagreement(const MismatchNotice &notice, const CallSignature &mine);
+
+// Removes the oldest unexpected message matching (tag, mask) that is a notice and returns it; nullopt
+// when there is none. Messages of another size are removed and ignored.
+std::optional<MismatchNotice> take_notice(ucp_worker_h worker, uint64_t tag, uint64_t mask);
+
+// Sends the notice without leaving UCX a reference to it (each send completes at once or is
+// retried after progress, until deadline): no buffer has to outlive the failed call.
+bool send_notice_now(ucp_worker_h worker, ucp_ep_h endpoint, const MismatchNotice &notice, uint64_t tag,
+                     std::chrono::steady_clock::time_point deadline);
+
+}  // namespace xffl::comm::ucx
+
+#endif
