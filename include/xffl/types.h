@@ -112,7 +112,18 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  keeps them on the backend of xffl_set_global; XFFL_BACKEND_UCX (or =ucx) carries them over UCX when
      *  that backend is NCCL, staging device buffers through pinned host memory, while every other group
      *  stays on NCCL. Read by xffl_set_global: XFFL_ESTATE once it was called. */
-    XFFL_OPT_CROSS_FACILITY_BACKEND = 3
+    XFFL_OPT_CROSS_FACILITY_BACKEND = 3,
+    /** 0 (default, or XFFL_UCX_PROCESS_SETTINGS=0) or 1 (or =1): whether the UCX backend may change the
+     *  whole process for UCX 1.13's sake. xffl loads UCX only when a UCX backend is made, and by default
+     *  changes nothing that another UCX user of the process (an MPI library) would see. With 1, making
+     *  the backend also sets UCX_TCP_PUT_ENABLE=n in the environment unless it is set (UCX 1.13 aborts
+     *  the process when a peer dies during a TCP put) and installs a UCX log handler for the rest of the
+     *  process's life (a peer on this host dying during a CMA copy then fails the collective with
+     *  XFFL_EPEER, where UCX's own handler aborts the process; UCX's error and warning lines about peers
+     *  already reported go to xffl's log). Without it those two cases abort as UCX decides. xffl-run
+     *  exports both UCX_TCP_PUT_ENABLE=n and XFFL_UCX_PROCESS_SETTINGS=1 to its children unless set.
+     *  Read by xffl_set_global: XFFL_ESTATE once it was called. */
+    XFFL_OPT_UCX_PROCESS_SETTINGS = 4
 } xffl_option_t;
 
 /** How xffl_federated_average moves data (DESIGN.md section 5). */

@@ -51,10 +51,10 @@ algorithms::RequestId UcxTransport::send(int peer, const void *data, size_t byte
     request.staging = worker_.send_staging().stage(data, bytes);
     if (request.staging) data = request.staging;
   }
-  ucs_status_ptr_t handle = ucp_tag_send_nbx(endpoint, data, bytes, tag, &param);
+  ucs_status_ptr_t handle = ucx().ucp_tag_send_nbx(endpoint, data, bytes, tag, &param);
   if (UCS_PTR_IS_ERR(handle)) {
     worker_.send_staging().release(std::exchange(request.staging, nullptr));
-    peer_failed(request, ucs_status_string(UCS_PTR_STATUS(handle)));
+    peer_failed(request, ucx().ucs_status_string(UCS_PTR_STATUS(handle)));
   }
   request.handle = handle;  // nullptr: completed at once
   if (!handle) worker_.send_staging().release(std::exchange(request.staging, nullptr));
@@ -65,8 +65,8 @@ algorithms::RequestId UcxTransport::send(int peer, const void *data, size_t byte
 void UcxTransport::reclaim_staged_sends() {
   while (!staged_sends_.empty()) {
     Request &oldest = requests_[staged_sends_.front()];
-    if (oldest.handle && ucp_request_check_status(oldest.handle) == UCS_INPROGRESS) {
-      if (ucp_worker_progress(worker_.handle()) == 0) return;  // nothing moved: send from the caller's buffer
+    if (oldest.handle && ucx().ucp_request_check_status(oldest.handle) == UCS_INPROGRESS) {
+      if (ucx().ucp_worker_progress(worker_.handle()) == 0) return;  // nothing moved: send from the caller's buffer
       continue;
     }
     finished(oldest);  // releases the slot; throws as a wait would if the send failed
@@ -82,10 +82,10 @@ algorithms::RequestId UcxTransport::recv(int peer, void *data, size_t bytes, alg
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   const uint64_t tag = message_tag(group_.tag_bits, sequence_, peer, step.index);
-  ucs_status_ptr_t handle = ucp_tag_recv_nbx(worker_.handle(), data, bytes, tag, kExactTagMask, &param);
+  ucs_status_ptr_t handle = ucx().ucp_tag_recv_nbx(worker_.handle(), data, bytes, tag, kExactTagMask, &param);
   if (UCS_PTR_IS_ERR(handle))
     fail(XFFL_EBACKEND, "rank ", worker_.rank(), ": UCX refused a receive in ", where(request), ": ",
-         ucs_status_string(UCS_PTR_STATUS(handle)));
+         ucx().ucs_status_string(UCS_PTR_STATUS(handle)));
   request.handle = handle;
   return requests_.size() - 1;
 }
@@ -95,23 +95,23 @@ bool UcxTransport::finished(Request &request) {
   ucs_status_t status;
   ucp_tag_recv_info_t info{};
   if (request.is_send)
-    status = ucp_request_check_status(request.handle);
+    status = ucx().ucp_request_check_status(request.handle);
   else
-    status = ucp_tag_recv_request_test(request.handle, &info);
+    status = ucx().ucp_tag_recv_request_test(request.handle, &info);
   if (status == UCS_INPROGRESS) return false;
-  ucp_request_free(request.handle);
+  ucx().ucp_request_free(request.handle);
   request.handle = nullptr;
   worker_.send_staging().release(std::exchange(request.staging, nullptr));
   if (status != UCS_OK) {
     const int peer_rank = group_.members[static_cast<size_t>(request.peer)];
     const std::string transport_words = take_transport_failure();  // CMA's report, see ucx_log_filter.h
     if (worker_.failure(peer_rank) || is_peer_side_failure(status)) {
-      worker_.mark_failed(peer_rank, std::string("UCX reported ") + ucs_status_string(status) +
+      worker_.mark_failed(peer_rank, std::string("UCX reported ") + ucx().ucs_status_string(status) +
                                          (transport_words.empty() ? "" : ": " + transport_words));
       peer_failed(request, *worker_.failure(peer_rank));
     }
     fail(XFFL_EBACKEND, "rank ", worker_.rank(), ": UCX failed a ", request.is_send ? "send" : "receive", " in ",
-         where(request), ": ", ucs_status_string(status));
+         where(request), ": ", ucx().ucs_status_string(status));
   }
   if (!request.is_send) check_received_length(request, info.length);
   return true;
@@ -150,7 +150,7 @@ bool UcxTransport::awaited_peer_exited(Request &request) {
   if (worker_.failure(peer_rank) ||
       !worker_.check_peer_process(peer_rank, Clock::now() + std::chrono::milliseconds(kLivenessLookupBoundMs)))
     return false;
-  for (int round = 0; round < kDrainRounds && ucp_worker_progress(worker_.handle()) != 0; ++round) {
+  for (int round = 0; round < kDrainRounds && ucx().ucp_worker_progress(worker_.handle()) != 0; ++round) {
   }
   return !finished(request);
 }
@@ -202,19 +202,19 @@ void UcxTransport::abandon_outstanding() {
   for (Request &request : requests_) {
     if (!request.handle) continue;
     bool completes = true;
-    if (ucp_request_check_status(request.handle) == UCS_INPROGRESS) {
+    if (ucx().ucp_request_check_status(request.handle) == UCS_INPROGRESS) {
       if (request.is_send) {
         completes = worker_.abandon_peer(group_.members[static_cast<size_t>(request.peer)],
                                          "abandoned after a failed " + std::string(operation_) + " on " +
                                              group_.description);
       } else {
-        ucp_request_cancel(worker_.handle(), request.handle);
+        ucx().ucp_request_cancel(worker_.handle(), request.handle);
       }
     }
     if (completes)
       handles.push_back(request.handle);
     else
-      ucp_request_free(request.handle);
+      ucx().ucp_request_free(request.handle);
     request.handle = nullptr;
     request.staging = nullptr;  // UCX may still read it: never released (send_staging.h)
   }
