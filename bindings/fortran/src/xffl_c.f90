@@ -81,6 +81,7 @@ module xffl_c
   integer(c_int), parameter, public :: XFFL_OPT_FEDERATED_STRATEGY = 1
   integer(c_int), parameter, public :: XFFL_OPT_LOG_LEVEL = 2
   integer(c_int), parameter, public :: XFFL_OPT_CROSS_FACILITY_BACKEND = 3
+  integer(c_int), parameter, public :: XFFL_OPT_UCX_PROCESS_SETTINGS = 4
   ! xffl_federated_strategy_t
   integer(c_int), parameter, public :: XFFL_FEDAVG_HIERARCHICAL = 0
   integer(c_int), parameter, public :: XFFL_FEDAVG_FLAT = 1

@@ -97,6 +97,7 @@ const XFFL_OPT_TIMEOUT_MS = Cint(0)
 const XFFL_OPT_FEDERATED_STRATEGY = Cint(1)
 const XFFL_OPT_LOG_LEVEL = Cint(2)
 const XFFL_OPT_CROSS_FACILITY_BACKEND = Cint(3)
+const XFFL_OPT_UCX_PROCESS_SETTINGS = Cint(4)
 # xffl_federated_strategy_t
 const XFFL_FEDAVG_HIERARCHICAL = Cint(0)
 const XFFL_FEDAVG_FLAT = Cint(1)

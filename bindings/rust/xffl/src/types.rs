@@ -353,6 +353,10 @@ pub enum OptionKey {
     /// on the backend of `set_global`; `Backend::Ucx` carries them over UCX with host staging when that
     /// backend is NCCL. Read by `set_global`: a `State` error once it was called.
     CrossFacilityBackend,
+    /// 0 (default, or `XFFL_UCX_PROCESS_SETTINGS=0`) or 1: whether the UCX backend may change the whole
+    /// process for UCX 1.13's sake (`UCX_TCP_PUT_ENABLE=n` in the environment unless set, and a UCX log
+    /// handler); see `XFFL_OPT_UCX_PROCESS_SETTINGS` in `xffl/types.h`. Read by `set_global`.
+    UcxProcessSettings,
 }
 
 impl OptionKey {
@@ -362,6 +366,7 @@ impl OptionKey {
             OptionKey::FederatedStrategy => sys::xffl_option::XFFL_OPT_FEDERATED_STRATEGY,
             OptionKey::LogLevel => sys::xffl_option::XFFL_OPT_LOG_LEVEL,
             OptionKey::CrossFacilityBackend => sys::xffl_option::XFFL_OPT_CROSS_FACILITY_BACKEND,
+            OptionKey::UcxProcessSettings => sys::xffl_option::XFFL_OPT_UCX_PROCESS_SETTINGS,
         }
     }
 }
