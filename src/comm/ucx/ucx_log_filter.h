@@ -33,8 +33,8 @@
 // XFFL_OPT_UCX_PROCESS_SETTINGS (or XFFL_UCX_PROCESS_SETTINGS=1; xffl-run sets it for its children).
 // Without it, UCX's own handler prints every line, and a peer on this host dying during a CMA transfer
 // aborts the survivor as UCX intends. Once installed, the handler stays until the library is unloaded
-// (it is popped then only if it is still the last one pushed). Header-only (inline) so that comm/ucx needs no new
-// translation unit in src/comm_ucx.cmake.
+// (it is popped then only if it is still the last one pushed). Header-only (inline) so that comm/ucx
+// needs no new translation unit in src/comm_ucx.cmake.
 #ifndef XFFL_SRC_COMM_UCX_UCX_LOG_FILTER_H
 #define XFFL_SRC_COMM_UCX_UCX_LOG_FILTER_H
 
