@@ -276,15 +276,18 @@ impl xffl_option {
 }
 impl xffl_option {
     #[doc = " 0 (default, or XFFL_UCX_PROCESS_SETTINGS=0) or 1 (or =1): whether the UCX backend may change the"]
-    #[doc = "  whole process for UCX 1.13's sake. xffl loads UCX only when a UCX backend is made, and by default"]
-    #[doc = "  changes nothing that another UCX user of the process (an MPI library) would see. With 1, making"]
-    #[doc = "  the backend also sets UCX_TCP_PUT_ENABLE=n in the environment unless it is set (UCX 1.13 aborts"]
-    #[doc = "  the process when a peer dies during a TCP put) and installs a UCX log handler for the rest of the"]
-    #[doc = "  process's life (a peer on this host dying during a CMA copy then fails the collective with"]
-    #[doc = "  XFFL_EPEER, where UCX's own handler aborts the process; UCX's error and warning lines about peers"]
-    #[doc = "  already reported go to xffl's log). Without it those two cases abort as UCX decides. xffl-run"]
-    #[doc = "  exports both UCX_TCP_PUT_ENABLE=n and XFFL_UCX_PROCESS_SETTINGS=1 to its children unless set."]
-    #[doc = "  Read by xffl_set_global: XFFL_ESTATE once it was called."]
+    #[doc = "  whole process for UCX 1.13's sake. UCX is loaded only when a UCX backend is made (xffl_set_global"]
+    #[doc = "  with UCX, or NCCL with the UCX crossing), and the host's SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGHUP"]
+    #[doc = "  handlers are kept unless UCX_ERROR_SIGNALS / UCX_DEBUG_SIGNO ask for UCX's, whatever this option"]
+    #[doc = "  says (xffl_set_global). With 0 nothing else that another UCX user of the process (an MPI library)"]
+    #[doc = "  would see is changed, and a peer that dies during a TCP put, or during a CMA copy on this host,"]
+    #[doc = "  aborts the survivors as UCX 1.13 decides. With 1, making the backend also sets"]
+    #[doc = "  UCX_TCP_PUT_ENABLE=n in the environment unless it is set (setenv: not safe while other threads"]
+    #[doc = "  read the environment; large messages over TCP were also faster without put here) and installs"]
+    #[doc = "  one UCX log handler for the rest of the process's life (a CMA copy from a dead peer then fails"]
+    #[doc = "  the collective with XFFL_EPEER; UCX's error and warning lines about peers already reported go to"]
+    #[doc = "  xffl's log). xffl-run exports UCX_TCP_PUT_ENABLE=n and XFFL_UCX_PROCESS_SETTINGS=1 to its"]
+    #[doc = "  children unless they are set. Read by xffl_set_global: XFFL_ESTATE once it was called."]
     pub const XFFL_OPT_UCX_PROCESS_SETTINGS: xffl_option = xffl_option(4);
 }
 #[repr(transparent)]
