@@ -2,8 +2,9 @@
  * What linking libxffl and making a state does to the process, seen from the host program as a user
  * sees it (only the public C API; one scenario per process, because UCX, once loaded, stays):
  *
- *   none            backend NONE: the host's signal handlers and alternate stack are untouched, no
- *                   UCX library is even mapped, and the environment is unchanged.
+ *   none            backend NONE: the host's signal handlers and alternate stack are untouched (a
+ *                   fault at a GC-safepoint-like guard page reaches the host's handler), no UCX
+ *                   library is even mapped, and the environment is unchanged.
  *   ucx             backend UCX (a world of 1 on 127.0.0.1): UCX is loaded and works (an allreduce),
  *                   found its transport modules, and the host keeps its handlers, its alternate stack,
  *                   its environment, and UCX's log handlers are UCX's own only.
@@ -16,10 +17,12 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <xffl.h>
@@ -37,10 +40,36 @@ static int failures = 0;
     }                                          \
   } while (0)
 
+/* The host's handler: a fault on the guard page is expected (a GC safepoint, as Julia's), anything
+ * else is not. It jumps back to the safepoint, as a runtime resumes the faulting thread. */
+static sigjmp_buf at_safepoint;
+static volatile sig_atomic_t safepoint_faults = 0;
+static void *guard_page = NULL;
+
 static void host_handler(int signo, siginfo_t *info, void *context) {
-  (void)signo;
-  (void)info;
   (void)context;
+  if (signo == SIGSEGV && guard_page && info->si_addr == guard_page) {
+    ++safepoint_faults;
+    siglongjmp(at_safepoint, 1);
+  }
+}
+
+/* What killed Julia with UCX loaded (MPI.jl issue #337): a read of a protected page that the host's
+ * SIGSEGV handler must catch. UCX's handler would print "Caught signal 11" and abort instead. */
+static void check_safepoint(void) {
+  guard_page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (guard_page == MAP_FAILED) {
+    perror("mmap");
+    exit(2);
+  }
+  const sig_atomic_t before = safepoint_faults;
+  if (sigsetjmp(at_safepoint, 1) == 0) {
+    (void)*(volatile char *)guard_page;
+    CHECK(0, "reading the guard page did not fault");
+  }
+  CHECK(safepoint_faults == before + 1, "the host's SIGSEGV handler did not see the safepoint fault");
+  munmap(guard_page, 4096);
+  guard_page = NULL;
 }
 
 static const int host_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGHUP};
@@ -162,6 +191,7 @@ int main(int argc, char **argv) {
     xffl_state_t *st = make_state(XFFL_BACKEND_NONE, 0);
     check_host_signals(HOST_SIGNALS);
     check_host_stack();
+    check_safepoint();
     for (const char *const *name = (const char *const[]){"libucp.so", "libucs.so", "libucm.so", "libuct.so", NULL};
          *name; ++name)
       CHECK(!is_mapped(*name), "%s is mapped with backend NONE", *name);
@@ -175,6 +205,7 @@ int main(int argc, char **argv) {
     check_allreduce(st);
     check_host_signals(HOST_SIGNALS);
     check_host_stack();
+    check_safepoint();
     CHECK(ucx_log_handlers() == 1, "UCX has %d log handlers, expected only its own default one", ucx_log_handlers());
     CHECK(getenv("UCX_TCP_PUT_ENABLE") == NULL, "xffl set UCX_TCP_PUT_ENABLE=%s", getenv("UCX_TCP_PUT_ENABLE"));
     xffl_state_destroy(st);
@@ -200,6 +231,7 @@ int main(int argc, char **argv) {
     check_allreduce(st);
     check_host_signals(HOST_SIGNALS);
     check_host_stack();
+    check_safepoint();
     xffl_state_destroy(st);
     free(before);
     printf(failures ? "FAIL %s\n" : "PASS %s\n", scenario);
