@@ -20,13 +20,20 @@ endif()
 if(XFFL_WITH_UCX)
   find_package(ucx CONFIG REQUIRED)
   target_sources(xffl_obj PRIVATE
+    comm/ucx/ucx_api.cpp
     comm/ucx/ucx_worker.cpp
     comm/ucx/ucx_transport.cpp
     comm/ucx/call_check.cpp
     comm/ucx/send_staging.cpp
     comm/ucx/ucx_communicator.cpp
     comm/ucx/ucx_backend.cpp)
-  target_link_libraries(xffl_obj PUBLIC ucx::ucp ucx::ucs)
+  # UCX's headers only: libxffl loads libucp.so.0 at run time, when a UCX backend is made
+  # (comm/ucx/ucx_api.h), so that a program that never chooses UCX keeps its signal handlers and its
+  # memory functions. dlopen is in libc since glibc 2.34; CMAKE_DL_LIBS names libdl where it is not.
+  # ucx::ucp is visible in this directory only: its include path is copied, not referenced.
+  get_target_property(xffl_ucx_include_dirs ucx::ucp INTERFACE_INCLUDE_DIRECTORIES)
+  target_include_directories(xffl_obj SYSTEM PUBLIC ${xffl_ucx_include_dirs})
+  target_link_libraries(xffl_obj PUBLIC ${CMAKE_DL_LIBS})
   # state/ includes comm/ucx/ucx_backend.h only under this macro.
   target_compile_definitions(xffl_obj PRIVATE XFFL_HAVE_UCX=1)
   set(XFFL_HAVE_UCX ON CACHE INTERNAL "")

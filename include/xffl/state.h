@@ -80,10 +80,21 @@ XFFL_API xffl_status_t xffl_state_from_env(xffl_state_t **out);
  * @param[in] rank this process's global rank, in [0, world_size)
  * @param[in] world_size number of processes, >= 1
  * @return XFFL_OK; XFFL_EINVAL for a NULL or out-of-range argument; XFFL_ESTATE if already set;
- *         XFFL_EUNSUPPORTED for a backend or device this build lacks; for UCX and NCCL also
+ *         XFFL_EUNSUPPORTED for a backend or device this build lacks, or when UCX is needed and cannot
+ *         be loaded (the dynamic loader's words, before the rendezvous); for UCX and NCCL also
  *         XFFL_ETIMEOUT, XFFL_EAUTH, XFFL_ENETWORK, XFFL_EPEER, XFFL_EBACKEND.
  * @note Collective for UCX and NCCL: every rank of the job calls it. With XFFL_BACKEND_NONE it is local.
  *       Sets the WORLD group.
+ * @note UCX is loaded into the process here, the first time a UCX backend is made (backend UCX, or NCCL
+ *       with XFFL_OPT_CROSS_FACILITY_BACKEND = XFFL_BACKEND_UCX), and stays loaded until the process
+ *       ends. libxffl does not link UCX: with backend NONE, or NCCL alone, UCX never enters the process.
+ *       Loading UCX (1.13) installs its own handlers for SIGSEGV, SIGBUS, SIGILL and SIGFPE, with an
+ *       alternate signal stack on the calling thread, and for SIGHUP. xffl puts the host's handlers and
+ *       stack back right after the load, unless UCX_ERROR_SIGNALS is set in the environment (UCX's error
+ *       handlers and stack stay) or UCX_DEBUG_SIGNO is (UCX's SIGHUP handler stays). Not thread-safe
+ *       against another thread that changes those handlers during the first UCX set_global, and a fault
+ *       on another thread during the load meets UCX's handler. Nothing else that the whole process sees
+ *       (the environment, UCX's log handlers) is changed unless XFFL_OPT_UCX_PROCESS_SETTINGS is 1.
  */
 XFFL_API xffl_status_t xffl_set_global(xffl_state_t *st, xffl_backend_t backend, xffl_device_t device_type,
                                        const char *master_addr, int master_port, int rank, int world_size);

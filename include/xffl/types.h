@@ -121,7 +121,21 @@ typedef enum xffl_option XFFL_ENUM_BASE {
     /** string option (xffl_set_option_string): the job's identity, checked by the rendezvous store so that
      *  ranks of two jobs on one address never mix (default XFFL_JOB_ID, else TORCHELASTIC_RUN_ID, else
      *  SLURM_JOB_ID, else "xffl"); 1 to 256 bytes. Read by xffl_set_global: XFFL_ESTATE once it was called. */
-    XFFL_OPT_JOB_ID = 5
+    XFFL_OPT_JOB_ID = 5,
+    /** 0 (default, or XFFL_UCX_PROCESS_SETTINGS=0) or 1 (or =1): whether the UCX backend may change the
+     *  whole process for UCX 1.13's sake. UCX is loaded only when a UCX backend is made (xffl_set_global
+     *  with UCX, or NCCL with the UCX crossing), and the host's SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGHUP
+     *  handlers are kept unless UCX_ERROR_SIGNALS / UCX_DEBUG_SIGNO ask for UCX's, whatever this option
+     *  says (xffl_set_global). With 0 nothing else that another UCX user of the process (an MPI library)
+     *  would see is changed, and a peer that dies during a TCP put, or during a CMA copy on this host,
+     *  aborts the survivors as UCX 1.13 decides. With 1, making the backend also sets
+     *  UCX_TCP_PUT_ENABLE=n in the environment unless it is set (setenv: not safe while other threads
+     *  read the environment; large messages over TCP were also faster without put here) and installs
+     *  one UCX log handler for the rest of the process's life (a CMA copy from a dead peer then fails
+     *  the collective with XFFL_EPEER; UCX's error and warning lines about peers already reported go to
+     *  xffl's log). xffl-run exports UCX_TCP_PUT_ENABLE=n and XFFL_UCX_PROCESS_SETTINGS=1 to its
+     *  children unless they are set. Read by xffl_set_global: XFFL_ESTATE once it was called. */
+    XFFL_OPT_UCX_PROCESS_SETTINGS = 6
 } xffl_option_t;
 
 /** How xffl_federated_average moves data (DESIGN.md section 5). */

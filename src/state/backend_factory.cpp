@@ -63,7 +63,7 @@ std::shared_ptr<StoreBackedUcx> make_ucx(std::shared_ptr<bootstrap::Store> store
                                          const Options &options, const Logger &logger) {
   PhaseTimer timer(logger, "ucx bring-up");
   auto ucx = std::make_unique<comm::UcxBackend>(config.rank, config.world_size, *store, options.timeout_ms,
-                                                options.log_level);
+                                                options.log_level, options.ucx_process_settings);
   return std::make_shared<StoreBackedUcx>(std::move(store), std::move(ucx));
 }
 #endif
@@ -80,6 +80,7 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
     case XFFL_BACKEND_NONE: return std::make_shared<comm::LocalBackend>();
     case XFFL_BACKEND_UCX: {
 #ifdef XFFL_HAVE_UCX
+      comm::UcxBackend::load_ucx();
       std::shared_ptr<bootstrap::Store> store = open_store(config, options, logger);
       auto ucx = make_ucx(store, config, options, logger);
       store->barrier("xffl/set_global");
@@ -90,6 +91,9 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
     }
     case XFFL_BACKEND_NCCL: {
 #ifdef XFFL_HAVE_NCCL
+#ifdef XFFL_HAVE_UCX
+      if (options.cross_facility_backend == XFFL_BACKEND_UCX) comm::UcxBackend::load_ucx();
+#endif
       std::shared_ptr<bootstrap::Store> store = open_store(config, options, logger);
       std::shared_ptr<comm::NcclBackend> nccl;
       {

@@ -114,6 +114,9 @@ void DistributedState::set_option(xffl_option_t option, int value) {
       value != options_.get(XFFL_OPT_CROSS_FACILITY_BACKEND))
     fail(XFFL_ESTATE, "the cross-facility backend is chosen in xffl_set_global, which was already called; set ",
          "XFFL_OPT_CROSS_FACILITY_BACKEND before it");
+  if (option == XFFL_OPT_UCX_PROCESS_SETTINGS && is_global_setup() && value != options_.get(option))
+    fail(XFFL_ESTATE, "the UCX process settings are taken in xffl_set_global, which was already called; set ",
+         "XFFL_OPT_UCX_PROCESS_SETTINGS before it");
   options_.set(option, value);
   if (backend_) apply_options(*backend_, options_);
 }

@@ -3,6 +3,7 @@
 #include <strings.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "bootstrap/env_values.h"
 #include "bootstrap/wire.h"
@@ -34,6 +35,11 @@ Options Options::from_environment() {
     else if (strcasecmp(cross, "ucx") == 0) options.cross_facility_backend = XFFL_BACKEND_UCX;
     else fail(XFFL_EINVAL, "XFFL_CROSS_FACILITY_BACKEND='", cross, "' is not one of none, ucx");
   }
+  if (const char *process = variable("XFFL_UCX_PROCESS_SETTINGS")) {
+    if (std::strcmp(process, "0") == 0) options.ucx_process_settings = false;
+    else if (std::strcmp(process, "1") == 0) options.ucx_process_settings = true;
+    else fail(XFFL_EINVAL, "XFFL_UCX_PROCESS_SETTINGS='", process, "' is not 0 or 1");
+  }
   return options;
 }
 
@@ -49,6 +55,7 @@ const char *Options::name(xffl_option_t option) {
     case XFFL_OPT_CROSS_FACILITY_BACKEND: return "XFFL_OPT_CROSS_FACILITY_BACKEND";
     case XFFL_OPT_AUTH_TOKEN: return "XFFL_OPT_AUTH_TOKEN";
     case XFFL_OPT_JOB_ID: return "XFFL_OPT_JOB_ID";
+    case XFFL_OPT_UCX_PROCESS_SETTINGS: return "XFFL_OPT_UCX_PROCESS_SETTINGS";
   }
   return nullptr;
 }
@@ -106,6 +113,10 @@ void Options::set(xffl_option_t option, int value) {
              "xffl_set_global) or XFFL_BACKEND_UCX (1)");
       cross_facility_backend = static_cast<xffl_backend_t>(value);
       return;
+    case XFFL_OPT_UCX_PROCESS_SETTINGS:
+      if (value != 0 && value != 1) fail(XFFL_EINVAL, "UCX process settings ", value, " is not 0 (off) or 1 (on)");
+      ucx_process_settings = value == 1;
+      return;
     default: break;
   }
   fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));
@@ -118,6 +129,7 @@ int Options::get(xffl_option_t option) const {
     case XFFL_OPT_FEDERATED_STRATEGY: return strategy;
     case XFFL_OPT_LOG_LEVEL: return log_level;
     case XFFL_OPT_CROSS_FACILITY_BACKEND: return cross_facility_backend;
+    case XFFL_OPT_UCX_PROCESS_SETTINGS: return ucx_process_settings ? 1 : 0;
     default: break;
   }
   fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));

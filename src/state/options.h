@@ -16,10 +16,13 @@ struct Options {
   xffl_backend_t cross_facility_backend = XFFL_BACKEND_NONE;
   std::string job_id = "xffl";  // every rank of a job must agree; the store checks it
   std::string auth_token;       // shared secret of the rendezvous; empty for none
+  // XFFL_OPT_UCX_PROCESS_SETTINGS: whether a UCX backend may change the process for every UCX user in it
+  // (UCX_TCP_PUT_ENABLE in the environment, a UCX log handler); off by default.
+  bool ucx_process_settings = false;
 
   // XFFL_TIMEOUT (seconds, may be fractional), XFFL_LOG_LEVEL (error, warn, info, debug), XFFL_JOB_ID
   // (else TORCHELASTIC_RUN_ID, else SLURM_JOB_ID), XFFL_AUTH_TOKEN, XFFL_CROSS_FACILITY_BACKEND (none,
-  // ucx). A malformed value is an error that names the variable.
+  // ucx), XFFL_UCX_PROCESS_SETTINGS (0, 1). A malformed value is an error that names the variable.
   static Options from_environment();
   // Integer options; a string option's key is XFFL_EINVAL (use set_string / get_string).
   void set(xffl_option_t option, int value);

@@ -45,6 +45,17 @@ std::vector<std::string> rank_environment(const LaunchOptions& opts, const JobIn
     if (std::find(dropped.begin(), dropped.end(), name) == dropped.end()) env.push_back(std::move(text));
   }
   for (const auto& entry : ours) env.push_back(entry.first + "=" + entry.second);
+  // Defaults for UCX 1.13 that only the environment can carry, each kept as the user set it: TCP put-zcopy
+  // off (UCX aborts the process when a peer dies mid-put), and XFFL_UCX_PROCESS_SETTINGS=1, which lets
+  // the library install its UCX log handler (a peer on this host dying during a CMA copy is then an
+  // error, not an abort of the survivors; see XFFL_OPT_UCX_PROCESS_SETTINGS in xffl/types.h).
+  for (const char* entry : {"UCX_TCP_PUT_ENABLE=n", "XFFL_UCX_PROCESS_SETTINGS=1"}) {
+    const std::string name = std::string(entry).substr(0, std::string(entry).find('='));
+    const bool set = std::any_of(env.begin(), env.end(), [&](const std::string& text) {
+      return text.compare(0, name.size() + 1, name + "=") == 0;
+    });
+    if (!set) env.emplace_back(entry);
+  }
   return env;
 }
 

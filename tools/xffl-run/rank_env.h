@@ -18,6 +18,7 @@ struct JobInfo {
 
 // "NAME=value" entries for rank `rank`. `inherited` is our own environment (environ); a variable we set
 // replaces an inherited one of the same name, so a stale RANK from an outer launcher never leaks in.
+// UCX_TCP_PUT_ENABLE=n and XFFL_UCX_PROCESS_SETTINGS=1 are added unless inherited (UCX 1.13's sake).
 std::vector<std::string> rank_environment(const LaunchOptions& opts, const JobInfo& job, int rank,
                                           const char* const* inherited);
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "comm/dtype.h"
+#include "comm/ucx/ucx_api.h"
 
 namespace xffl::comm::ucx {
 
@@ -93,7 +94,7 @@ std::optional<Disagreement> disagreement(const MismatchNotice &notice, const Cal
 std::optional<MismatchNotice> take_notice(ucp_worker_h worker, uint64_t tag, uint64_t mask) {
   while (true) {
     ucp_tag_recv_info_t info{};
-    ucp_tag_message_h message = ucp_tag_probe_nb(worker, tag, mask, 1, &info);
+    ucp_tag_message_h message = ucx().ucp_tag_probe_nb(worker, tag, mask, 1, &info);
     if (!message) return std::nullopt;
     MismatchNotice notice;
     std::vector<unsigned char> other;  // a message of another size: received and dropped
@@ -101,18 +102,18 @@ std::optional<MismatchNotice> take_notice(ucp_worker_h worker, uint64_t tag, uin
     if (!fits) other.resize(info.length);
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    ucs_status_ptr_t request = ucp_tag_msg_recv_nbx(worker, fits ? static_cast<void *>(&notice) : other.data(),
+    ucs_status_ptr_t request = ucx().ucp_tag_msg_recv_nbx(worker, fits ? static_cast<void *>(&notice) : other.data(),
                                                     info.length, message, &param);
     if (UCS_PTR_IS_ERR(request)) continue;
     const auto deadline = std::chrono::steady_clock::now() + kReceiveBound;
     ucs_status_t status = UCS_OK;
     if (request) {
-      while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS &&
+      while ((status = ucx().ucp_request_check_status(request)) == UCS_INPROGRESS &&
              std::chrono::steady_clock::now() < deadline)
-        ucp_worker_progress(worker);
-      if (status == UCS_INPROGRESS) ucp_request_cancel(worker, request);
-      while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker);
-      ucp_request_free(request);
+        ucx().ucp_worker_progress(worker);
+      if (status == UCS_INPROGRESS) ucx().ucp_request_cancel(worker, request);
+      while (ucx().ucp_request_check_status(request) == UCS_INPROGRESS) ucx().ucp_worker_progress(worker);
+      ucx().ucp_request_free(request);
     }
     if (fits && status == UCS_OK && notice.magic == MismatchNotice::kMagic) return notice;
   }
@@ -123,14 +124,14 @@ bool send_notice_now(ucp_worker_h worker, ucp_ep_h endpoint, const MismatchNotic
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
   while (true) {
-    ucs_status_ptr_t request = ucp_tag_send_nbx(endpoint, &notice, sizeof notice, tag, &param);
+    ucs_status_ptr_t request = ucx().ucp_tag_send_nbx(endpoint, &notice, sizeof notice, tag, &param);
     if (UCS_PTR_IS_PTR(request)) {  // not expected with FORCE_IMM_CMPL; the notice must outlive it
-      while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker);
-      ucp_request_free(request);
+      while (ucx().ucp_request_check_status(request) == UCS_INPROGRESS) ucx().ucp_worker_progress(worker);
+      ucx().ucp_request_free(request);
     }
     if (!UCS_PTR_IS_ERR(request)) return true;
     if (UCS_PTR_STATUS(request) != UCS_ERR_NO_RESOURCE || std::chrono::steady_clock::now() >= deadline) return false;
-    ucp_worker_progress(worker);
+    ucx().ucp_worker_progress(worker);
   }
 }
 

@@ -1,13 +1,15 @@
 #include "comm/ucx/ucx_backend.h"
 
 #include "comm/ucx/tag.h"
+#include "comm/ucx/ucx_api.h"
 #include "comm/ucx/ucx_communicator.h"
 #include "comm/ucx/ucx_worker.h"
 #include "common/error.h"
 
 namespace xffl::comm {
 
-UcxBackend::UcxBackend(int rank, int world_size, Exchange &exchange, int timeout_ms, xffl_log_level_t log_level)
+UcxBackend::UcxBackend(int rank, int world_size, Exchange &exchange, int timeout_ms, xffl_log_level_t log_level,
+                       bool process_settings)
     : exchange_(exchange) {
   if (world_size < 1 || rank < 0 || rank >= world_size)
     fail(XFFL_EINVAL, "UCX backend: rank ", rank, " outside [0, ", world_size, ")");
@@ -15,10 +17,13 @@ UcxBackend::UcxBackend(int rank, int world_size, Exchange &exchange, int timeout
   ucx::UcxSettings settings;
   settings.timeout_ms = timeout_ms;
   settings.log_level = log_level;
+  settings.process_settings = process_settings;
   worker_ = std::make_shared<ucx::UcxWorker>(rank, world_size, exchange, settings);
 }
 
 UcxBackend::~UcxBackend() = default;
+
+void UcxBackend::load_ucx() { ucx::ucx(); }
 
 std::unique_ptr<Communicator> UcxBackend::create_communicator(const GroupSpec &group) {
   const int size = group.members.size();

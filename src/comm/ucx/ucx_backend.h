@@ -22,11 +22,19 @@ namespace xffl::comm {
 
 class UcxBackend final : public Backend {
  public:
-  // Brings up UCX and publishes this rank's worker address under "ucx/addr/<rank>". Throws
-  // xffl::Error: XFFL_EINVAL for a bad rank/size/timeout, XFFL_EBACKEND when UCX refuses, and
-  // whatever Exchange::publish throws.
-  UcxBackend(int rank, int world_size, Exchange &exchange, int timeout_ms, xffl_log_level_t log_level);
+  // Loads UCX on first use (comm/ucx/ucx_api.h), brings it up and publishes this rank's worker address
+  // under "ucx/addr/<rank>". process_settings: see UcxSettings. Throws xffl::Error: XFFL_EINVAL for a
+  // bad rank/size/timeout, XFFL_EUNSUPPORTED when UCX cannot be loaded, XFFL_EBACKEND when UCX refuses,
+  // and whatever Exchange::publish throws.
+  UcxBackend(int rank, int world_size, Exchange &exchange, int timeout_ms, xffl_log_level_t log_level,
+             bool process_settings = false);
   ~UcxBackend() override;
+
+  // Loads UCX into the process if it is not yet (comm/ucx/ucx_api.h: once, keeping the host's signal
+  // handlers). Throws xffl::Error XFFL_EUNSUPPORTED, in dlerror()'s words, when it cannot be loaded.
+  // The constructor calls it too; set_global calls it first, so that a rank without UCX fails before
+  // the rendezvous instead of leaving the others to wait for it.
+  static void load_ucx();
 
   xffl_backend_t kind() const override { return XFFL_BACKEND_UCX; }
   std::unique_ptr<Communicator> create_communicator(const GroupSpec &group) override;

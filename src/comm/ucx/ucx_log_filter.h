@@ -28,9 +28,13 @@
 // Not taken: UCX_TLS=sysv,self reached 5.6-5.8 GB/s (rendezvous over shared-memory active
 // messages), but UCX's transport list is per context and would cut off other hosts.
 //
-// The handler is installed once per process and stays until the library is unloaded (it is popped
-// then only if it is still the last one pushed). Header-only (inline) so that comm/ucx needs no new
-// translation unit in src/comm_ucx.cmake.
+// UCX keeps one list of log handlers for the whole process, which another UCX user of the process (an
+// MPI library) shares: the handler is installed only when the user asks for it with
+// XFFL_OPT_UCX_PROCESS_SETTINGS (or XFFL_UCX_PROCESS_SETTINGS=1; xffl-run sets it for its children).
+// Without it, UCX's own handler prints every line, and a peer on this host dying during a CMA transfer
+// aborts the survivor as UCX intends. Once installed, the handler stays until the library is unloaded
+// (it is popped then only if it is still the last one pushed). Header-only (inline) so that comm/ucx
+// needs no new translation unit in src/comm_ucx.cmake.
 #ifndef XFFL_SRC_COMM_UCX_UCX_LOG_FILTER_H
 #define XFFL_SRC_COMM_UCX_UCX_LOG_FILTER_H
 
@@ -43,6 +47,8 @@
 #include <functional>
 #include <mutex>
 #include <string>
+
+#include "comm/ucx/ucx_api.h"
 
 namespace xffl::comm::ucx {
 
@@ -88,7 +94,7 @@ struct Installation {
   std::once_flag once;
   unsigned handlers_after_push = 0;
   ~Installation() {
-    if (handlers_after_push != 0 && ucs_log_num_handlers() == handlers_after_push) ucs_log_pop_handler();
+    if (handlers_after_push != 0 && ucx().ucs_log_num_handlers() == handlers_after_push) ucx().ucs_log_pop_handler();
   }
 };
 
@@ -99,8 +105,8 @@ inline Installation installation;
 inline void install_ucx_log_filter() {
   auto &installed = log_filter_detail::installation;
   std::call_once(installed.once, [&] {
-    ucs_log_push_handler(&log_filter_detail::filter);
-    installed.handlers_after_push = ucs_log_num_handlers();
+    ucx().ucs_log_push_handler(&log_filter_detail::filter);
+    installed.handlers_after_push = ucx().ucs_log_num_handlers();
   });
 }
 

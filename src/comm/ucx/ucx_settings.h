@@ -16,6 +16,9 @@ struct UcxSettings {
   // the timeout (XFFL_ETIMEOUT); true asks UCX to report failures (XFFL_EPEER), which in UCX 1.13
   // restricts it to TCP over loopback. Peers on other hosts are always watched.
   bool peer_failure_detection_on_host = false;
+  // XFFL_OPT_UCX_PROCESS_SETTINGS: the process-wide UCX settings (UCX_TCP_PUT_ENABLE=n in the
+  // environment unless set, the log filter of ucx_log_filter.h), taken when the worker is made.
+  bool process_settings = false;
 };
 
 }  // namespace xffl::comm::ucx

@@ -96,10 +96,10 @@ algorithms::RequestId UcxTransport::post_send(int peer, const void *data, size_t
     request.staging = worker_.send_staging().stage(data, bytes);
     if (request.staging) data = request.staging;
   }
-  ucs_status_ptr_t handle = ucp_tag_send_nbx(endpoint, data, bytes, tag, &param);
+  ucs_status_ptr_t handle = ucx().ucp_tag_send_nbx(endpoint, data, bytes, tag, &param);
   if (UCS_PTR_IS_ERR(handle)) {
     worker_.send_staging().release(std::exchange(request.staging, nullptr));
-    peer_failed(request, ucs_status_string(UCS_PTR_STATUS(handle)));
+    peer_failed(request, ucx().ucs_status_string(UCS_PTR_STATUS(handle)));
   }
   request.handle = handle;  // nullptr: completed at once
   if (!handle) worker_.send_staging().release(std::exchange(request.staging, nullptr));
@@ -110,8 +110,8 @@ algorithms::RequestId UcxTransport::post_send(int peer, const void *data, size_t
 void UcxTransport::reclaim_staged_sends() {
   while (!staged_sends_.empty()) {
     Request &oldest = requests_[staged_sends_.front()];
-    if (oldest.handle && ucp_request_check_status(oldest.handle) == UCS_INPROGRESS) {
-      if (ucp_worker_progress(worker_.handle()) == 0) return;  // nothing moved: send from the caller's buffer
+    if (oldest.handle && ucx().ucp_request_check_status(oldest.handle) == UCS_INPROGRESS) {
+      if (ucx().ucp_worker_progress(worker_.handle()) == 0) return;  // nothing moved: send from the caller's buffer
       continue;
     }
     finished(oldest);  // releases the slot; throws as a wait would if the send failed
@@ -127,10 +127,10 @@ algorithms::RequestId UcxTransport::post_recv(int peer, void *data, size_t bytes
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   const uint64_t tag = message_tag(group_.tag_bits, sequence_, static_cast<uint64_t>(peer), signature_bits_, step.index);
-  ucs_status_ptr_t handle = ucp_tag_recv_nbx(worker_.handle(), data, bytes, tag, kReceiveMask, &param);
+  ucs_status_ptr_t handle = ucx().ucp_tag_recv_nbx(worker_.handle(), data, bytes, tag, kReceiveMask, &param);
   if (UCS_PTR_IS_ERR(handle))
     fail(XFFL_EBACKEND, "rank ", worker_.rank(), ": UCX refused a receive in ", where(request), ": ",
-         ucs_status_string(UCS_PTR_STATUS(handle)));
+         ucx().ucs_status_string(UCS_PTR_STATUS(handle)));
   request.handle = handle;
   return requests_.size() - 1;
 }
@@ -140,11 +140,11 @@ bool UcxTransport::finished(Request &request) {
   ucs_status_t status;
   ucp_tag_recv_info_t info{};
   if (request.is_send)
-    status = ucp_request_check_status(request.handle);
+    status = ucx().ucp_request_check_status(request.handle);
   else
-    status = ucp_tag_recv_request_test(request.handle, &info);
+    status = ucx().ucp_tag_recv_request_test(request.handle, &info);
   if (status == UCS_INPROGRESS) return false;
-  ucp_request_free(request.handle);
+  ucx().ucp_request_free(request.handle);
   request.handle = nullptr;
   worker_.send_staging().release(std::exchange(request.staging, nullptr));
   if (status == UCS_ERR_MESSAGE_TRUNCATED && !request.is_send)
@@ -154,13 +154,13 @@ bool UcxTransport::finished(Request &request) {
     const int peer_rank = group_.members[static_cast<size_t>(request.peer)];
     const std::string transport_words = take_transport_failure();  // CMA's report, see ucx_log_filter.h
     if (worker_.failure(peer_rank) || is_peer_side_failure(status)) {
-      worker_.mark_failed(peer_rank, std::string("UCX reported ") + ucs_status_string(status) +
+      worker_.mark_failed(peer_rank, std::string("UCX reported ") + ucx().ucs_status_string(status) +
                                          (transport_words.empty() ? "" : ": " + transport_words));
       peer_failed(request, *worker_.failure(peer_rank));
     }
     mismatch_before_failure();
     fail(XFFL_EBACKEND, "rank ", worker_.rank(), ": UCX failed a ", request.is_send ? "send" : "receive", " in ",
-         where(request), ": ", ucs_status_string(status));
+         where(request), ": ", ucx().ucs_status_string(status));
   }
   if (!request.is_send) check_received(request, info);
   return true;
@@ -178,7 +178,7 @@ void UcxTransport::check_call() {
   check_notices();
   // A member that took another root (or another collective) may send where nobody receives.
   ucp_tag_recv_info_t info{};
-  if (ucp_tag_probe_nb(worker_.handle(), message_tag(group_.tag_bits, sequence_, 0, 0, 0), kCallMask, 0, &info)) {
+  if (ucx().ucp_tag_probe_nb(worker_.handle(), message_tag(group_.tag_bits, sequence_, 0, 0, 0), kCallMask, 0, &info)) {
     const uint64_t sender = sender_of(info.sender_tag);
     if (sender < group_.members.size() && signature_of(info.sender_tag) != signature_bits_)
       mismatch_found(static_cast<int>(sender), "sent this rank a message of a call with other arguments in " +
@@ -189,7 +189,7 @@ void UcxTransport::check_call() {
 // A member that found a mismatch sends its notices, then gives up its sends, which may fail our
 // receives from it: the notice, sent first, is the real cause.
 void UcxTransport::mismatch_before_failure() {
-  for (int round = 0; round < kDrainRounds && ucp_worker_progress(worker_.handle()) != 0; ++round) {
+  for (int round = 0; round < kDrainRounds && ucx().ucp_worker_progress(worker_.handle()) != 0; ++round) {
   }
   check_notices();
 }
@@ -303,7 +303,7 @@ bool UcxTransport::awaited_peer_exited(Request &request) {
   if (worker_.failure(peer_rank) ||
       !worker_.check_peer_process(peer_rank, Clock::now() + std::chrono::milliseconds(kLivenessLookupBoundMs)))
     return false;
-  for (int round = 0; round < kDrainRounds && ucp_worker_progress(worker_.handle()) != 0; ++round) {
+  for (int round = 0; round < kDrainRounds && ucx().ucp_worker_progress(worker_.handle()) != 0; ++round) {
   }
   return !finished(request);
 }
@@ -353,19 +353,19 @@ void UcxTransport::abandon_outstanding() {
   for (Request &request : requests_) {
     if (!request.handle) continue;
     bool completes = true;
-    if (ucp_request_check_status(request.handle) == UCS_INPROGRESS) {
+    if (ucx().ucp_request_check_status(request.handle) == UCS_INPROGRESS) {
       if (request.is_send) {
         completes = worker_.abandon_peer(group_.members[static_cast<size_t>(request.peer)],
                                          "abandoned after a failed " + std::string(operation_) + " on " +
                                              group_.description);
       } else {
-        ucp_request_cancel(worker_.handle(), request.handle);
+        ucx().ucp_request_cancel(worker_.handle(), request.handle);
       }
     }
     if (completes)
       handles.push_back(request.handle);
     else
-      ucp_request_free(request.handle);
+      ucx().ucp_request_free(request.handle);
     request.handle = nullptr;
     request.staging = nullptr;  // UCX may still read it: never released (send_staging.h)
   }

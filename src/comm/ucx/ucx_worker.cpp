@@ -29,7 +29,7 @@ constexpr int kCloseBoundMs = 1000;
 constexpr int kForcedCloseBoundMs = 100;
 
 [[noreturn]] void ucx_failed(int rank, const char *what, ucs_status_t status) {
-  fail(XFFL_EBACKEND, "rank ", rank, ": UCX ", what, " failed: ", ucs_status_string(status));
+  fail(XFFL_EBACKEND, "rank ", rank, ": UCX ", what, " failed: ", ucx().ucs_status_string(status));
 }
 
 int remaining_ms(Clock::time_point deadline) {
@@ -114,7 +114,10 @@ UcxWorker::UcxWorker(int rank, int world_size, Exchange &exchange, const UcxSett
     : rank_(rank), world_size_(world_size), exchange_(exchange), settings_(settings), host_(host_identity()),
       process_(this_process()), peers_(static_cast<size_t>(world_size)) {
   const auto started = Clock::now();
-  install_ucx_log_filter();  // before UCX can meet a dead peer over CMA
+  ucx();  // loads UCX on first use: XFFL_EUNSUPPORTED here, before anything else, when it cannot be loaded
+  // Process-wide, so only when the user asked for them (XFFL_OPT_UCX_PROCESS_SETTINGS): another UCX user
+  // of the process (an MPI library) would see both.
+  if (settings_.process_settings) install_ucx_log_filter();  // before UCX can meet a dead peer over CMA
   for (int r = 0; r < world_size; ++r) {
     peers_[static_cast<size_t>(r)].owner = this;
     peers_[static_cast<size_t>(r)].rank = r;
@@ -124,10 +127,12 @@ UcxWorker::UcxWorker(int rank, int world_size, Exchange &exchange, const UcxSett
     // when the peer dies mid-transfer; without it, TCP rendezvous uses get/bcopy, a dead peer is an error,
     // and large messages over TCP were faster here (64 MiB allreduce, 2 ranks, UCX_TLS=^cma: 4.6 vs
     // 2.3-2.9 GB/s). UCX 1.13 reads transport settings only from the environment (ucp_config_modify warns
-    // "invalid configuration"), so it is set there, never overriding the user's own value.
-    setenv("UCX_TCP_PUT_ENABLE", "n", 0);
+    // "invalid configuration"). setenv changes the process for every UCX user and races getenv on other
+    // threads, so it is done only on request, never overriding the user's own value; xffl-run exports it
+    // into its children's environment instead.
+    if (settings_.process_settings) setenv("UCX_TCP_PUT_ENABLE", "n", 0);
     ucp_config_t *config = nullptr;
-    ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
+    ucs_status_t status = ucx().ucp_config_read(nullptr, nullptr, &config);
     if (status != UCS_OK) ucx_failed(rank_, "ucp_config_read", status);
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
@@ -135,25 +140,25 @@ UcxWorker::UcxWorker(int rank, int world_size, Exchange &exchange, const UcxSett
     params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
     params.mt_workers_shared = 0;
     params.estimated_num_eps = static_cast<size_t>(world_size);
-    status = ucp_init(&params, config, &context_);
-    ucp_config_release(config);
+    status = ucx().ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &params, config, &context_);
+    ucx().ucp_config_release(config);
     if (status != UCS_OK) ucx_failed(rank_, "ucp_init", status);
 
     ucp_worker_params_t worker_params{};
     worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
     worker_params.thread_mode = UCS_THREAD_MODE_SINGLE;
-    status = ucp_worker_create(context_, &worker_params, &worker_);
+    status = ucx().ucp_worker_create(context_, &worker_params, &worker_);
     if (status != UCS_OK) ucx_failed(rank_, "ucp_worker_create", status);
-    status = ucp_worker_get_efd(worker_, &event_fd_);
+    status = ucx().ucp_worker_get_efd(worker_, &event_fd_);
     if (status != UCS_OK) ucx_failed(rank_, "ucp_worker_get_efd", status);
-    status = ucp_worker_get_address(worker_, &address_, &address_length_);
+    status = ucx().ucp_worker_get_address(worker_, &address_, &address_length_);
     if (status != UCS_OK) ucx_failed(rank_, "ucp_worker_get_address", status);
 
     exchange_.publish(address_key(rank_), encode_address(host_, process_, address_, address_length_));
   } catch (...) {
-    if (address_) ucp_worker_release_address(worker_, address_);
-    if (worker_) ucp_worker_destroy(worker_);
-    if (context_) ucp_cleanup(context_);
+    if (address_) ucx().ucp_worker_release_address(worker_, address_);
+    if (worker_) ucx().ucp_worker_destroy(worker_);
+    if (context_) ucx().ucp_cleanup(context_);
     throw;
   }
   const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
@@ -172,11 +177,11 @@ UcxWorker::~UcxWorker() {
   const auto deadline = Clock::now() + std::chrono::milliseconds(bound);
   release_abandoned({}, deadline);
   close_endpoints(deadline);
-  for (void *request : abandoned_) ucp_request_free(request);  // UCX releases it if it ever completes
+  for (void *request : abandoned_) ucx().ucp_request_free(request);  // UCX releases it if it ever completes
   abandoned_.clear();
-  ucp_worker_release_address(worker_, address_);
-  ucp_worker_destroy(worker_);
-  ucp_cleanup(context_);
+  ucx().ucp_worker_release_address(worker_, address_);
+  ucx().ucp_worker_destroy(worker_);
+  ucx().ucp_cleanup(context_);
 }
 
 // Healthy peers get a flushing close so the last messages of the last collective still arrive;
@@ -189,7 +194,7 @@ void UcxWorker::close_endpoints(Clock::time_point deadline) {
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     param.flags = gone ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-    ucs_status_ptr_t request = ucp_ep_close_nbx(peer.endpoint, &param);
+    ucs_status_ptr_t request = ucx().ucp_ep_close_nbx(peer.endpoint, &param);
     peer.endpoint = nullptr;
     if (UCS_PTR_IS_PTR(request)) closing_.push_back(request);
   }
@@ -200,15 +205,15 @@ void UcxWorker::drain_closing(Clock::time_point deadline) {
   while (true) {
     closing_.erase(std::remove_if(closing_.begin(), closing_.end(),
                                   [](void *request) {
-                                    if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
-                                    ucp_request_free(request);
+                                    if (ucx().ucp_request_check_status(request) == UCS_INPROGRESS) return false;
+                                    ucx().ucp_request_free(request);
                                     return true;
                                   }),
                    closing_.end());
     if (closing_.empty() || Clock::now() >= deadline) break;
     progress_or_sleep(deadline);
   }
-  for (void *request : closing_) ucp_request_free(request);  // released by UCX when it completes
+  for (void *request : closing_) ucx().ucp_request_free(request);  // released by UCX when it completes
   closing_.clear();
 }
 
@@ -216,7 +221,7 @@ void UcxWorker::drain_closing(Clock::time_point deadline) {
 // collective that needed the peer fails with its own error, naming it.
 void UcxWorker::on_peer_error(void *arg, ucp_ep_h, ucs_status_t status) {
   auto *peer = static_cast<Peer *>(arg);
-  peer->owner->mark_failed(peer->rank, std::string("UCX reported ") + ucs_status_string(status));
+  peer->owner->mark_failed(peer->rank, std::string("UCX reported ") + ucx().ucs_status_string(status));
 }
 
 void UcxWorker::mark_failed(int peer_rank, const std::string &why) {
@@ -326,11 +331,11 @@ ucp_ep_h UcxWorker::endpoint(int peer_rank, Clock::time_point deadline) {
     RedirectUcxLines capture([&](const char *, const std::string &, const std::string &text) {
       if (ucx_words.empty()) ucx_words = text;
     });
-    status = ucp_ep_create(worker_, &params, &peer.endpoint);
+    status = ucx().ucp_ep_create(worker_, &params, &peer.endpoint);
   }
   if (status != UCS_OK) {
     peer.endpoint = nullptr;
-    const std::string why = std::string("UCX could not connect to it: ") + ucs_status_string(status) +
+    const std::string why = std::string("UCX could not connect to it: ") + ucx().ucs_status_string(status) +
                             (ucx_words.empty() ? "" : " (" + ucx_words + ")");
     // A peer whose shared memory or connection is gone has failed; anything else is UCX's own trouble.
     if (!is_peer_side_failure(status)) fail(XFFL_EBACKEND, "rank ", rank_, ": rank ", peer_rank, ": ", why);
@@ -341,7 +346,7 @@ ucp_ep_h UcxWorker::endpoint(int peer_rank, Clock::time_point deadline) {
   if (settings_.log_level >= XFFL_LOG_DEBUG) {
     log(XFFL_LOG_DEBUG, "endpoint to rank " + std::to_string(peer_rank) + (same_host ? " (same host" : " (other host") +
                             (detect_failure ? ", peer failure detection on):" : ", failures found by timeout):"));
-    ucp_ep_print_info(peer.endpoint, stderr);
+    ucx().ucp_ep_print_info(peer.endpoint, stderr);
   }
   return peer.endpoint;
 }
@@ -358,8 +363,8 @@ const std::string *UcxWorker::failure(int peer_rank) const {
 
 void UcxWorker::progress_or_sleep(Clock::time_point deadline) {
   for (int round = 0; round < kSpinRounds; ++round)
-    if (ucp_worker_progress(worker_) != 0) return;
-  const ucs_status_t armed = ucp_worker_arm(worker_);
+    if (ucx().ucp_worker_progress(worker_) != 0) return;
+  const ucs_status_t armed = ucx().ucp_worker_arm(worker_);
   if (armed == UCS_ERR_BUSY) return;  // events arrived meanwhile: progress them first
   if (armed != UCS_OK) ucx_failed(rank_, "ucp_worker_arm", armed);
   const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count() + 1;
@@ -375,7 +380,7 @@ bool UcxWorker::abandon_peer(int peer_rank, const std::string &why) {
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-  ucs_status_ptr_t request = ucp_ep_close_nbx(peer.endpoint, &param);
+  ucs_status_ptr_t request = ucx().ucp_ep_close_nbx(peer.endpoint, &param);
   peer.endpoint = nullptr;
   if (UCS_PTR_IS_PTR(request)) closing_.push_back(request);
   drain_closing(Clock::now() + std::chrono::milliseconds(kForcedCloseBoundMs));
@@ -387,8 +392,8 @@ void UcxWorker::release_abandoned(std::vector<void *> requests, Clock::time_poin
   while (true) {
     abandoned_.erase(std::remove_if(abandoned_.begin(), abandoned_.end(),
                                     [](void *request) {
-                                      if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
-                                      ucp_request_free(request);
+                                      if (ucx().ucp_request_check_status(request) == UCS_INPROGRESS) return false;
+                                      ucx().ucp_request_free(request);
                                       return true;
                                     }),
                      abandoned_.end());

@@ -12,8 +12,6 @@
 #ifndef XFFL_SRC_COMM_UCX_UCX_WORKER_H
 #define XFFL_SRC_COMM_UCX_UCX_WORKER_H
 
-#include <ucp/api/ucp.h>
-
 #include <chrono>
 #include <memory>
 #include <string>
@@ -23,6 +21,7 @@
 #include "comm/exchange.h"
 #include "comm/ucx/process_identity.h"
 #include "comm/ucx/send_staging.h"
+#include "comm/ucx/ucx_api.h"
 #include "comm/ucx/ucx_settings.h"
 
 namespace xffl::comm::ucx {

@@ -287,6 +287,22 @@ impl xffl_option {
     #[doc = "  SLURM_JOB_ID, else \"xffl\"); 1 to 256 bytes. Read by xffl_set_global: XFFL_ESTATE once it was called."]
     pub const XFFL_OPT_JOB_ID: xffl_option = xffl_option(5);
 }
+impl xffl_option {
+    #[doc = " 0 (default, or XFFL_UCX_PROCESS_SETTINGS=0) or 1 (or =1): whether the UCX backend may change the"]
+    #[doc = "  whole process for UCX 1.13's sake. UCX is loaded only when a UCX backend is made (xffl_set_global"]
+    #[doc = "  with UCX, or NCCL with the UCX crossing), and the host's SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGHUP"]
+    #[doc = "  handlers are kept unless UCX_ERROR_SIGNALS / UCX_DEBUG_SIGNO ask for UCX's, whatever this option"]
+    #[doc = "  says (xffl_set_global). With 0 nothing else that another UCX user of the process (an MPI library)"]
+    #[doc = "  would see is changed, and a peer that dies during a TCP put, or during a CMA copy on this host,"]
+    #[doc = "  aborts the survivors as UCX 1.13 decides. With 1, making the backend also sets"]
+    #[doc = "  UCX_TCP_PUT_ENABLE=n in the environment unless it is set (setenv: not safe while other threads"]
+    #[doc = "  read the environment; large messages over TCP were also faster without put here) and installs"]
+    #[doc = "  one UCX log handler for the rest of the process's life (a CMA copy from a dead peer then fails"]
+    #[doc = "  the collective with XFFL_EPEER; UCX's error and warning lines about peers already reported go to"]
+    #[doc = "  xffl's log). xffl-run exports UCX_TCP_PUT_ENABLE=n and XFFL_UCX_PROCESS_SETTINGS=1 to its"]
+    #[doc = "  children unless they are set. Read by xffl_set_global: XFFL_ESTATE once it was called."]
+    pub const XFFL_OPT_UCX_PROCESS_SETTINGS: xffl_option = xffl_option(6);
+}
 #[repr(transparent)]
 #[doc = " Tunable options of a state, set with xffl_set_option and read with xffl_get_option."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -462,10 +478,21 @@ extern "C" {
     #[doc = " @param[in] rank this process's global rank, in [0, world_size)"]
     #[doc = " @param[in] world_size number of processes, >= 1"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL for a NULL or out-of-range argument; XFFL_ESTATE if already set;"]
-    #[doc = "         XFFL_EUNSUPPORTED for a backend or device this build lacks; for UCX and NCCL also"]
+    #[doc = "         XFFL_EUNSUPPORTED for a backend or device this build lacks, or when UCX is needed and cannot"]
+    #[doc = "         be loaded (the dynamic loader's words, before the rendezvous); for UCX and NCCL also"]
     #[doc = "         XFFL_ETIMEOUT, XFFL_EAUTH, XFFL_ENETWORK, XFFL_EPEER, XFFL_EBACKEND."]
     #[doc = " @note Collective for UCX and NCCL: every rank of the job calls it. With XFFL_BACKEND_NONE it is local."]
     #[doc = "       Sets the WORLD group."]
+    #[doc = " @note UCX is loaded into the process here, the first time a UCX backend is made (backend UCX, or NCCL"]
+    #[doc = "       with XFFL_OPT_CROSS_FACILITY_BACKEND = XFFL_BACKEND_UCX), and stays loaded until the process"]
+    #[doc = "       ends. libxffl does not link UCX: with backend NONE, or NCCL alone, UCX never enters the process."]
+    #[doc = "       Loading UCX (1.13) installs its own handlers for SIGSEGV, SIGBUS, SIGILL and SIGFPE, with an"]
+    #[doc = "       alternate signal stack on the calling thread, and for SIGHUP. xffl puts the host's handlers and"]
+    #[doc = "       stack back right after the load, unless UCX_ERROR_SIGNALS is set in the environment (UCX's error"]
+    #[doc = "       handlers and stack stay) or UCX_DEBUG_SIGNO is (UCX's SIGHUP handler stays). Not thread-safe"]
+    #[doc = "       against another thread that changes those handlers during the first UCX set_global, and a fault"]
+    #[doc = "       on another thread during the load meets UCX's handler. Nothing else that the whole process sees"]
+    #[doc = "       (the environment, UCX's log handlers) is changed unless XFFL_OPT_UCX_PROCESS_SETTINGS is 1."]
     pub fn xffl_set_global(
         st: *mut xffl_state_t,
         backend: xffl_backend_t,

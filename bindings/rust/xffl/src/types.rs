@@ -360,6 +360,10 @@ pub enum OptionKey {
     /// String option: the job's identity checked by the rendezvous store (default `XFFL_JOB_ID`, else
     /// `TORCHELASTIC_RUN_ID`, else `SLURM_JOB_ID`, else `"xffl"`); 1 to 256 bytes. Before `set_global`.
     JobId,
+    /// 0 (default, or `XFFL_UCX_PROCESS_SETTINGS=0`) or 1: whether the UCX backend may change the whole
+    /// process for UCX 1.13's sake (`UCX_TCP_PUT_ENABLE=n` in the environment unless set, and a UCX log
+    /// handler); see `XFFL_OPT_UCX_PROCESS_SETTINGS` in `xffl/types.h`. Read by `set_global`.
+    UcxProcessSettings,
 }
 
 impl OptionKey {
@@ -371,6 +375,7 @@ impl OptionKey {
             OptionKey::CrossFacilityBackend => sys::xffl_option::XFFL_OPT_CROSS_FACILITY_BACKEND,
             OptionKey::AuthToken => sys::xffl_option::XFFL_OPT_AUTH_TOKEN,
             OptionKey::JobId => sys::xffl_option::XFFL_OPT_JOB_ID,
+            OptionKey::UcxProcessSettings => sys::xffl_option::XFFL_OPT_UCX_PROCESS_SETTINGS,
         }
     }
 }
