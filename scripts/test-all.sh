@@ -45,13 +45,17 @@ run_preset() {
   [ "${XFFL_CLEAN:-0}" = 1 ] && rm -rf "$dir"
   mkdir -p build
   # A build folder made by another generator (the ci preset moved from Makefiles to Ninja) cannot be
-  # reconfigured in place: start that one afresh.
-  if [ -f "$dir/CMakeCache.txt" ] && ! cmake --preset "$name" >"build/$name.configure.log" 2>&1 &&
-    grep -q "Does not match the generator used previously" "build/$name.configure.log"; then
-    echo "$dir was made by another CMake generator: removing it"
-    rm -rf "$dir"
-  fi
+  # reconfigured in place: that one starts afresh.
+  local configured=1
   if ! cmake --preset "$name" >"build/$name.configure.log" 2>&1; then
+    configured=0
+    if grep -q "Does not match the generator used previously" "build/$name.configure.log"; then
+      echo "$dir was made by another CMake generator: removing it"
+      rm -rf "$dir"
+      cmake --preset "$name" >"build/$name.configure.log" 2>&1 && configured=1
+    fi
+  fi
+  if [ "$configured" != 1 ]; then
     cat "build/$name.configure.log"
     verdict[$name]="FAILED (configure)"
     return 1
