@@ -3,15 +3,21 @@
 #
 #   1. installs the Debian packages the build and the tests need (only those missing; apt-get update
 #      only when something is missing);
-#   2. the ci preset: RelWithDebInfo, warnings as errors, every test (every label);
+#   2. the ci preset: RelWithDebInfo, warnings as errors, built with Ninja (the other presets use
+#      Makefiles, so both generators build every time), every test (every label); checks that would
+#      skip on a developer's machine (bindgen freshness) fail instead (XFFL_STRICT_CHECKS);
 #   3. the asan preset: the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer
 #      (leaks included);
-#   4. the fuzz preset: clang 14 + libFuzzer, a short bounded run of every fuzzer (label fuzz).
+#   4. the tsan preset: ThreadSanitizer over the labels unit* and multiproc (the threads and the
+#      processes that talk). UCX's memory hooks are off there (UCX_MEM_MALLOC_HOOKS=no,
+#      UCX_MEM_MALLOC_RELOC=no, UCX_MEM_MMAP_HOOK_MODE=none in the test preset): libucm patches the
+#      process's malloc/mmap/madvise, and TSan's own interceptors crash inside those hooks;
+#   5. the fuzz preset: clang 14 + libFuzzer, a short bounded run of every fuzzer (label fuzz).
 # Every stage runs even if an earlier one failed; the exit status is non-zero if any failed.
 # New test folders (tests/*/CMakeLists.txt, bindings) are picked up by CMake: nothing to edit here.
 #
 # Options (environment):
-#   XFFL_PRESETS="ci asan fuzz"   which stages to run, in order
+#   XFFL_PRESETS="ci asan tsan fuzz"   which stages to run, in order
 #   XFFL_CLEAN=1                  remove build/<preset> first (a from-scratch run)
 #   XFFL_CTEST_ARGS="-L api"      extra ctest arguments (e.g. a label) for every stage
 #   XFFL_SKIP_PACKAGES=1          do not check or install Debian packages
@@ -20,7 +26,7 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-presets=${XFFL_PRESETS:-ci asan fuzz}
+presets=${XFFL_PRESETS:-ci asan tsan fuzz}
 ctest_args=${XFFL_CTEST_ARGS:-}
 jobs=2  # the machines this runs on have two cores
 
@@ -38,7 +44,18 @@ run_preset() {
   say "$name: configure"
   [ "${XFFL_CLEAN:-0}" = 1 ] && rm -rf "$dir"
   mkdir -p build
+  # A build folder made by another generator (the ci preset moved from Makefiles to Ninja) cannot be
+  # reconfigured in place: that one starts afresh.
+  local configured=1
   if ! cmake --preset "$name" >"build/$name.configure.log" 2>&1; then
+    configured=0
+    if grep -q "Does not match the generator used previously" "build/$name.configure.log"; then
+      echo "$dir was made by another CMake generator: removing it"
+      rm -rf "$dir"
+      cmake --preset "$name" >"build/$name.configure.log" 2>&1 && configured=1
+    fi
+  fi
+  if [ "$configured" != 1 ]; then
     cat "build/$name.configure.log"
     verdict[$name]="FAILED (configure)"
     return 1

@@ -2,7 +2,7 @@
 # Regenerates tests/abi/libxffl.so.0.abi, the ABI baseline the abi test compares libxffl.so with.
 #
 # Run it on purpose, when an ABI is frozen (a release), never to silence the abi test: the test
-# already accepts additions; a removal or change means a new SONAME (major version), not a new baseline.
+# already accepts additions (abidiff --no-added-syms); a removal or change means a new SONAME (major version), not a new baseline.
 # Builds the dev preset (RelWithDebInfo: abidw needs -g), dumps the ABI with tests/abi/abi_dump.sh,
 # shows what changed against the old baseline, and writes the new one. Commit it with that summary.
 #

@@ -1,4 +1,4 @@
-# The NCCL backend (DESIGN.md section 4), included by src/CMakeLists.txt when present.
+# The NCCL backend (DESIGN.md section 4), included by src/CMakeLists.txt.
 #
 # XFFL_WITH_CUDA: AUTO (default) builds it when the CUDA toolkit and NCCL are found, ON requires
 # them, OFF never looks. NCCL ships no CMake or pkg-config file: find_path / find_library with the

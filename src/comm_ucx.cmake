@@ -1,5 +1,5 @@
 # The collective algorithms and reduction kernels (always built: they need no transport) and the
-# UCX backend (with XFFL_WITH_UCX). Included by src/CMakeLists.txt when present.
+# UCX backend (with XFFL_WITH_UCX). Included by src/CMakeLists.txt.
 set(xffl_comm_kernels comm/reduce.cpp comm/half.cpp comm/scale.cpp)
 target_sources(xffl_obj PRIVATE
   ${xffl_comm_kernels}

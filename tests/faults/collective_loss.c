@@ -1,9 +1,15 @@
 /*
  * A rank that dies in the middle of a large allreduce (64 MiB of f32 on WORLD). All ranks meet at a
- * barrier first; the victim then starts the allreduce, and a watcher thread ends the process
- * (_exit(0), so xffl-run's fail-fast stays out of it) as soon as the first reduced bytes land in
- * its output: the collective is under way on every rank. The survivors' allreduce must return
- * XFFL_ETIMEOUT or XFFL_EPEER naming the victim, and destroy must still return.
+ * barrier first; the victim then starts the allreduce, and a watcher ends the process (_exit(0), so
+ * xffl-run's fail-fast stays out of it) as soon as the first reduced bytes land in its output: the
+ * collective is under way on every rank. The survivors' allreduce must return XFFL_ETIMEOUT or
+ * XFFL_EPEER naming the victim, and destroy must still return.
+ *
+ * The watcher is a child process that shares the output's pages (MAP_SHARED) and sees them change as
+ * a debugger would. A thread of the victim reading the output while xffl_allreduce writes it would
+ * be a data race (ThreadSanitizer reported it); another process has no such race with the victim's
+ * threads. The watcher signals the victim (SIGUSR1), whose handler does only async-signal-safe work:
+ * write(2) the prepared line, then _exit(0) or raise(SIGKILL).
  *
  * Should the victim's allreduce finish before its watcher runs (a scheduling accident), it leaves
  * right after; the survivors then run a second allreduce, which must fail the same way. Each
@@ -16,37 +22,63 @@
  * usage: collective_loss [VICTIM] [MIB] [exit|sigkill]   (default: the last rank, 64 MiB, exit)
  * FAULT_COLLECTIVE_TIMEOUT_MS, when set, replaces XFFL_TIMEOUT after the rendezvous (xffl_set_option).
  */
-#include <pthread.h>
+#include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "fault_check.h"
 
 static const float kUntouched = -1.0f; /* every contribution is positive, so no result equals it */
 
-typedef struct {
-  const volatile float *output;
-  size_t count;
-  int by_signal;
-} watch_t;
+/* Set before the watcher starts: the signal handler may not format or allocate. */
+static char g_leaving_line[160];
+static size_t g_leaving_length;
+static volatile sig_atomic_t g_leave_by_sigkill;
 
-/* Polls a sample of the output (one float per 4 KiB page) until any of it changes, then leaves. */
-static void *watch_output(void *arg) {
-  const watch_t *watch = arg;
+static void on_watcher_signal(int signo) {
+  (void)signo;
+  ssize_t ignored = write(STDOUT_FILENO, g_leaving_line, g_leaving_length);
+  (void)ignored;
+  if (g_leave_by_sigkill) raise(SIGKILL);
+  _exit(0);
+}
+
+/* The watcher process: polls a sample of the output (one float per 4 KiB page) until any of it
+ * changes, then signals the victim. Leaves by itself once the victim is gone (it left on its own). */
+static void watch_output(const volatile float *output, size_t count, pid_t victim) {
   const size_t stride = 1024;
   for (;;) {
-    for (size_t i = 0; i < watch->count; i += stride)
-      if (watch->output[i] != kUntouched) {
-        if (watch->by_signal) {
-          printf("rank %d: leaving by raise(SIGKILL) in the middle of the allreduce\n", fault_rank());
-          fflush(stdout);
-          raise(SIGKILL);
-        }
-        fault_vanish("in the middle of the allreduce (its output started to change)");
+    for (size_t i = 0; i < count; i += stride)
+      if (output[i] != kUntouched) {
+        kill(victim, SIGUSR1);
+        _exit(0);
       }
+    if (getppid() != victim) _exit(0);
     sched_yield();
   }
-  return NULL;
+}
+
+/* Starts the watcher process over OUTPUT (shared pages); returns 0 on success. */
+static int start_watcher(const float *output, size_t count, int by_signal) {
+  g_leave_by_sigkill = by_signal;
+  const int length = snprintf(g_leaving_line, sizeof g_leaving_line, "rank %d: leaving %s\n", fault_rank(),
+                              by_signal ? "by raise(SIGKILL) in the middle of the allreduce"
+                                        : "in the middle of the allreduce (its output started to change)");
+  if (length <= 0 || (size_t)length >= sizeof g_leaving_line) return -1;
+  g_leaving_length = (size_t)length;
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = on_watcher_signal;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(SIGUSR1, &action, NULL) != 0) return -1;
+  fflush(stdout); /* the handler's _exit would drop what stdio still holds */
+  const pid_t victim = getpid();
+  const pid_t watcher = fork();
+  if (watcher < 0) return -1;
+  if (watcher == 0) watch_output(output, count, victim);
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -57,7 +89,10 @@ int main(int argc, char **argv) {
   const int by_signal = argc > 3 && strcmp(argv[3], "sigkill") == 0;
   if (by_signal && rank != victim) signal(SIGTERM, SIG_IGN); /* xffl-run's fail-fast would end us too soon */
 
-  float *input = malloc(count * sizeof(float)), *output = malloc(count * sizeof(float));
+  /* The output is shared with the victim's watcher process (see the top of this file). */
+  float *input = malloc(count * sizeof(float));
+  void *shared = mmap(NULL, count * sizeof(float), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  float *output = shared == MAP_FAILED ? NULL : shared;
   if (!input || !output) {
     fprintf(stderr, "rank %d: cannot allocate 2 x %zu MiB\n", rank, mib);
     return 2;
@@ -91,9 +126,10 @@ int main(int argc, char **argv) {
   const char *group_name = xffl_group_description(world_group);
 
   if (rank == victim) {
-    watch_t watch = {output, count, by_signal};
-    pthread_t watcher;
-    if (pthread_create(&watcher, NULL, watch_output, &watch) != 0) return 2;
+    if (start_watcher(output, count, by_signal) != 0) {
+      fprintf(stderr, "rank %d: cannot start the watcher process: %s\n", rank, strerror(errno));
+      return 2;
+    }
     rc = xffl_allreduce(world_group, input, output, count, XFFL_F32, XFFL_SUM, NULL);
     if (by_signal) raise(SIGKILL);
     fault_vanish(rc == XFFL_OK ? "after the allreduce finished (the watcher was too late)"
@@ -118,6 +154,6 @@ int main(int argc, char **argv) {
   xffl_state_destroy(st);
   printf("rank %d: xffl_state_destroy returned after %.0f ms\n", rank, fault_now_ms() - destroy_started);
   free(input);
-  free(output);
+  munmap(output, count * sizeof(float));
   return fault_finish("collective_loss");
 }

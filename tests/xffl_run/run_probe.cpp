@@ -35,7 +35,10 @@
 namespace {
 
 std::string g_rank = "?";
-std::string g_trap_dir;
+// DIR/<rank>.signal of trap= and note=, made before the handlers are installed: a signal handler may
+// only do async-signal-safe work (open, write, close, _exit), so it neither builds strings nor
+// formats with stdio (ThreadSanitizer reported both).
+char g_signal_path[4096];
 
 void write_all(int fd, const std::string& data) {
   std::size_t done = 0;
@@ -75,30 +78,45 @@ void sleep_seconds(double seconds) {
   }
 }
 
-void on_trapped_signal(int signo) {
-  std::string path = g_trap_dir + "/" + g_rank + ".signal";
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+void set_signal_path(const std::string& dir) {
+  std::string path = dir + "/" + g_rank + ".signal";
+  if (path.size() >= sizeof g_signal_path) {
+    write_all(2, "probe: signal file path too long: " + path + "\n");
+    std::_Exit(98);
+  }
+  std::memcpy(g_signal_path, path.c_str(), path.size() + 1);
+}
+
+// Writes SIGNO in decimal (plus a newline when NEWLINE) to g_signal_path, opened with FLAGS.
+// Async-signal-safe: digits by hand, then open/write/close; errno is left as it was.
+void write_signal_number(int signo, int flags, bool newline) {
+  const int saved_errno = errno;
+  char digits[12];
+  std::size_t count = 0;
+  unsigned value = static_cast<unsigned>(signo);
+  do {
+    digits[count++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0 && count < sizeof digits);
+  char text[sizeof digits + 1];
+  std::size_t length = 0;
+  while (count > 0) text[length++] = digits[--count];
+  if (newline) text[length++] = '\n';
+  int fd = ::open(g_signal_path, O_WRONLY | O_CREAT | flags, 0644);
   if (fd >= 0) {
-    char text[16];
-    int length = std::snprintf(text, sizeof text, "%d", signo);
-    ssize_t ignored = ::write(fd, text, static_cast<std::size_t>(length));
+    ssize_t ignored = ::write(fd, text, length);
     (void)ignored;
     ::close(fd);
   }
+  errno = saved_errno;
+}
+
+void on_trapped_signal(int signo) {
+  write_signal_number(signo, O_TRUNC, false);
   ::_exit(0);
 }
 
-void on_noted_signal(int signo) {
-  std::string path = g_trap_dir + "/" + g_rank + ".signal";
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (fd >= 0) {
-    char text[16];
-    int length = std::snprintf(text, sizeof text, "%d\n", signo);
-    ssize_t ignored = ::write(fd, text, static_cast<std::size_t>(length));
-    (void)ignored;
-    ::close(fd);
-  }
-}
+void on_noted_signal(int signo) { write_signal_number(signo, O_APPEND, true); }
 
 const char* kVariables[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
                             "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
@@ -152,10 +170,10 @@ void run_step(const std::string& step) {
   } else if (name == "ignore") {
     std::signal(std::atoi(value.c_str()), SIG_IGN);
   } else if (name == "trap") {
-    g_trap_dir = value;
+    set_signal_path(value);
     for (int signo : {SIGINT, SIGTERM, SIGHUP}) std::signal(signo, on_trapped_signal);
   } else if (name == "note") {
-    g_trap_dir = value;
+    set_signal_path(value);
     for (int signo : {SIGINT, SIGTERM, SIGHUP}) std::signal(signo, on_noted_signal);
   } else if (name == "chatter") {
     int lines = std::atoi(value.c_str());

@@ -1,4 +1,4 @@
-!> Raw interfaces to the xffl C API: one bind(C) interface per function of include/xffl/*.h, and every
+!> Raw interfaces to the xffl C API: one bind(C) interface per function of the headers in include/xffl/, and every
 !> enum constant as an integer(c_int) parameter. Hand-written in one regular shape so that
 !> bindings/fortran/check_interfaces.py can compare each one with clang's reading of the header
 !> (argument count, kinds, value vs reference, pointer depth, result) and fail on any difference.
