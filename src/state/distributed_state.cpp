@@ -213,8 +213,16 @@ void DistributedState::install_layout(Layout layout, topology::RankPlan plan) {
   layout_ = layout;
 }
 
-void DistributedState::clear_layout() {
-  for (int kind = XFFL_GROUP_FSDP; kind <= XFFL_GROUP_FEDERATION; ++kind) groups_[static_cast<size_t>(kind)].clear();
+void DistributedState::clear_layout(const char *ending_call) {
+  // Borrowed handles may still be held: each group ends (its communicator goes) but its shell stays,
+  // so a later use is XFFL_ESTATE naming ending_call instead of a read of freed memory.
+  for (int kind = XFFL_GROUP_FSDP; kind <= XFFL_GROUP_FEDERATION; ++kind) {
+    for (auto &group : groups_[static_cast<size_t>(kind)]) {
+      group->retire(ending_call);
+      retired_groups_.push_back(std::move(group));
+    }
+    groups_[static_cast<size_t>(kind)].clear();
+  }
   plan_.reset();
   federated_weights_.clear();
   layout_ = Layout::None;
@@ -284,17 +292,17 @@ void DistributedState::set_option_string(xffl_option_t option, const std::string
 
 void DistributedState::unset_fsdp() {
   require_layout(Layout::Fsdp, "xffl_unset_fsdp");
-  clear_layout();
+  clear_layout("xffl_unset_fsdp");
 }
 
 void DistributedState::unset_hsdp() {
   require_layout(Layout::Hsdp, "xffl_unset_hsdp");
-  clear_layout();
+  clear_layout("xffl_unset_hsdp");
 }
 
 void DistributedState::unset_federated_scaling() {
   require_layout(Layout::Federated, "xffl_unset_federated_scaling");
-  clear_layout();
+  clear_layout("xffl_unset_federated_scaling");
 }
 
 void *DistributedState::stream(int index) const {

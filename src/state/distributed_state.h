@@ -94,7 +94,7 @@ class DistributedState {
   void require_no_layout(const char *call) const;
   void require_layout(Layout layout, const char *call) const;
   void install_layout(Layout layout, topology::RankPlan plan);
-  void clear_layout();
+  void clear_layout(const char *ending_call);
   void add_group(xffl_group_kind_t kind, int instances, const topology::RankList &members,
                  const std::string &description);
   // Under federated scaling: whether these ranks (sorted) lie in more than one federated group.
@@ -121,6 +121,9 @@ class DistributedState {
   std::optional<topology::RankPlan> plan_;
   // Groups by xffl_group_kind_t, then instance. WORLD lives from set_global; the rest with the layout.
   std::array<std::vector<std::unique_ptr<xffl_group>>, 7> groups_;
+  // Groups of layouts that were unset: ended, kept as shells until the state is destroyed so that a
+  // borrowed handle used after its layout fails with XFFL_ESTATE (Group::retire).
+  std::vector<std::unique_ptr<xffl_group>> retired_groups_;
   // Groups made so far from each sorted member list (xffl_create_process_group): members make the
   // groups of one list in the same order, so the count names the same group on every member.
   std::map<std::vector<int>, uint32_t> custom_group_counts_;

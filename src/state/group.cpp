@@ -24,8 +24,16 @@ Group::~Group() {
 }
 
 comm::Communicator &Group::communicator() {
+  if (retired_by_)
+    fail(XFFL_ESTATE, spec_.description, " ended with ", retired_by_,
+         ": a borrowed group (xffl_get_group) lives until its layout is unset or its state destroyed");
   if (!communicator_) communicator_ = backend_->create_communicator(spec_);
   return *communicator_;
+}
+
+void Group::retire(const char *ending_call) {
+  communicator_.reset();
+  retired_by_ = ending_call;
 }
 
 void Group::check_stream(const void *stream) const {

@@ -29,7 +29,11 @@ class Group {
   const std::string &description() const { return spec_.description; }
   bool owned() const { return owned_; }
   xffl_backend_t backend_kind() const { return backend_->kind(); }
+  // XFFL_ESTATE once the group was retired.
   comm::Communicator &communicator();
+  // Ends a borrowed group with its layout (ending_call: "xffl_unset_hsdp"): its communicator goes,
+  // and every later collective on it is XFFL_ESTATE naming the call that ended it.
+  void retire(const char *ending_call);
   // The state's call gate, shared: calls on a group and on its state never overlap.
   CallGate &call_gate() const { return *gate_; }
   // A stream is a cudaStream_t for NCCL; host-memory backends take NULL (XFFL_EINVAL otherwise).
@@ -42,6 +46,7 @@ class Group {
   bool owned_;
   std::optional<uint32_t> claimed_slot_;
   std::shared_ptr<CallGate> gate_;
+  const char *retired_by_ = nullptr;
 };
 
 }  // namespace xffl

@@ -648,6 +648,31 @@ static void test_outputs_written_only_on_success(void **state) {
   clear_env();
 }
 
+/* A borrowed group ends with its layout: a collective on a handle kept past xffl_unset_* is
+ * XFFL_ESTATE naming the call that ended it (never a read of freed memory), also once a new layout
+ * is set; its members and description still read as they were. */
+static void test_borrowed_group_after_its_layout(void **state) {
+  (void)state;
+  xffl_state_t *st = api_global_state(1, 0);
+  assert_xffl_ok(xffl_set_hsdp(st, 1));
+  xffl_group_t *shard = NULL, *replica = NULL;
+  assert_xffl_ok(xffl_get_group(st, XFFL_GROUP_HSDP_SHARD, 0, &shard));
+  assert_xffl_ok(xffl_get_group(st, XFFL_GROUP_HSDP_REPLICA, 0, &replica));
+  float one = 1, out = 0;
+  assert_xffl_ok(xffl_allreduce(shard, &one, &out, 1, XFFL_F32, XFFL_SUM, NULL)); /* alive: a local copy */
+  assert_true(out == 1);
+  assert_xffl_ok(xffl_unset_hsdp(st));
+  assert_xffl_status(xffl_allreduce(shard, &one, &out, 1, XFFL_F32, XFFL_SUM, NULL), XFFL_ESTATE);
+  api_expect_message_contains("ended with xffl_unset_hsdp", "collective on a retired group");
+  assert_xffl_ok(xffl_set_fsdp(st));
+  assert_xffl_status(xffl_barrier(replica), XFFL_ESTATE);
+  api_expect_message_contains("ended with xffl_unset_hsdp", "barrier on a retired group");
+  int size = 0;
+  assert_xffl_ok(xffl_group_size(shard, &size));
+  assert_int_equal(size, 1);
+  xffl_state_destroy(st);
+}
+
 static void test_destroys(void **state) {
   (void)state;
   xffl_state_destroy(NULL);
@@ -989,6 +1014,7 @@ int main(void) {
       cmocka_unit_test(test_last_error_is_thread_local),
       cmocka_unit_test(test_outputs_written_only_on_success),
       cmocka_unit_test(test_destroys),
+      cmocka_unit_test(test_borrowed_group_after_its_layout),
       cmocka_unit_test(test_create_process_group),
       cmocka_unit_test(test_collectives_one_member),
       cmocka_unit_test(test_collectives_many_members_unsupported),
