@@ -12,6 +12,18 @@
  * `stream` is a cudaStream_t for NCCL and must be NULL for host memory.
  * With XFFL_BACKEND_NONE only one-member groups work (the operation is then local).
  *
+ * Completion: with UCX (host memory) a collective returns once its result is in recv. With NCCL it
+ * is enqueued on `stream` (NULL: the pool stream of the group's instance) and, before it returns,
+ * waited for on the host, bounded by the timeout: a peer that died or hangs gives XFFL_EPEER or
+ * XFFL_ETIMEOUT from the call that met it (after ncclCommAbort), never a hang in the caller's own
+ * cudaStreamSynchronize. This is deliberately not NCCL's enqueue-only default: without a watchdog
+ * that aborts communicators past the timeout (torch's design, planned), an enqueue-only collective
+ * whose peer died would hang the caller's next synchronization forever. Work the caller enqueued on
+ * the same stream before the call is ordered before it, as in NCCL.
+ * CUDA device: each call saves the calling thread's current device, makes the state's device
+ * (xffl_set_exec_device) current for its own work, and restores the caller's before it returns, as
+ * NCCL does; the caller's thread keeps its current device.
+ *
  * Members that disagree: with UCX, members that call a collective with a different count, dtype, op
  * or root (or another collective) all get XFFL_EINVAL, within the timeout, with a message that names
  * a member and both values ("rank 2 called with count 99, rank 0 with count 100 (allreduce on world

@@ -5,6 +5,8 @@
  * After a successful call every replica in every federated group holds the same bytes: the mean over
  * federated groups (weighted by xffl_set_federated_weights if set). Strategy: XFFL_OPT_FEDERATED_STRATEGY.
  * Collective over the whole job: every rank calls it with the same count and dtype.
+ * Completion and the CUDA device as for the collectives (collective.h): with NCCL the work is ordered
+ * on the stream and waited for on the host, bounded by the timeout, before the call returns.
  */
 #ifndef XFFL_FEDERATED_H
 #define XFFL_FEDERATED_H

@@ -3,9 +3,15 @@
  * @brief Process groups: the families computed by the layout, and groups of any rank list.
  *
  * A group knows its member list (global ranks: in the order of DESIGN.md section 3.2 for the layout's
- * groups, sorted for xffl_create_process_group), the caller's index in it, and a description. Groups from xffl_get_group are borrowed: they live until the
- * layout that made them is unset or the state is destroyed. Groups from xffl_create_process_group
- * are owned by the caller and must be destroyed before their state.
+ * groups, sorted for xffl_create_process_group), the caller's index in it, and a description.
+ *
+ * Lifetimes. Groups from xffl_get_group are borrowed: they end with the layout that made them
+ * (xffl_unset_fsdp, xffl_unset_hsdp, xffl_unset_federated_scaling; a new layout needs one of these
+ * first) or with xffl_state_destroy. A collective on a borrowed group whose layout was unset returns
+ * XFFL_ESTATE naming the call that ended it (its size, members and description still read as
+ * before); after xffl_state_destroy every borrowed handle is freed memory. xffl_group_destroy ignores
+ * borrowed groups. Groups from xffl_create_process_group are owned by the caller and must be
+ * destroyed (xffl_group_destroy) before their state.
  */
 #ifndef XFFL_GROUP_H
 #define XFFL_GROUP_H
@@ -41,7 +47,7 @@ XFFL_API xffl_status_t xffl_get_group(const xffl_state_t *st, xffl_group_kind_t 
  * @param[in] ranks distinct global ranks in [0, W), any order; must contain the caller's rank
  * @param[in] n number of ranks, >= 1
  * @param[in] description free text, copied; NULL gives "custom"
- * @param[out] out owned group; destroy it with xffl_group_destroy (before or after the state)
+ * @param[out] out owned group; destroy it with xffl_group_destroy before the state
  * @return XFFL_OK; XFFL_EINVAL (NULL, n == 0, a duplicate, a rank outside [0, W), the caller not a
  *         member: the message names the rank); XFFL_ESTATE before set_global; XFFL_ENOMEM (also when
  *         2^19 process groups of the job are live at once); XFFL_EPEER / XFFL_ENETWORK /

@@ -21,6 +21,10 @@
  * changes in a group and may run at any time while the group lives. One state's groups share one
  * UCX worker; the K instances of FEDERATED and REPLICA are for K CUDA streams (NCCL), not for
  * concurrent host threads. Distinct states are independent: one state per thread runs concurrently.
+ *
+ * CUDA device: xffl_set_exec_device makes the chosen device current on the calling thread, as xFFL's
+ * (torch.cuda.set_device) does; every other call saves the thread's current device, works on the
+ * state's, and restores the caller's before it returns (as NCCL does).
  */
 #ifndef XFFL_STATE_H
 #define XFFL_STATE_H
@@ -42,7 +46,14 @@ XFFL_API xffl_status_t xffl_state_create(xffl_state_t **out);
 
 /**
  * @brief Destroy a state and every group it owns. NULL is ignored.
- * @note Local: never blocks on peers, never fails.
+ *
+ * Bounded time, whatever the peers do: on rank 0 the rendezvous store keeps serving the ranks still
+ * connected for at most 1 s, then stops; the UCX worker flushes its endpoints for at most
+ * min(timeout, 1 s), then closes them; each NCCL communicator is finalized for at most 2 s, then
+ * aborted (a healthy one finishes in milliseconds). At most 2 s + 2 s per NCCL communicator in all.
+ * Handles of borrowed groups end with the state; destroy owned groups (xffl_create_process_group)
+ * before it.
+ * @note Local: never blocks on peers beyond the bounds above, never fails.
  */
 XFFL_API void xffl_state_destroy(xffl_state_t *st);
 

@@ -442,7 +442,14 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief Destroy a state and every group it owns. NULL is ignored."]
-    #[doc = " @note Local: never blocks on peers, never fails."]
+    #[doc = ""]
+    #[doc = " Bounded time, whatever the peers do: on rank 0 the rendezvous store keeps serving the ranks still"]
+    #[doc = " connected for at most 1 s, then stops; the UCX worker flushes its endpoints for at most"]
+    #[doc = " min(timeout, 1 s), then closes them; each NCCL communicator is finalized for at most 2 s, then"]
+    #[doc = " aborted (a healthy one finishes in milliseconds). At most 2 s + 2 s per NCCL communicator in all."]
+    #[doc = " Handles of borrowed groups end with the state; destroy owned groups (xffl_create_process_group)"]
+    #[doc = " before it."]
+    #[doc = " @note Local: never blocks on peers beyond the bounds above, never fails."]
     pub fn xffl_state_destroy(st: *mut xffl_state_t);
 }
 extern "C" {
@@ -837,7 +844,7 @@ extern "C" {
     #[doc = " @param[in] ranks distinct global ranks in [0, W), any order; must contain the caller's rank"]
     #[doc = " @param[in] n number of ranks, >= 1"]
     #[doc = " @param[in] description free text, copied; NULL gives \"custom\""]
-    #[doc = " @param[out] out owned group; destroy it with xffl_group_destroy (before or after the state)"]
+    #[doc = " @param[out] out owned group; destroy it with xffl_group_destroy before the state"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL, n == 0, a duplicate, a rank outside [0, W), the caller not a"]
     #[doc = "         member: the message names the rank); XFFL_ESTATE before set_global; XFFL_ENOMEM (also when"]
     #[doc = "         2^19 process groups of the job are live at once); XFFL_EPEER / XFFL_ENETWORK /"]
