@@ -44,10 +44,17 @@ struct DeviceBuffer {
   size_t count;
   explicit DeviceBuffer(size_t n) : count(n) { cuda(cudaMalloc(reinterpret_cast<void **>(&ptr), n * sizeof(T)), "cudaMalloc"); }
   ~DeviceBuffer() { cudaFree(ptr); }
-  void put(const std::vector<T> &values) { cuda(cudaMemcpy(ptr, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice), "put"); }
-  std::vector<T> get() const {
+  // Ordered on the stream the next collective runs on: the pool's streams are non-blocking, so a plain
+  // cudaMemcpy (legacy default stream) would not be ordered before work on them, and from pageable
+  // memory it may return before its DMA is done.
+  void put(const std::vector<T> &values, cudaStream_t stream) {
+    cuda(cudaMemcpyAsync(ptr, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice, stream), "put");
+    cuda(cudaStreamSynchronize(stream), "put (synchronize)");
+  }
+  std::vector<T> get(cudaStream_t stream) const {
     std::vector<T> values(count);
-    cuda(cudaMemcpy(values.data(), ptr, count * sizeof(T), cudaMemcpyDeviceToHost), "get");
+    cuda(cudaMemcpyAsync(values.data(), ptr, count * sizeof(T), cudaMemcpyDeviceToHost, stream), "get");
+    cuda(cudaStreamSynchronize(stream), "get (synchronize)");
     return values;
   }
 };
@@ -57,6 +64,14 @@ unsigned short bf16(float value) {
   unsigned bits;
   std::memcpy(&bits, &value, sizeof bits);
   return static_cast<unsigned short>(bits >> 16);
+}
+
+// f16 of a small power of two or small integer (exact): sign 0, exponent, 10-bit mantissa.
+unsigned short f16(float value) {
+  int exponent = 0;
+  const float mantissa = std::frexp(value, &exponent);  // value = mantissa * 2^exponent, mantissa in [0.5, 1)
+  return static_cast<unsigned short>(((exponent - 1 + 15) << 10) |
+                                     static_cast<unsigned>((mantissa * 2.0f - 1.0f) * 1024.0f));
 }
 
 void run_rank(int rank, int world, std::shared_ptr<Exchange> exchange, int device) {
@@ -72,39 +87,48 @@ void run_rank(int rank, int world, std::shared_ptr<Exchange> exchange, int devic
   for (int r = 0; r < world; ++r) sum_of_ranks += static_cast<float>(r);
 
   DeviceBuffer<float> a(n), b(n * static_cast<size_t>(world));
-  a.put(std::vector<float>(n, static_cast<float>(rank)));
+  cudaStream_t pool0 = static_cast<cudaStream_t>(backend.stream(0)), pool1 = static_cast<cudaStream_t>(backend.stream(1));
+  a.put(std::vector<float>(n, static_cast<float>(rank)), pool0);
   group->allreduce(a.ptr, a.ptr, n, XFFL_F32, XFFL_SUM, nullptr);  // in place, pool stream 0
-  check(a.get()[n - 1] == sum_of_ranks, "allreduce f32 sum");
-  a.put(std::vector<float>(n, static_cast<float>(rank)));
-  group->allreduce(a.ptr, b.ptr, n, XFFL_F32, XFFL_AVG, backend.stream(1));  // native AVG, pool stream 1
-  check(std::fabs(b.get()[0] - sum_of_ranks / w) < 1e-6f, "allreduce f32 avg");
+  check(a.get(pool0)[n - 1] == sum_of_ranks, "allreduce f32 sum");
+  a.put(std::vector<float>(n, static_cast<float>(rank)), pool1);
+  group->allreduce(a.ptr, b.ptr, n, XFFL_F32, XFFL_AVG, pool1);  // native AVG, pool stream 1
+  check(std::fabs(b.get(pool1)[0] - sum_of_ranks / w) < 1e-6f, "allreduce f32 avg");
 
   DeviceBuffer<unsigned short> h(n);
-  h.put(std::vector<unsigned short>(n, bf16(2.0f)));
+  h.put(std::vector<unsigned short>(n, bf16(2.0f)), pool0);
   group->allreduce(h.ptr, h.ptr, n, XFFL_BF16, XFFL_AVG, nullptr);
-  check(h.get()[7] == bf16(2.0f), "allreduce bf16 avg");
+  check(h.get(pool0)[7] == bf16(2.0f), "allreduce bf16 avg");
 
   cudaStream_t mine;
   cuda(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking), "stream");
-  a.put(std::vector<float>(n, static_cast<float>(rank == 0 ? 42 : -1)));
+  a.put(std::vector<float>(n, static_cast<float>(rank == 0 ? 42 : -1)), mine);
   group->broadcast(a.ptr, n, XFFL_F32, 0, mine);  // the caller's stream
-  check(a.get()[3] == 42.0f, "broadcast");
-  a.put(std::vector<float>(n, static_cast<float>(rank)));
+  check(a.get(mine)[3] == 42.0f, "broadcast");
+  a.put(std::vector<float>(n, static_cast<float>(rank)), mine);
   group->allgather(a.ptr, b.ptr, n, XFFL_F32, mine);
-  auto gathered = b.get();
+  auto gathered = b.get(mine);
   for (int r = 0; r < world; ++r) check(gathered[static_cast<size_t>(r) * n] == static_cast<float>(r), "allgather");
-  b.put(std::vector<float>(n * static_cast<size_t>(world), 1.0f));
+  b.put(std::vector<float>(n * static_cast<size_t>(world), 1.0f), pool0);
   group->reduce_scatter(b.ptr, a.ptr, n, XFFL_F32, XFFL_SUM, nullptr);
-  check(a.get()[0] == w, "reduce_scatter");
-  if (world > 1) {  // FedAvg's weights: one PreMulSum, each rank's own factor (rank + 1)
-    a.put(std::vector<float>(n, 1.0f));
-    group->allreduce_scaled(a.ptr, n, XFFL_F32, XFFL_SUM, rank + 1.0, mine);
-    check(a.get()[n / 2] == sum_of_ranks + w, "allreduce_scaled (PreMulSum)");
-  }
+  check(a.get(pool0)[0] == w, "reduce_scatter");
+  // FedAvg's weights: one PreMulSum per call, each rank's own factor (rank + 1). On one rank too: NCCL
+  // runs the real kernel there, so a factor other than 1 must show.
+  a.put(std::vector<float>(n, 1.0f), mine);
+  group->allreduce_scaled(a.ptr, n, XFFL_F32, XFFL_SUM, rank + 3.0, mine);
+  check(a.get(mine)[n / 2] == sum_of_ranks + 3.0f * w, "allreduce_scaled f32 (PreMulSum)");
+  // 16-bit scalars: the factor travels in the collective's own type (0.5 and 0.25 are exact in both).
+  h.put(std::vector<unsigned short>(n, bf16(4.0f)), mine);
+  group->allreduce_scaled(h.ptr, n, XFFL_BF16, XFFL_SUM, 0.5, mine);
+  check(h.get(mine)[n - 1] == bf16(2.0f * w), "allreduce_scaled bf16 (PreMulSum scalar 0.5)");
+  h.put(std::vector<unsigned short>(n, f16(4.0f)), mine);
+  group->allreduce_scaled(h.ptr, n, XFFL_F16, XFFL_AVG, 0.25, mine);
+  check(h.get(mine)[1] == f16(1.0f), "allreduce_scaled f16 avg (PreMulSum scalar 0.25 / size)");
   group->barrier();
   cudaStreamDestroy(mine);
   std::printf("rank %d on device %d: allreduce (sum, avg, bf16 avg), broadcast, allgather, reduce_scatter, "
-              "barrier passed; communicators made: %d\n", rank, device, backend.communicators_created());
+              "PreMulSum (f32, bf16, f16), barrier passed; communicators made: %d\n", rank, device,
+              backend.communicators_created());
 }
 
 void ok(xffl_status_t rc, const char *what) {
@@ -126,23 +150,23 @@ void run_federated_c_api() {
   const double weights[] = {3.0};
   ok(xffl_set_federated_weights(st, weights, 1), "xffl_set_federated_weights");
   const std::vector<size_t> counts{3, 1000, 0, (size_t{16} << 20) / 4 + 1, 7};
+  cudaStream_t mine;
+  cuda(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking), "stream");
   std::vector<std::unique_ptr<DeviceBuffer<float>>> buffers;
   std::vector<void *> bufs;
   for (size_t b = 0; b < counts.size(); ++b) {
     buffers.push_back(std::make_unique<DeviceBuffer<float>>(counts[b]));
     std::vector<float> values(counts[b]);
     for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(b * 1000 + i % 4096);
-    if (!values.empty()) buffers.back()->put(values);
+    if (!values.empty()) buffers.back()->put(values, mine);
     bufs.push_back(buffers.back()->ptr);
   }
-  cudaStream_t mine;
-  cuda(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking), "stream");
   ok(xffl_federated_average_many(st, bufs.data(), counts.data(), counts.size(), XFFL_F32, mine),
      "xffl_federated_average_many");
   cuda(cudaStreamSynchronize(mine), "cudaStreamSynchronize");
   for (size_t b = 0; b < counts.size(); ++b) {
     if (!counts[b]) continue;
-    const std::vector<float> values = buffers[b]->get();
+    const std::vector<float> values = buffers[b]->get(mine);
     for (size_t i = 0; i < values.size(); ++i)
       check(values[i] == static_cast<float>(b * 1000 + i % 4096), "_many returned every byte in place");
   }
@@ -166,25 +190,26 @@ void run_staged_rank(int rank, std::shared_ptr<Exchange> nccl_exchange, Exchange
   check(dynamic_cast<nccl::HostStagedCommunicator *>(group.get()) != nullptr, "the crossing group is staged");
   const size_t n = (size_t{300} << 20) / sizeof(float);  // 300 MiB: two staging chunks
   DeviceBuffer<float> a(n), b(2 * n);
-  a.put(std::vector<float>(n, static_cast<float>(rank + 1)));
+  cudaStream_t pool0 = static_cast<cudaStream_t>(backend.stream(0));
+  a.put(std::vector<float>(n, static_cast<float>(rank + 1)), pool0);
   group->allreduce(a.ptr, a.ptr, n, XFFL_F32, XFFL_SUM, nullptr);
-  const std::vector<float> summed = a.get();
+  const std::vector<float> summed = a.get(pool0);
   check(summed[0] == 3.0f && summed[n - 1] == 3.0f, "staged allreduce over two chunks");
-  a.put(std::vector<float>(n, static_cast<float>(rank + 1)));
+  a.put(std::vector<float>(n, static_cast<float>(rank + 1)), pool0);
   group->allgather(a.ptr, b.ptr, 1000, XFFL_F32, nullptr);
-  const std::vector<float> gathered = b.get();
+  const std::vector<float> gathered = b.get(pool0);
   check(gathered[0] == 1.0f && gathered[1000] == 2.0f, "staged allgather");
-  a.put(std::vector<float>(n, static_cast<float>(rank == 1 ? 9 : -1)));
+  a.put(std::vector<float>(n, static_cast<float>(rank == 1 ? 9 : -1)), pool0);
   group->broadcast(a.ptr, n, XFFL_F32, 1, nullptr);
-  check(a.get()[n / 3] == 9.0f, "staged broadcast from member 1");
+  check(a.get(pool0)[n / 3] == 9.0f, "staged broadcast from member 1");
   federated::Roles roles;
   roles.federated = group.get();
   roles.federated_groups = 2;
   roles.federated_rank = rank;
   roles.weight_factor = 2.0 * (rank == 0 ? 1.0 : 3.0) / 4.0;  // weights (1, 3)
-  a.put(std::vector<float>(n, rank == 0 ? 4.0f : 8.0f));
+  a.put(std::vector<float>(n, rank == 0 ? 4.0f : 8.0f), pool0);
   federated::average(roles, a.ptr, n, XFFL_F32, backend.stream(0));
-  check(a.get()[12345] == 7.0f, "weighted federated average over UCX");
+  check(a.get(pool0)[12345] == 7.0f, "weighted federated average over UCX");
   std::printf("rank %d: staged allreduce (2 chunks), allgather, broadcast, weighted average over UCX passed; "
               "NCCL communicators made: %d\n", rank, backend.communicators_created());
 }

@@ -75,12 +75,46 @@ void reduce_into(const std::vector<FakeNccl::Clique::Contribution> &parts, size_
   for (size_t i = 0; i < count; ++i) {
     auto input = [&](size_t p) {
       const T value = static_cast<const T *>(parts[p].send)[offset + i];
-      return parts[p].premul == 1.0 ? value : static_cast<T>(value * parts[p].premul);
+      return parts[p].premul == 1.0 ? value : static_cast<T>(static_cast<double>(value) * parts[p].premul);
     };
     T acc = input(0);
     for (size_t p = 1; p < parts.size(); ++p) acc = combine(acc, input(p), op);
     if (op == kNcclAvg) acc = static_cast<T>(acc / static_cast<T>(parts.size()));
     out[i] = acc;
+  }
+}
+
+// f16 and bf16 as NCCL reduces them: each input (times its PreMulSum scalar) widened to f32, the
+// sum rounded back to 16 bits.
+void reduce_half(const std::vector<FakeNccl::Clique::Contribution> &parts, size_t offset, size_t count, int op,
+                 bool brain, uint16_t *out) {
+  const auto widen = [brain](uint16_t h) { return brain ? xffl::comm::bf16_to_f32(h) : xffl::comm::f16_to_f32(h); };
+  const auto narrow = [brain](float f) { return brain ? xffl::comm::f32_to_bf16(f) : xffl::comm::f32_to_f16(f); };
+  for (size_t i = 0; i < count; ++i) {
+    auto input = [&](size_t p) {
+      const float value = widen(static_cast<const uint16_t *>(parts[p].send)[offset + i]);
+      return static_cast<float>(value * parts[p].premul);
+    };
+    float acc = input(0);
+    for (size_t p = 1; p < parts.size(); ++p) acc = combine(acc, input(p), op);
+    if (op == kNcclAvg) acc /= static_cast<float>(parts.size());
+    out[i] = narrow(acc);
+  }
+}
+
+// One reduction of `count` elements at `offset` of every part into out, in the collective's type.
+void reduce_typed(const std::vector<FakeNccl::Clique::Contribution> &parts, size_t offset, size_t count, int op,
+                  int type, void *out) {
+  switch (type) {
+    case kNcclFloat32: return reduce_into(parts, offset, count, op, static_cast<float *>(out));
+    case kNcclFloat64: return reduce_into(parts, offset, count, op, static_cast<double *>(out));
+    case kNcclInt32: return reduce_into(parts, offset, count, op, static_cast<int32_t *>(out));
+    case kNcclInt64: return reduce_into(parts, offset, count, op, static_cast<int64_t *>(out));
+    case kNcclInt8: return reduce_into(parts, offset, count, op, static_cast<int8_t *>(out));
+    case kNcclUint8: return reduce_into(parts, offset, count, op, static_cast<uint8_t *>(out));
+    case kNcclFloat16: return reduce_half(parts, offset, count, op, false, static_cast<uint16_t *>(out));
+    case kNcclBfloat16: return reduce_half(parts, offset, count, op, true, static_cast<uint16_t *>(out));
+    default: std::abort();  // a type xffl never passes
   }
 }
 
@@ -96,7 +130,6 @@ size_t type_size(int type) {
 void execute(FakeNccl::Clique::Op &op) {
   const FakeCall &c = op.call;
   const size_t n = op.parts.size();
-  const bool computed = c.type == kNcclFloat32 || c.type == kNcclInt32;
   const size_t bytes = c.count * type_size(c.type);
   if (c.name == "broadcast") {
     for (auto &part : op.parts)
@@ -108,17 +141,13 @@ void execute(FakeNccl::Clique::Op &op) {
       inputs.emplace_back(static_cast<const unsigned char *>(part.send), static_cast<const unsigned char *>(part.send) + bytes);
     for (auto &part : op.parts)
       for (size_t i = 0; i < n; ++i) std::memcpy(static_cast<unsigned char *>(part.recv) + i * bytes, inputs[i].data(), bytes);
-  } else if (computed && c.name == "allreduce") {
+  } else if (c.name == "allreduce") {
     std::vector<unsigned char> result(bytes);
-    if (c.type == kNcclFloat32) reduce_into(op.parts, 0, c.count, c.op, reinterpret_cast<float *>(result.data()));
-    else reduce_into(op.parts, 0, c.count, c.op, reinterpret_cast<int *>(result.data()));
+    reduce_typed(op.parts, 0, c.count, c.op, c.type, result.data());
     for (auto &part : op.parts) std::memcpy(part.recv, result.data(), bytes);
-  } else if (computed && c.name == "reduce_scatter") {
+  } else if (c.name == "reduce_scatter") {
     std::vector<std::vector<unsigned char>> results(n, std::vector<unsigned char>(bytes));
-    for (size_t r = 0; r < n; ++r) {
-      if (c.type == kNcclFloat32) reduce_into(op.parts, r * c.count, c.count, c.op, reinterpret_cast<float *>(results[r].data()));
-      else reduce_into(op.parts, r * c.count, c.count, c.op, reinterpret_cast<int *>(results[r].data()));
-    }
+    for (size_t r = 0; r < n; ++r) reduce_typed(op.parts, r * c.count, c.count, c.op, c.type, results[r].data());
     for (size_t r = 0; r < n; ++r) std::memcpy(op.parts[r].recv, results[r].data(), bytes);
   }
   op.done = true;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <set>
 
+#include "comm/half.h"
 #include "comm/nccl/device_streams.h"
 #include "nccl_harness.h"
 
@@ -125,6 +126,36 @@ void caller_keeps_its_current_device(void **) {
   assert_true(checked >= 6);
 }
 
+// FedAvg's factor in a 16-bit collective travels in the collective's own type: NCCL reads the
+// PreMulSum scalar as f16 or bf16, so the fake decodes it as such and checks the value that arrives.
+void half_precision_premulsum_scalars(void **) {
+  auto fake = std::make_shared<FakeNccl>(1);
+  const uint16_t f16_four = comm::f32_to_f16(4.0f), bf16_four = comm::f32_to_bf16(4.0f);
+  std::vector<uint16_t> results(4);
+  auto outcomes = harness::run_ranks(fake, 2, 5000, [&](int rank, NcclBackend &backend) {
+    backend.select_device(0, 0, 1);
+    auto world = harness::spec_of(topology::RankList::progression(0, 1, 2), rank, "world group", 1);
+    backend.register_world(world);
+    auto group = backend.create_communicator(world);
+    uint16_t half = f16_four, brain = bf16_four;
+    group->allreduce_scaled(&half, 1, XFFL_F16, XFFL_SUM, 0.5, nullptr);
+    group->allreduce_scaled(&brain, 1, XFFL_BF16, XFFL_AVG, 0.5, nullptr);
+    results[static_cast<size_t>(2 * rank)] = half;
+    results[static_cast<size_t>(2 * rank + 1)] = brain;
+  });
+  assert_all_ok(outcomes);
+  std::vector<double> scalars;
+  for (const auto &call : fake->calls())
+    if (call.name == "premul_create" && call.rank == 0) scalars.push_back(call.scalar);
+  assert_int_equal(scalars.size(), 2);
+  assert_true(scalars[0] == 0.5);   // f16, SUM: the factor itself
+  assert_true(scalars[1] == 0.25);  // bf16, AVG: the factor over the group's size
+  for (int rank = 0; rank < 2; ++rank) {
+    assert_true(comm::f16_to_f32(results[static_cast<size_t>(2 * rank)]) == 4.0f);       // 2 + 2
+    assert_true(comm::bf16_to_f32(results[static_cast<size_t>(2 * rank + 1)]) == 2.0f);  // (2 + 2) / 2
+  }
+}
+
 }  // namespace
 
 int main(void) {
@@ -134,6 +165,7 @@ int main(void) {
       cmocka_unit_test(null_stream_runs_on_the_instance_stream),
       cmocka_unit_test(device_cannot_change_once_communicators_exist),
       cmocka_unit_test(caller_keeps_its_current_device),
+      cmocka_unit_test(half_precision_premulsum_scalars),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
