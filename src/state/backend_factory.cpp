@@ -156,6 +156,15 @@ bool prepare_family_group(comm::Backend &backend, const comm::GroupSpec &group, 
   return false;
 }
 
+void note_node_place(comm::Backend &backend, int node_local_rank, int node_local_size) {
+#ifdef XFFL_HAVE_NCCL
+  if (auto *nccl = as_nccl(backend)) nccl->set_node_place(node_local_rank, node_local_size);
+#endif
+  (void)backend;
+  (void)node_local_rank;
+  (void)node_local_size;
+}
+
 std::pair<int, int> select_cuda_device(comm::Backend &backend, int device_index, int node_local_rank, int streams) {
 #ifdef XFFL_HAVE_NCCL
   if (auto *nccl = as_nccl(backend)) {

@@ -36,6 +36,10 @@ void register_world_group(comm::Backend &backend, const comm::GroupSpec &world);
 // family). Returns true when the group's communicator must be made now, in layout order.
 bool prepare_family_group(comm::Backend &backend, const comm::GroupSpec &group, int instance);
 
+// Local: tells the backend where this rank sits on its node (NCCL picks the default device from it,
+// and refuses a node with more ranks than devices). Nothing for other backends.
+void note_node_place(comm::Backend &backend, int node_local_rank, int node_local_size);
+
 // CUDA execution: chooses the device (-1: node_local_rank modulo the count) and the K-stream pool.
 // Returns {device, device count}. XFFL_EUNSUPPORTED without the NCCL backend.
 std::pair<int, int> select_cuda_device(comm::Backend &backend, int device_index, int node_local_rank, int streams);

@@ -135,6 +135,7 @@ void DistributedState::set_node(int local_rank, int local_size, int node_rank, i
          local_size, " = ", world_size_ / local_size);
   if (node_rank < 0 || node_rank >= node_world_size)
     fail(XFFL_EINVAL, "node rank ", node_rank, " outside [0, ", node_world_size, ")");
+  note_node_place(*backend_, local_rank, local_size);  // may refuse: before anything changes
   node_ = NodeInfo{local_rank, local_size, node_rank, node_world_size};
 }
 

@@ -156,6 +156,27 @@ void half_precision_premulsum_scalars(void **) {
   }
 }
 
+// The node's place decides the default device (node-local rank, not global rank, modulo the count),
+// and a node with more ranks than devices is refused at once, naming both counts.
+void node_place_chooses_and_bounds_the_device(void **) {
+  auto fake = std::make_shared<FakeNccl>(2);
+  auto outcomes = harness::run_ranks(fake, 4, 5000, [&](int rank, NcclBackend &backend) {
+    if (rank == 3) {
+      try {
+        backend.set_node_place(0, 4);
+        (xffl::fail)(XFFL_EINTERNAL, "4 ranks on a node of 2 devices accepted");
+      } catch (const Error &error) {
+        if (error.status() != XFFL_EUNSUPPORTED || !strstr(error.what(), "runs 4 ranks but CUDA sees 2 devices")) throw;
+      }
+      return;
+    }
+    backend.set_node_place(rank == 2 ? 1 : rank, 2);  // rank 2 is node-local rank 1 of its node
+    const int expected = rank == 2 ? 1 : rank;
+    if (backend.device() != expected) (xffl::fail)(XFFL_EINTERNAL, "rank ", rank, " on device ", backend.device());
+  });
+  assert_all_ok(outcomes);
+}
+
 }  // namespace
 
 int main(void) {
@@ -166,6 +187,7 @@ int main(void) {
       cmocka_unit_test(device_cannot_change_once_communicators_exist),
       cmocka_unit_test(caller_keeps_its_current_device),
       cmocka_unit_test(half_precision_premulsum_scalars),
+      cmocka_unit_test(node_place_chooses_and_bounds_the_device),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,6 +77,16 @@ void NcclBackend::check_member(const GroupSpec &group) const {
            context_->world_size, ")");
 }
 
+void NcclBackend::set_node_place(int node_local_rank, int node_local_size) {
+  if (node_local_size > device_count_)
+    fail(XFFL_EUNSUPPORTED, "rank ", context_->rank, ": its node runs ", node_local_size, " ranks but CUDA sees ",
+         device_count_, " device", device_count_ == 1 ? "" : "s",
+         "; NCCL needs a device of its own for every rank (start at most ", device_count_,
+         " ranks per node, or give each rank its own CUDA_VISIBLE_DEVICES)");
+  node_local_rank_ = node_local_rank;
+  node_local_size_ = node_local_size;
+}
+
 void NcclBackend::select_device(int device_index, int node_local_rank, int streams) {
   const int device = choose_device(device_index, node_local_rank, device_count_);
   if (streams < 1) fail(XFFL_EINVAL, "streams ", streams, " must be at least 1");
@@ -99,7 +109,7 @@ void NcclBackend::ensure_device() {
   int saved = -1;
   const int rc = api.get_device(&saved);
   if (rc != kCudaSuccess) fail_cuda(api, rc, "reading the calling thread's CUDA device (cudaGetDevice)");
-  select_device(context_->rank % device_count_, 0, 1);
+  select_device(-1, node_local_rank_ >= 0 ? node_local_rank_ : context_->rank, 1);
   api.set_device(saved);
 }
 

@@ -48,10 +48,14 @@ class NcclBackend final : public Backend {
   GroupIdentity claim_group(const std::vector<int> &sorted_members, uint32_t creation) override;
   void release_group(uint32_t slot) noexcept override;
 
+  // Where this rank sits on its node (xffl_set_node): the default device is node_local_rank modulo
+  // the count. A node with more ranks than devices is XFFL_EUNSUPPORTED at once (NCCL needs a device
+  // per rank; it would otherwise fail late, at init, with "Duplicate GPU detected").
+  void set_node_place(int node_local_rank, int node_local_size);
   // Local. device_index -1 chooses node_local_rank modulo the device count. Makes the device current
   // and the pool hold `streams` streams. XFFL_ESTATE once communicators exist on another device.
   void select_device(int device_index, int node_local_rank, int streams);
-  int device() const;  // chooses the default device (rank modulo count) when none was selected
+  int device() const;  // chooses the default device (as select_device(-1)) when none was selected
   int device_count() const { return device_count_; }
   int streams() const;
   // The pool's stream `index` (a cudaStream_t), for the caller's own kernels.
@@ -109,6 +113,8 @@ class NcclBackend final : public Backend {
   std::vector<Made> made_;
   std::deque<nccl::Comm> split_results_;  // where NCCL publishes split children (stable addresses)
   int communicators_created_ = 0;
+  int node_local_rank_ = -1;  // -1: not told (xffl_set_node not called); then the global rank stands in
+  int node_local_size_ = 0;
   int splits_called_ = 0;
 };
 
