@@ -1,16 +1,32 @@
 #!/usr/bin/env bash
 # The one prepared run for a machine with a GPU (e.g. one H200): builds xffl with CUDA and NCCL in its
-# own build directory, runs the gpu tests and the GPU benchmark, and writes every result as text into
-# $OUT (or ./gpu-results). Budget: under 8 minutes on one H200 with 16 cores.
+# own build directory, runs the gpu tests (worlds of 1, 2, 4 and 8 ranks where that many devices exist),
+# the NCCL unit tests and the GPU benchmark, and writes one summary, $OUT/summary.txt (or
+# ./gpu-results/summary.txt), with the details beside it. Budget: under 10 minutes on one H200 with 16
+# cores, every step bounded by `timeout`.
 #   scripts/gpu-check.sh            (from the repository root)
+#
+# Prerequisites: CMake >= 3.25, pkg-config, a C++17 compiler, OpenSSL's headers (libssl-dev), and CUDA
+# with NCCL in /usr/local/cuda (or CUDAToolkit_ROOT). Debian's UCX and cmocka are optional: without them
+# the UCX-staged case and the NCCL unit tests are left out (they run on every CPU build anyway). What is
+# missing is installed with apt-get where this is root and a package mirror answers; otherwise the
+# summary names it and the run stops.
+#
+# Exit status: 0 when every step passed on a GPU; 77 when no GPU is visible (nothing ran on a GPU, and
+# the summary says so first); 1 when anything failed, including a GPU that nvidia-smi sees but on which
+# no gpu test ran (a driver too old for this CUDA skips them all: that is a failure, not a pass).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/gpu-results}
 build=${XFFL_GPU_BUILD:-$root/build-gpu}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 4)}
 mkdir -p "$out"
+summary=$out/summary.txt
+: > "$summary"
 status=0
-step() { echo "== $*" | tee -a "$out/summary.txt"; }
+say() { echo "$*" | tee -a "$summary"; }
+step() { say "== $*"; }
+export NCCL_DEBUG=${NCCL_DEBUG:-WARN}  # NCCL's own warnings go into the logs below
 
 {
   date -u
@@ -18,10 +34,44 @@ step() { echo "== $*" | tee -a "$out/summary.txt"; }
   ls /usr/local/cuda/lib64/libnccl* 2>&1
 } > "$out/machine.txt"
 
+gpus=0
+if command -v nvidia-smi >/dev/null 2>&1; then
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+fi
+step "GPUs seen by nvidia-smi: $gpus (NCCL_DEBUG=$NCCL_DEBUG)"
+if [ "$gpus" -eq 0 ] && [ "${XFFL_GPU_CHECK_WITHOUT_GPU:-0}" != 1 ]; then
+  say "NO GPU: nvidia-smi sees no device on this machine, so nothing can run on a GPU here."
+  say "Run this script where a GPU is lent (XFFL_GPU_CHECK_WITHOUT_GPU=1 builds and runs it anyway: every gpu"
+  say "test then skips)."
+  exit 77
+fi
+
+step "prerequisites"
+missing=""
+need() {  # need COMMAND-OR-CHECK DEBIAN-PACKAGE DESCRIPTION
+  if ! eval "$1" >/dev/null 2>&1; then missing="$missing $2"; say "missing: $3 (Debian package $2)"; fi
+}
+need "cmake --version" cmake "CMake >= 3.25"
+need "pkg-config --version" pkg-config "pkg-config"
+need "c++ --version" g++ "a C++17 compiler"
+need "test -f /usr/include/openssl/evp.h" libssl-dev "OpenSSL headers"
+if [ -n "$missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  say "installing:$missing"
+  (timeout 120 apt-get update && timeout 240 apt-get install -y --no-install-recommends $missing) > "$out/apt.txt" 2>&1 \
+    || say "apt-get could not install them (see apt.txt)"
+  missing=""
+  need "cmake --version" cmake "CMake >= 3.25"
+  need "pkg-config --version" pkg-config "pkg-config"
+  need "c++ --version" g++ "a C++17 compiler"
+  need "test -f /usr/include/openssl/evp.h" libssl-dev "OpenSSL headers"
+fi
+if [ -n "$missing" ]; then step "FAILED: prerequisites missing:$missing"; exit 1; fi
+cmake_version=$(cmake --version | head -1 | awk '{print $3}')
+if [ "$(printf '%s\n3.25\n' "$cmake_version" | sort -V | head -1)" != 3.25 ]; then
+  step "FAILED: CMake $cmake_version is older than 3.25"; exit 1
+fi
+
 step "configure (XFFL_WITH_CUDA=ON)"
-# Only what the GPU path needs: no examples or fuzzers, so the build fits the budget. The GPU machine's
-# image may lack Debian's UCX and cmocka: then the UCX-staged case and the cmocka unit tests are left
-# out (they run on every CPU build anyway), and the summary says so.
 extra=""
 targets="gpu_test_collectives xffl-bench-nccl"
 have_ucx=0; have_cmocka=0
@@ -35,22 +85,29 @@ if [ $have_cmocka = 1 ]; then
 else
   extra="$extra -DXFFL_REQUIRE_CMOCKA=OFF"
 fi
-step "ucx found: $have_ucx, cmocka found: $have_cmocka"
+say "ucx found: $have_ucx, cmocka found: $have_cmocka"
 if ! timeout 120 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DXFFL_WITH_CUDA=ON \
       -DXFFL_BUILD_EXAMPLES=OFF -DCUDAToolkit_ROOT=/usr/local/cuda $extra > "$out/configure.txt" 2>&1; then
-  step "configure FAILED (see configure.txt)"; tail -20 "$out/configure.txt"; exit 1
+  step "FAILED: configure (see configure.txt)"; tail -20 "$out/configure.txt" | tee -a "$summary"; exit 1
 fi
 step "build"
 if ! timeout 240 cmake --build "$build" -j "$jobs" --target $targets > "$out/build.txt" 2>&1; then
-  step "build FAILED (see build.txt)"; grep -m 20 -E "error|Error" "$out/build.txt"; exit 1
+  step "FAILED: build (see build.txt)"; grep -m 20 -E "error|Error" "$out/build.txt" | tee -a "$summary"; exit 1
 fi
 
-step "ctest -L gpu, and the NCCL unit tests"
-(cd "$build" && timeout 240 ctest -L gpu -V --timeout 180) > "$out/ctest-gpu.txt" 2>&1 || status=1
+step "ctest -L gpu (worlds of 1, 2, 4, 8 where the devices exist), and the NCCL unit tests"
+(cd "$build" && timeout 300 ctest -L gpu -V --timeout 180) > "$out/ctest-gpu.txt" 2>&1 || status=1
 if [ $have_cmocka = 1 ]; then
   (cd "$build" && timeout 60 ctest -R unit_nccl --output-on-failure) > "$out/ctest-unit-nccl.txt" 2>&1 || status=1
+  grep -E "tests passed|tests failed" "$out/ctest-unit-nccl.txt" | sed 's/^/unit_nccl: /' | tee -a "$summary"
 fi
-grep -E "tests passed|Skipped|Passed|Failed|SKIP|FAIL|rank [0-9]+ on device" "$out/ctest-gpu.txt" | tee -a "$out/summary.txt"
+grep -E "tests passed|Skipped|Passed|Failed|SKIP|FAIL|rank [0-9]+ on device|federated \(|staged" "$out/ctest-gpu.txt" \
+  | tee -a "$summary"
+ran=$(grep -cE "gpu\.collectives\.[a-z0-9]+ .*Passed" "$out/ctest-gpu.txt" || true)
+if [ "$gpus" -gt 0 ] && [ "$ran" -eq 0 ]; then
+  say "FAILED: nvidia-smi sees $gpus GPU(s) but no gpu test ran (all skipped: a driver older than this CUDA?)"
+  status=1
+fi
 
 step "GPU benchmark (xffl allreduce vs raw NCCL, same run)"
 timeout 180 "$build/bench/gpu/xffl-bench-nccl" --min-bytes 1048576 --max-bytes 1073741824 --iters 20 --warmup 5 \
@@ -58,7 +115,7 @@ timeout 180 "$build/bench/gpu/xffl-bench-nccl" --min-bytes 1048576 --max-bytes 1
 bench_rc=$?
 [ $bench_rc -eq 0 ] || [ $bench_rc -eq 77 ] || status=1  # 77: no device, skipped with the reason
 nvidia-smi --query-gpu=memory.used --format=csv >> "$out/bench-nccl.txt" 2>&1 || true
-cat "$out/bench-nccl.txt" | tee -a "$out/summary.txt"
+tee -a "$summary" < "$out/bench-nccl.txt"
 
-step "done: status $status"
+step "done: status $status ($ran gpu tests passed on $gpus GPU(s))"
 exit $status

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -265,10 +266,18 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  const int world = mode == "threads" ? devices : 1;
-  if (mode == "threads" && devices < 2) {
+  // "threads" uses every device; "threads:N" a world of N ranks (one device each), for the multi-rank
+  // paths that only a real NCCL runs (nonblocking InProgress answers, split, finalize, PreMulSum).
+  int world = 1;
+  if (mode == "threads") world = devices;
+  if (mode.rfind("threads:", 0) == 0) world = std::atoi(mode.c_str() + 8);
+  if (mode != "world1" && world < 2) {
     std::printf("SKIP: %d CUDA device; NCCL refuses two ranks on one GPU (Duplicate GPU detected), so multi-rank "
                 "NCCL needs two devices here (the fake NCCL covers multi-rank logic)\n", devices);
+    return gpu::kSkip;
+  }
+  if (world > devices) {
+    std::printf("SKIP: a world of %d ranks needs %d devices; CUDA sees %d\n", world, world, devices);
     return gpu::kSkip;
   }
   auto exchange = std::make_shared<gpu::MemoryExchange>();
