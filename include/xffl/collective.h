@@ -16,10 +16,11 @@
  * is enqueued on `stream` (NULL: the pool stream of the group's instance) and, before it returns,
  * waited for on the host, bounded by the timeout: a peer that died or hangs gives XFFL_EPEER or
  * XFFL_ETIMEOUT from the call that met it (after ncclCommAbort), never a hang in the caller's own
- * cudaStreamSynchronize. This is deliberately not NCCL's enqueue-only default: without a watchdog
- * that aborts communicators past the timeout (torch's design, planned), an enqueue-only collective
- * whose peer died would hang the caller's next synchronization forever. Work the caller enqueued on
- * the same stream before the call is ordered before it, as in NCCL.
+ * cudaStreamSynchronize. XFFL_OPT_ENQUEUE_ONLY = 1 gives NCCL's own behaviour instead: the call returns
+ * once enqueued, and a peer's failure surfaces later. Waiting is the default because without a
+ * watchdog thread that aborts communicators past the timeout (torch's design, planned), an
+ * enqueue-only collective whose peer died would hang the caller's next synchronization forever. Work
+ * the caller enqueued on the same stream before the call is ordered before it, as in NCCL.
  * CUDA device: each call saves the calling thread's current device, makes the state's device
  * (xffl_set_exec_device) current for its own work, and restores the caller's before it returns, as
  * NCCL does; the caller's thread keeps its current device.

@@ -135,7 +135,15 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  the collective with XFFL_EPEER; UCX's error and warning lines about peers already reported go to
      *  xffl's log). xffl-run exports UCX_TCP_PUT_ENABLE=n and XFFL_UCX_PROCESS_SETTINGS=1 to its
      *  children unless they are set. Read by xffl_set_global: XFFL_ESTATE once it was called. */
-    XFFL_OPT_UCX_PROCESS_SETTINGS = 6
+    XFFL_OPT_UCX_PROCESS_SETTINGS = 6,
+    /** 0 (default, or XFFL_ENQUEUE_ONLY=0) or 1 (or =1), backend NCCL: with 0 every collective and
+     *  federated average waits on the host for its work on the stream, bounded by the timeout, so a dead
+     *  or hung peer is XFFL_EPEER / XFFL_ETIMEOUT from the call that met it. With 1 they return once
+     *  enqueued, as NCCL's own calls do: ordered on the stream, and a peer's failure surfaces at a later
+     *  call of the state, or in the caller's own synchronization, which NCCL may then keep waiting
+     *  forever (bound it yourself). Staged (cross-facility) transfers always complete before they return.
+     *  Host backends (UCX, NONE) complete before they return either way. At any time. */
+    XFFL_OPT_ENQUEUE_ONLY = 7
 } xffl_option_t;
 
 /** How xffl_federated_average moves data (DESIGN.md section 5). */

@@ -128,6 +128,7 @@ void apply_options(comm::Backend &backend, const Options &options) {
 #ifdef XFFL_HAVE_NCCL
   if (auto *nccl = as_nccl(backend)) {
     nccl->set_timeout_ms(options.timeout_ms);
+    nccl->set_stream_ordered(options.enqueue_only);
     if (nccl->crossing_backend()) apply_options(*nccl->crossing_backend(), options);
   }
 #endif

@@ -97,6 +97,7 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
     fail(XFFL_EUNSUPPORTED, "device type cuda needs backend nccl (UCX and none move host memory)");
 
   backend_ = make_backend(GlobalConfig{backend, master_addr, master_port, rank, world_size}, options_);
+  apply_options(*backend_, options_);  // what the backend's constructor does not take (NCCL's completion mode)
   backend_kind_ = backend;
   device_type_ = device_type;
   master_addr_ = master_addr;

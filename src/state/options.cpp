@@ -35,6 +35,11 @@ Options Options::from_environment() {
     else if (strcasecmp(cross, "ucx") == 0) options.cross_facility_backend = XFFL_BACKEND_UCX;
     else fail(XFFL_EINVAL, "XFFL_CROSS_FACILITY_BACKEND='", cross, "' is not one of none, ucx");
   }
+  if (const char *enqueue = variable("XFFL_ENQUEUE_ONLY")) {
+    if (std::strcmp(enqueue, "0") == 0) options.enqueue_only = false;
+    else if (std::strcmp(enqueue, "1") == 0) options.enqueue_only = true;
+    else fail(XFFL_EINVAL, "XFFL_ENQUEUE_ONLY='", enqueue, "' is not 0 or 1");
+  }
   if (const char *process = variable("XFFL_UCX_PROCESS_SETTINGS")) {
     if (std::strcmp(process, "0") == 0) options.ucx_process_settings = false;
     else if (std::strcmp(process, "1") == 0) options.ucx_process_settings = true;
@@ -56,6 +61,7 @@ const char *Options::name(xffl_option_t option) {
     case XFFL_OPT_AUTH_TOKEN: return "XFFL_OPT_AUTH_TOKEN";
     case XFFL_OPT_JOB_ID: return "XFFL_OPT_JOB_ID";
     case XFFL_OPT_UCX_PROCESS_SETTINGS: return "XFFL_OPT_UCX_PROCESS_SETTINGS";
+    case XFFL_OPT_ENQUEUE_ONLY: return "XFFL_OPT_ENQUEUE_ONLY";
   }
   return nullptr;
 }
@@ -117,6 +123,10 @@ void Options::set(xffl_option_t option, int value) {
       if (value != 0 && value != 1) fail(XFFL_EINVAL, "UCX process settings ", value, " is not 0 (off) or 1 (on)");
       ucx_process_settings = value == 1;
       return;
+    case XFFL_OPT_ENQUEUE_ONLY:
+      if (value != 0 && value != 1) fail(XFFL_EINVAL, "enqueue-only ", value, " is not 0 (wait on the host) or 1");
+      enqueue_only = value == 1;
+      return;
     default: break;
   }
   fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));
@@ -130,6 +140,7 @@ int Options::get(xffl_option_t option) const {
     case XFFL_OPT_LOG_LEVEL: return log_level;
     case XFFL_OPT_CROSS_FACILITY_BACKEND: return cross_facility_backend;
     case XFFL_OPT_UCX_PROCESS_SETTINGS: return ucx_process_settings ? 1 : 0;
+    case XFFL_OPT_ENQUEUE_ONLY: return enqueue_only ? 1 : 0;
     default: break;
   }
   fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));

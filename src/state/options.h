@@ -19,6 +19,7 @@ struct Options {
   // XFFL_OPT_UCX_PROCESS_SETTINGS: whether a UCX backend may change the process for every UCX user in it
   // (UCX_TCP_PUT_ENABLE in the environment, a UCX log handler); off by default.
   bool ucx_process_settings = false;
+  bool enqueue_only = false;  // NCCL: return once enqueued instead of waiting on the host (XFFL_ENQUEUE_ONLY)
 
   // XFFL_TIMEOUT (seconds, may be fractional), XFFL_LOG_LEVEL (error, warn, info, debug), XFFL_JOB_ID
   // (else TORCHELASTIC_RUN_ID, else SLURM_JOB_ID), XFFL_AUTH_TOKEN, XFFL_CROSS_FACILITY_BACKEND (none,

@@ -5,6 +5,8 @@
 #include <cstring>
 
 #include "comm/nccl/nccl_communicator.h"
+#include "state/backend_factory.h"
+#include "state/options.h"
 #include "nccl_harness.h"
 
 // cmocka after the C++ headers: its fail() macro would clash with xffl::fail.
@@ -145,6 +147,33 @@ void an_aborted_communicator_is_never_polled_again(void **) {
   assert_contains(later.message, "was aborted earlier");
 }
 
+// XFFL_OPT_ENQUEUE_ONLY as the state applies it (apply_options): with 1 a collective whose peer never
+// comes returns once enqueued, as NCCL's do; with 0 (the default) the same call waits and times out.
+void enqueue_only_returns_before_the_peer_arrives(void **) {
+  auto fake = std::make_shared<FakeNccl>(1);
+  std::vector<xffl_status_t> seen(2, XFFL_OK);
+  auto outcomes = harness::run_ranks(fake, 2, kShortTimeoutMs, [&](int rank, NcclBackend &backend) {
+    backend.register_world(world_of(rank, 2));
+    auto group = backend.create_communicator(world_of(rank, 2));
+    if (rank == 1) return;  // never calls a collective
+    for (int enqueue_only = 1; enqueue_only >= 0; --enqueue_only) {
+      Options options;
+      options.timeout_ms = kShortTimeoutMs;
+      options.enqueue_only = enqueue_only == 1;
+      apply_options(backend, options);
+      int x = 1;
+      try {
+        group->allreduce(&x, &x, 1, XFFL_I32, XFFL_SUM, nullptr);
+      } catch (const Error &error) {
+        seen[static_cast<size_t>(enqueue_only)] = error.status();
+      }
+    }
+  });
+  assert_all_ok(outcomes);
+  assert_int_equal(seen[1], XFFL_OK);        // enqueued, returned
+  assert_int_equal(seen[0], XFFL_ETIMEOUT);  // waited on the host, bounded
+}
+
 }  // namespace
 
 int main(void) {
@@ -155,6 +184,7 @@ int main(void) {
       cmocka_unit_test(a_split_without_the_others_times_out),
       cmocka_unit_test(destroying_a_healthy_communicator_finalizes_it),
       cmocka_unit_test(an_aborted_communicator_is_never_polled_again),
+      cmocka_unit_test(enqueue_only_returns_before_the_peer_arrives),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

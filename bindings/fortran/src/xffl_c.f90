@@ -84,6 +84,7 @@ module xffl_c
   integer(c_int), parameter, public :: XFFL_OPT_AUTH_TOKEN = 4
   integer(c_int), parameter, public :: XFFL_OPT_JOB_ID = 5
   integer(c_int), parameter, public :: XFFL_OPT_UCX_PROCESS_SETTINGS = 6
+  integer(c_int), parameter, public :: XFFL_OPT_ENQUEUE_ONLY = 7
   ! xffl_federated_strategy_t
   integer(c_int), parameter, public :: XFFL_FEDAVG_HIERARCHICAL = 0
   integer(c_int), parameter, public :: XFFL_FEDAVG_FLAT = 1

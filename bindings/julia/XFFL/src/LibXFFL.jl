@@ -100,6 +100,7 @@ const XFFL_OPT_CROSS_FACILITY_BACKEND = Cint(3)
 const XFFL_OPT_AUTH_TOKEN = Cint(4)
 const XFFL_OPT_JOB_ID = Cint(5)
 const XFFL_OPT_UCX_PROCESS_SETTINGS = Cint(6)
+const XFFL_OPT_ENQUEUE_ONLY = Cint(7)
 # xffl_federated_strategy_t
 const XFFL_FEDAVG_HIERARCHICAL = Cint(0)
 const XFFL_FEDAVG_FLAT = Cint(1)

@@ -303,6 +303,16 @@ impl xffl_option {
     #[doc = "  children unless they are set. Read by xffl_set_global: XFFL_ESTATE once it was called."]
     pub const XFFL_OPT_UCX_PROCESS_SETTINGS: xffl_option = xffl_option(6);
 }
+impl xffl_option {
+    #[doc = " 0 (default, or XFFL_ENQUEUE_ONLY=0) or 1 (or =1), backend NCCL: with 0 every collective and"]
+    #[doc = "  federated average waits on the host for its work on the stream, bounded by the timeout, so a dead"]
+    #[doc = "  or hung peer is XFFL_EPEER / XFFL_ETIMEOUT from the call that met it. With 1 they return once"]
+    #[doc = "  enqueued, as NCCL's own calls do: ordered on the stream, and a peer's failure surfaces at a later"]
+    #[doc = "  call of the state, or in the caller's own synchronization, which NCCL may then keep waiting"]
+    #[doc = "  forever (bound it yourself). Staged (cross-facility) transfers always complete before they return."]
+    #[doc = "  Host backends (UCX, NONE) complete before they return either way. At any time."]
+    pub const XFFL_OPT_ENQUEUE_ONLY: xffl_option = xffl_option(7);
+}
 #[repr(transparent)]
 #[doc = " Tunable options of a state, set with xffl_set_option and read with xffl_get_option."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]

@@ -364,6 +364,10 @@ pub enum OptionKey {
     /// process for UCX 1.13's sake (`UCX_TCP_PUT_ENABLE=n` in the environment unless set, and a UCX log
     /// handler); see `XFFL_OPT_UCX_PROCESS_SETTINGS` in `xffl/types.h`. Read by `set_global`.
     UcxProcessSettings,
+    /// 0 (default, or `XFFL_ENQUEUE_ONLY=0`) or 1, backend NCCL: 0 waits on the host for each call's
+    /// work (bounded by the timeout); 1 returns once enqueued, as NCCL does; see
+    /// `XFFL_OPT_ENQUEUE_ONLY` in `xffl/types.h`. At any time.
+    EnqueueOnly,
 }
 
 impl OptionKey {
@@ -376,6 +380,7 @@ impl OptionKey {
             OptionKey::AuthToken => sys::xffl_option::XFFL_OPT_AUTH_TOKEN,
             OptionKey::JobId => sys::xffl_option::XFFL_OPT_JOB_ID,
             OptionKey::UcxProcessSettings => sys::xffl_option::XFFL_OPT_UCX_PROCESS_SETTINGS,
+            OptionKey::EnqueueOnly => sys::xffl_option::XFFL_OPT_ENQUEUE_ONLY,
         }
     }
 }
