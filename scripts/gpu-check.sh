@@ -114,7 +114,7 @@ timeout 180 "$build/bench/gpu/xffl-bench-nccl" --min-bytes 1048576 --max-bytes 1
   > "$out/bench-nccl.txt" 2>&1
 bench_rc=$?
 [ $bench_rc -eq 0 ] || [ $bench_rc -eq 77 ] || status=1  # 77: no device, skipped with the reason
-nvidia-smi --query-gpu=memory.used --format=csv >> "$out/bench-nccl.txt" 2>&1 || true
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=memory.used --format=csv >> "$out/bench-nccl.txt" 2>&1
 tee -a "$summary" < "$out/bench-nccl.txt"
 
 step "done: status $status ($ran gpu tests passed on $gpus GPU(s))"
