@@ -1,13 +1,14 @@
 # Sourced by test-all.sh and demo.sh: the Debian packages of the build and of every test family, and
 # a function that installs the missing ones (apt-get update only when something is missing).
 #
-# compilers, CMake and Ninja (the ci preset's generator); gcc's ThreadSanitizer runtime (tsan preset);
+# compilers, CMake and Ninja (the ci preset's generator), ccache (four presets compile the same
+# sources; a second run recompiles only what changed); gcc's ThreadSanitizer runtime (tsan preset);
 # cmocka (tests); UCX (backend); OpenSSL (store authentication); libabigail (abi);
 # clang 14 and its runtime libraries (fuzzers); Open MPI (peer benchmarks); gfortran (Fortran bindings);
 # bindgen (Rust bindings check); graphviz (xffl-topo pictures); python3 (checker scripts);
 # iproute2 (two simulated facilities in network namespaces); procps (process checks).
 xffl_packages=(
-  build-essential cmake ninja-build pkg-config binutils libtsan2
+  build-essential cmake ninja-build ccache pkg-config binutils libtsan2
   libcmocka-dev libucx-dev libssl-dev
   abigail-tools
   clang-14 libclang-rt-14-dev llvm-14
