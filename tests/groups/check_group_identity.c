@@ -16,28 +16,15 @@
 
 #include <xffl.h>
 
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    xffl_status_t check_rc_ = (call);                                                              \
-    if (check_rc_ != XFFL_OK) {                                                                    \
-      fprintf(stderr, "rank %d: %s failed: %s: %s\n", my_rank, #call, xffl_status_string(check_rc_), \
-              xffl_last_error_message());                                                          \
-      exit(1);                                                                                     \
-    }                                                                                              \
+#include "rank_checks.h"
+
+/* A condition that must hold; counted. */
+#define EXPECT(condition, ...)             \
+  do {                                     \
+    if (!(condition)) FAIL(__VA_ARGS__);   \
+    ++checks;                              \
   } while (0)
 
-#define EXPECT(condition, ...)                                                                     \
-  do {                                                                                             \
-    if (!(condition)) {                                                                            \
-      fprintf(stderr, "rank %d: ", my_rank);                                                       \
-      fprintf(stderr, __VA_ARGS__);                                                                \
-      fprintf(stderr, "\n");                                                                       \
-      exit(1);                                                                                     \
-    }                                                                                              \
-    ++checks;                                                                                      \
-  } while (0)
-
-static int my_rank = -1;
 static long checks = 0;
 
 static xffl_group_t *make(xffl_state_t *st, int a, int b) {

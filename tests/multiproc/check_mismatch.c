@@ -17,22 +17,8 @@
 
 #include <xffl.h>
 
-static int my_rank = -1;
+#include "rank_checks.h"
 
-#define FAIL(...)                                \
-  do {                                           \
-    fprintf(stderr, "rank %d: ", my_rank);       \
-    fprintf(stderr, __VA_ARGS__);                \
-    fprintf(stderr, "\n");                       \
-    exit(1);                                     \
-  } while (0)
-
-#define CHECK(call)                                                                                          \
-  do {                                                                                                       \
-    xffl_status_t check_rc_ = (call);                                                                        \
-    if (check_rc_ != XFFL_OK)                                                                                \
-      FAIL("%s failed: %s: %s", #call, xffl_status_string(check_rc_), xffl_last_error_message());           \
-  } while (0)
 
 /* 100 elements: eager messages and the small-message schedules; "large": 2^20 (4 MiB, chunked, the
    ring and chain schedules, UCX's rendezvous protocol). */
