@@ -91,12 +91,14 @@ if [ "${XFFL_SKIP_PACKAGES:-0}" != 1 ]; then
   xffl_install_packages || exit 1
 fi
 command -v cmake >/dev/null || { echo "test-all: cmake not found" >&2; exit 1; }
-# Compiler cache for C and C++ (not CUDA or Fortran), keyed on paths relative to the repository so that
-# a fresh clone elsewhere reuses it. The caller's own launcher settings win.
+# Compiler cache for C and C++ (not CUDA or Fortran), keyed on paths relative to the repository and
+# not on the build folder (debug info may then name the folder of the first build), so that a fresh
+# clone elsewhere reuses it. The caller's own launcher settings win.
 if command -v ccache >/dev/null; then
   export CMAKE_C_COMPILER_LAUNCHER=${CMAKE_C_COMPILER_LAUNCHER:-ccache}
   export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
+  export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 fi
 
 for preset in $presets; do
