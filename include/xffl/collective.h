@@ -33,9 +33,8 @@
  * difference tells the others. A member whose part completed before the difference was found (the
  * root of a broadcast, which only sends) gets the XFFL_EINVAL from its next call on the group. After
  * it the group is unusable: every later call on it returns the same error. Other groups of the state
- * keep working, except after messages above UCX's rendezvous threshold (about 8 KiB to 64 KiB): a
- * send whose receiver gave up closes the endpoint to that member, and later calls with it return
- * XFFL_EPEER. Two calls that differ only where the 8-bit hashes collide (1 in 256) and whose messages
+ * keep working (the members are healthy: no endpoint is closed; a send its receiver gave up stays
+ * unmatched, and closing the state waits for it at most 1 s). Two calls that differ only where the 8-bit hashes collide (1 in 256) and whose messages
  * have equal lengths are not told apart; a count of 0 sends nothing, so 0 against a non-zero count
  * ends in XFFL_ETIMEOUT. A mismatch is a bug of the caller: fix it, do not recover from it.
  * With NCCL nothing is checked: NCCL itself does not, and a mismatch is undefined there (typically a

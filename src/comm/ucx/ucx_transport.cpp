@@ -45,7 +45,7 @@ UcxTransport::UcxTransport(UcxWorker &worker, const GroupView &group, uint32_t s
     if (auto other = take_notices()) disagree(*other);
 }
 
-UcxTransport::~UcxTransport() { abandon_outstanding(); }
+UcxTransport::~UcxTransport() { abandon_outstanding(false); }
 
 // The algorithm's own buffers (its Scratch) are freed while the exception unwinds, before this
 // transport's destructor: what is in flight must be given up before anything leaves these calls.
@@ -53,8 +53,13 @@ template <typename Call>
 auto UcxTransport::giving_up_on_error(Call &&call) -> decltype(call()) {
   try {
     return call();
+  } catch (const Error &error) {
+    // Members that disagreed (XFFL_EINVAL) are alive: their endpoints stay open (a force-closed
+    // endpoint that a healthy peer still sends to trips an assertion in UCX 1.13's rendezvous).
+    abandon_outstanding(error.status() == XFFL_EINVAL);
+    throw;
   } catch (...) {
-    abandon_outstanding();
+    abandon_outstanding(false);
     throw;
   }
 }
@@ -347,19 +352,22 @@ std::string UcxTransport::other_failures(int excluded_rank) {
 // then drops the send instead of reading the caller's buffer after we returned. The worker then
 // progresses until UCX has completed them (bounded) and releases them. Sends UCX will never
 // complete (to a dead peer on this host, see abandon_peer) are released at once: UCX frees them
-// with the worker.
-void UcxTransport::abandon_outstanding() {
+// with the worker. peers_alive (the call ended in a mismatch: every member is healthy and has given
+// up the call): endpoints stay open and unfinished sends are only left to the worker; their receiver
+// cancelled its receives and the group takes no further call, so nothing will match them and UCX
+// never reads their buffers.
+void UcxTransport::abandon_outstanding(bool peers_alive) {
   std::vector<void *> handles;
   for (Request &request : requests_) {
     if (!request.handle) continue;
     bool completes = true;
     if (ucx().ucp_request_check_status(request.handle) == UCS_INPROGRESS) {
-      if (request.is_send) {
+      if (!request.is_send) {
+        ucx().ucp_request_cancel(worker_.handle(), request.handle);
+      } else if (!peers_alive) {
         completes = worker_.abandon_peer(group_.members[static_cast<size_t>(request.peer)],
                                          "abandoned after a failed " + std::string(operation_) + " on " +
                                              group_.description);
-      } else {
-        ucx().ucp_request_cancel(worker_.handle(), request.handle);
       }
     }
     if (completes)

@@ -91,7 +91,7 @@ class UcxTransport final : public algorithms::PointToPoint {
   std::string other_failures(int excluded_rank);
   void ensure_peer_alive(const Request &request);
   std::string where(const Request &request) const;
-  void abandon_outstanding();
+  void abandon_outstanding(bool peers_alive);
   // Completes the oldest staged sends UCX has finished, so that their slots serve again.
   void reclaim_staged_sends();
 
