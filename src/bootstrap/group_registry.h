@@ -10,7 +10,7 @@
 // member has released it (or left the job); then it returns to the back of a FIFO of free slots, so a
 // slot is reused only after every other free slot has been: at least (slots - live) claims later.
 // Messages of a group can outlive it only after a failed collective; the reuse distance keeps such a
-// stale message from meeting a new group of the same slot in any real job (see DESIGN.md §4).
+// stale message from meeting a new group of the same slot in any real job.
 //
 // The serial is unique for the whole job and never reused: it keys what a backend publishes for the
 // group in the write-once store (NCCL's unique id).
