@@ -435,14 +435,7 @@ xffl_group *DistributedState::group(xffl_group_kind_t kind, int instance) const 
 std::unique_ptr<xffl_group> DistributedState::create_process_group(const std::vector<int> &ranks,
                                                                    const std::string &description) {
   require_global("xffl_create_process_group");
-  if (ranks.empty()) fail(XFFL_EINVAL, "a process group needs at least one rank");
-  std::vector<int> sorted = ranks;
-  std::sort(sorted.begin(), sorted.end());
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    if (sorted[i] < 0 || sorted[i] >= world_size_)
-      fail(XFFL_EINVAL, "rank ", sorted[i], " of the process group outside [0, ", world_size_, ")");
-    if (i && sorted[i] == sorted[i - 1]) fail(XFFL_EINVAL, "rank ", sorted[i], " appears twice in the process group");
-  }
+  const std::vector<int> sorted = topology::sorted_rank_set(world_size_, ranks, "process group");
   // The group's rank order is the sorted order (torch's new_group), so members may list it in any order.
   auto members = topology::RankList::explicit_ranks(sorted);
   const int my_index = members.index_of(rank_);

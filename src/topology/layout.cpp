@@ -52,15 +52,20 @@ void check_hsdp(int world_size, int hsdp) {
          english_list(divisors_near(world_size, hsdp)), " would");
 }
 
-void check_fsdp_mesh(int world_size, const std::vector<int> &ranks, int rank) {
-  if (ranks.empty()) fail(XFFL_EINVAL, "the fsdp mesh is empty; give at least this rank");
+std::vector<int> sorted_rank_set(int world_size, const std::vector<int> &ranks, const char *what) {
+  if (ranks.empty()) fail(XFFL_EINVAL, "the ", what, " is empty; give at least this rank");
   std::vector<int> sorted = ranks;
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 0; i < sorted.size(); ++i) {
     if (sorted[i] < 0 || sorted[i] >= world_size)
-      fail(XFFL_EINVAL, "rank ", sorted[i], " of the fsdp mesh outside [0, ", world_size, ")");
-    if (i && sorted[i] == sorted[i - 1]) fail(XFFL_EINVAL, "rank ", sorted[i], " appears twice in the fsdp mesh");
+      fail(XFFL_EINVAL, "rank ", sorted[i], " of the ", what, " outside [0, ", world_size, ")");
+    if (i && sorted[i] == sorted[i - 1]) fail(XFFL_EINVAL, "rank ", sorted[i], " appears twice in the ", what);
   }
+  return sorted;
+}
+
+void check_fsdp_mesh(int world_size, const std::vector<int> &ranks, int rank) {
+  const std::vector<int> sorted = sorted_rank_set(world_size, ranks, "fsdp mesh");
   if (!std::binary_search(sorted.begin(), sorted.end(), rank))
     fail(XFFL_EINVAL, "rank ", rank, " is not in the fsdp mesh ",
          sorted.size() <= 16 ? python_list(ranks) : "of " + std::to_string(sorted.size()) + " ranks",

@@ -9,6 +9,10 @@ namespace xffl::topology {
 
 void check_rank(int rank, int world_size);
 
+// A set of ranks given in any order (a mesh, a process group): at least one, each in
+// [0, world_size), none twice. Returns them sorted. `what` names the set in messages ("fsdp mesh").
+std::vector<int> sorted_rank_set(int world_size, const std::vector<int> &ranks, const char *what);
+
 // set_hsdp: 1 <= hsdp, hsdp divides the world.
 void check_hsdp(int world_size, int hsdp);
 
