@@ -6,17 +6,9 @@
 
 namespace xffl {
 
-Group::Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, bool owned,
-             std::shared_ptr<CallGate> gate)
-    : spec_(std::move(spec)), backend_(std::move(backend)), owned_(owned), gate_(std::move(gate)) {}
-
-Group::Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, uint32_t claimed_slot,
-             std::shared_ptr<CallGate> gate)
-    : spec_(std::move(spec)),
-      backend_(std::move(backend)),
-      owned_(true),
-      claimed_slot_(claimed_slot),
-      gate_(std::move(gate)) {}
+Group::Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, std::shared_ptr<CallGate> gate,
+             std::optional<uint32_t> claimed_slot)
+    : spec_(std::move(spec)), backend_(std::move(backend)), claimed_slot_(claimed_slot), gate_(std::move(gate)) {}
 
 Group::~Group() {
   communicator_.reset();  // its messages are done before the slot may serve another group

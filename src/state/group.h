@@ -15,19 +15,19 @@ namespace xffl {
 
 class Group {
  public:
-  // gate: the call gate of the state that makes the group (call_gate.h).
-  Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, bool owned, std::shared_ptr<CallGate> gate);
-  // A process group whose identity the job's authority gave it (Backend::claim_group): released when
-  // the group ends, after its communicator.
-  Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, uint32_t claimed_slot,
-        std::shared_ptr<CallGate> gate);
+  // gate: the call gate of the state that makes the group (call_gate.h). claimed_slot: set for a
+  // group of xffl_create_process_group, whose identity the job's authority gave it
+  // (Backend::claim_group); such a group is owned by the caller and releases the slot when it ends,
+  // after its communicator. Without one the group is borrowed (the layout's, WORLD).
+  Group(comm::GroupSpec spec, std::shared_ptr<comm::Backend> backend, std::shared_ptr<CallGate> gate,
+        std::optional<uint32_t> claimed_slot = std::nullopt);
   virtual ~Group();
 
   const comm::GroupSpec &spec() const { return spec_; }
   const topology::RankList &members() const { return spec_.members; }
   int my_index() const { return spec_.my_index; }
   const std::string &description() const { return spec_.description; }
-  bool owned() const { return owned_; }
+  bool owned() const { return claimed_slot_.has_value(); }
   xffl_backend_t backend_kind() const { return backend_->kind(); }
   // XFFL_ESTATE once the group was retired.
   comm::Communicator &communicator();
@@ -43,7 +43,6 @@ class Group {
   comm::GroupSpec spec_;
   std::shared_ptr<comm::Backend> backend_;  // shared: an owned group may outlive its state safely
   std::unique_ptr<comm::Communicator> communicator_;
-  bool owned_;
   std::optional<uint32_t> claimed_slot_;
   std::shared_ptr<CallGate> gate_;
   const char *retired_by_ = nullptr;
