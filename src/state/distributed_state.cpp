@@ -106,18 +106,20 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
   world_size_ = world_size;
   device_count_ = 1;
   comm::GroupSpec world{topology::RankList::progression(0, 1, world_size), rank, "world group", layout_tag(0, XFFL_GROUP_WORLD, 0)};
-  groups_[XFFL_GROUP_WORLD].push_back(std::make_unique<xffl_group>(std::move(world), backend_, false, call_gate_));
+  groups_[XFFL_GROUP_WORLD].push_back(std::make_unique<xffl_group>(std::move(world), backend_, call_gate_));
   register_world_group(*backend_, groups_[XFFL_GROUP_WORLD].back()->spec());
 }
 
+void DistributedState::require_settable(xffl_option_t option) const {
+  if (Options::read_by_set_global(option) && is_global_setup())
+    fail(XFFL_ESTATE, Options::name(option), " is read by xffl_set_global, which was already called; set ",
+         Options::name(option), " before it");
+}
+
 void DistributedState::set_option(xffl_option_t option, int value) {
-  if (option == XFFL_OPT_CROSS_FACILITY_BACKEND && is_global_setup() &&
-      value != options_.get(XFFL_OPT_CROSS_FACILITY_BACKEND))
-    fail(XFFL_ESTATE, "the cross-facility backend is chosen in xffl_set_global, which was already called; set ",
-         "XFFL_OPT_CROSS_FACILITY_BACKEND before it");
-  if (option == XFFL_OPT_UCX_PROCESS_SETTINGS && is_global_setup() && value != options_.get(option))
-    fail(XFFL_ESTATE, "the UCX process settings are taken in xffl_set_global, which was already called; set ",
-         "XFFL_OPT_UCX_PROCESS_SETTINGS before it");
+  // Setting an option xffl_set_global read to the value it already has changes nothing: allowed.
+  if (Options::read_by_set_global(option) && !Options::is_string_option(option) && value == options_.get(option)) return;
+  require_settable(option);
   options_.set(option, value);
   if (backend_) apply_options(*backend_, options_);
 }
@@ -184,7 +186,7 @@ void DistributedState::add_group(xffl_group_kind_t kind, int instances, const to
     if (instances > 1) text += " (instance " + std::to_string(instance) + ")";
     comm::GroupSpec spec{members, my_index, std::move(text), layout_tag(layout_generation_, kind, instance)};
     spec.crosses_facilities = kind == XFFL_GROUP_FEDERATED;
-    auto group = std::make_unique<xffl_group>(std::move(spec), backend_, false, call_gate_);
+    auto group = std::make_unique<xffl_group>(std::move(spec), backend_, call_gate_);
     // NCCL makes communicators eagerly: one split per family, every rank in the same layout order.
     if (prepare_family_group(*backend_, group->spec(), instance)) group->communicator();
     groups_[kind].push_back(std::move(group));
@@ -286,9 +288,7 @@ void DistributedState::set_default_init_device() {
 }
 
 void DistributedState::set_option_string(xffl_option_t option, const std::string &text) {
-  if (Options::is_string_option(option) && is_global_setup())
-    fail(XFFL_ESTATE, Options::name(option), " is read by xffl_set_global (the rendezvous), which was already ",
-         "called; set it before");
+  require_settable(option);
   options_.set_string(option, text);
 }
 
@@ -452,7 +452,7 @@ std::unique_ptr<xffl_group> DistributedState::create_process_group(const std::ve
   comm::GroupSpec spec{std::move(members), my_index, description, kCustomTagBase + identity.slot};
   spec.serial = identity.serial;
   spec.crosses_facilities = spans_federated_groups(sorted);
-  return std::make_unique<xffl_group>(std::move(spec), backend_, identity.slot, call_gate_);
+  return std::make_unique<xffl_group>(std::move(spec), backend_, call_gate_, identity.slot);
 }
 
 bool DistributedState::spans_federated_groups(const std::vector<int> &sorted_ranks) const {

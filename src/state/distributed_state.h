@@ -91,6 +91,8 @@ class DistributedState {
 
  private:
   void require_global(const char *call) const;
+  // XFFL_ESTATE for an option xffl_set_global read, once it was called.
+  void require_settable(xffl_option_t option) const;
   void require_no_layout(const char *call) const;
   void require_layout(Layout layout, const char *call) const;
   void install_layout(Layout layout, topology::RankPlan plan);

@@ -52,6 +52,11 @@ bool Options::is_string_option(xffl_option_t option) {
   return option == XFFL_OPT_AUTH_TOKEN || option == XFFL_OPT_JOB_ID;
 }
 
+bool Options::read_by_set_global(xffl_option_t option) {
+  return is_string_option(option) || option == XFFL_OPT_CROSS_FACILITY_BACKEND ||
+         option == XFFL_OPT_UCX_PROCESS_SETTINGS;
+}
+
 const char *Options::name(xffl_option_t option) {
   switch (option) {
     case XFFL_OPT_TIMEOUT_MS: return "XFFL_OPT_TIMEOUT_MS";

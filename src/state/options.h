@@ -33,6 +33,9 @@ struct Options {
   void set_string(xffl_option_t option, const std::string &text);
   std::string get_string(xffl_option_t option) const;
   static bool is_string_option(xffl_option_t option);
+  // Options xffl_set_global reads once (the rendezvous, the backends it makes): changing one later
+  // would not take effect, so it is XFFL_ESTATE then.
+  static bool read_by_set_global(xffl_option_t option);
   static const char *name(xffl_option_t option);  // "XFFL_OPT_TIMEOUT_MS", or nullptr when unknown
 };
 
