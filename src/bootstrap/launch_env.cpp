@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "comm/backend_names.h"
 #include "common/log.h"
 #include "bootstrap/slurm_lists.h"
 #include "bootstrap/wire.h"
@@ -274,7 +275,7 @@ std::optional<std::vector<int>> read_federated(const Environment &env, const Ide
 
 template <typename Enum>
 std::optional<Enum> read_choice(const Environment &env, const char *variable,
-                                std::initializer_list<std::pair<const char *, Enum>> choices) {
+                                const std::vector<std::pair<const char *, Enum>> &choices) {
   std::optional<std::string> text = lookup(env, variable);
   if (!text) return std::nullopt;
   std::string names;
@@ -328,8 +329,9 @@ LaunchEnv read_launch_env(const Environment &env) {
     if (hsdp->value > out.world_size) fail(XFFL_EINVAL, hsdp->shown(), " but ", id.world->shown());
     out.hsdp = hsdp->value;
   }
-  out.backend = read_choice<xffl_backend_t>(
-      env, "XFFL_BACKEND", {{"none", XFFL_BACKEND_NONE}, {"ucx", XFFL_BACKEND_UCX}, {"nccl", XFFL_BACKEND_NCCL}});
+  std::vector<std::pair<const char *, xffl_backend_t>> backends;
+  for (const comm::BackendName &entry : comm::backend_names()) backends.emplace_back(entry.name, entry.kind);
+  out.backend = read_choice<xffl_backend_t>(env, "XFFL_BACKEND", backends);
   out.device = read_choice<xffl_device_t>(env, "XFFL_DEVICE", {{"cpu", XFFL_DEVICE_CPU}, {"cuda", XFFL_DEVICE_CUDA}});
   if (std::optional<Setting> streams = read_count(env, "XFFL_STREAMS", 1)) out.streams = streams->value;
   if (std::optional<std::string> timeout = lookup(env, "XFFL_TIMEOUT"))

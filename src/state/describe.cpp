@@ -3,6 +3,7 @@
 #include <sstream>
 #include <string>
 
+#include "comm/backend_names.h"
 #include "common/error.h"
 #include "common/format.h"
 #include "state/distributed_state.h"
@@ -10,15 +11,6 @@
 namespace xffl {
 
 namespace {
-
-const char *backend_name(int backend) {
-  switch (backend) {
-    case XFFL_BACKEND_NONE: return "none";
-    case XFFL_BACKEND_UCX: return "ucx";
-    case XFFL_BACKEND_NCCL: return "nccl";
-  }
-  return "unknown";
-}
 
 const char *device_name(int device) {
   switch (device) {
@@ -126,7 +118,7 @@ std::string DistributedState::describe(xffl_format_t format) const {
   };
   const std::vector<Section> sections = {
       {"GLOBAL",
-       {{"Backend\t\t\t", "backend", global ? string(backend_name(backend_kind_)) : Value{}},
+       {{"Backend\t\t\t", "backend", global ? string(comm::backend_name(backend_kind_)) : Value{}},
         {"Master address\t\t", "master_addr", addr},
         {"Master port\t\t\t", "master_port", integer(opt(global, master_port_))},
         {"Rank\t\t\t", "rank", integer(opt(global, rank_))},

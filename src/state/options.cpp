@@ -7,6 +7,7 @@
 
 #include "bootstrap/env_values.h"
 #include "bootstrap/wire.h"
+#include "comm/backend_names.h"
 #include "common/log.h"
 #include "common/error.h"
 
@@ -31,9 +32,11 @@ Options Options::from_environment() {
     }
   if (const char *token = variable("XFFL_AUTH_TOKEN")) options.auth_token = token;
   if (const char *cross = variable("XFFL_CROSS_FACILITY_BACKEND")) {
-    if (strcasecmp(cross, "none") == 0) options.cross_facility_backend = XFFL_BACKEND_NONE;
-    else if (strcasecmp(cross, "ucx") == 0) options.cross_facility_backend = XFFL_BACKEND_UCX;
-    else fail(XFFL_EINVAL, "XFFL_CROSS_FACILITY_BACKEND='", cross, "' is not one of none, ucx");
+    std::optional<xffl_backend_t> kind = comm::backend_from_name(cross);
+    if (kind != XFFL_BACKEND_NONE && kind != XFFL_BACKEND_UCX)
+      fail(XFFL_EINVAL, "XFFL_CROSS_FACILITY_BACKEND='", cross, "' is not one of ", comm::backend_name(XFFL_BACKEND_NONE),
+           ", ", comm::backend_name(XFFL_BACKEND_UCX));
+    options.cross_facility_backend = *kind;
   }
   if (const char *enqueue = variable("XFFL_ENQUEUE_ONLY")) {
     if (std::strcmp(enqueue, "0") == 0) options.enqueue_only = false;
