@@ -58,53 +58,102 @@
 XFFL_BEGIN_DECLS
 
 /**
- * @brief recv[i] = op over members of send[i], on every member.
- * @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on count, dtype or op);
- *         XFFL_ESTATE (another call on the state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;
- *         XFFL_EPEER; XFFL_EBACKEND.
- * @note Collective; calls on one state and its groups must not overlap (see the file's notes).
+ * @brief recv[i] = op over the members of send[i], on every member.
+ * @param[in] group the group; every member calls with the same count, dtype and op
+ * @param[in] send count elements of dtype; may equal recv (in place), must not overlap it otherwise;
+ *            may be NULL when count is 0
+ * @param[out] recv count elements of dtype, the reduction; may be NULL when count is 0
+ * @param[in] count number of elements
+ * @param[in] dtype element type of send and recv
+ * @param[in] op the reduction (XFFL_AVG: sum divided by the member count)
+ * @param[in] stream backend NCCL: a cudaStream_t (NULL: the pool stream of the group's instance);
+ *            other backends: NULL
+ * @return XFFL_OK; XFFL_EINVAL (NULL group, NULL send or recv with count > 0, unknown dtype or op, a
+ *         stream with a host backend, a byte size that overflows size_t, partially overlapping
+ *         buffers, or members that disagree on count, dtype or op); XFFL_ESTATE (another call on the
+ *         state is in progress, the group's layout was unset, or the group is unusable after a
+ *         disagreement); XFFL_EUNSUPPORTED (a group of more than one member with XFFL_BACKEND_NONE, or
+ *         what the backend cannot do); XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND.
+ * @note Collective over the group; calls on one state and its groups must not overlap (see the
+ *       file's notes).
  */
 XFFL_API xffl_status_t xffl_allreduce(xffl_group_t *group, const void *send, void *recv, size_t count,
                                       xffl_dtype_t dtype, xffl_redop_t op, void *stream);
 
 /**
  * @brief Copy buf of the member whose global rank is `root` to every member.
+ * @param[in] group the group; every member calls with the same count, dtype and root
+ * @param[in,out] buf count elements of dtype: read on the root, written on the others; may be NULL
+ *                when count is 0
+ * @param[in] count number of elements
+ * @param[in] dtype element type of buf
  * @param[in] root a global rank that is a member of the group
- * @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on count, dtype or root; the
- *         root may learn of it from its next call on the group); XFFL_ESTATE (another call on the
- *         state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND.
- * @note Collective; calls on one state and its groups must not overlap (see the file's notes).
+ * @param[in] stream backend NCCL: a cudaStream_t (NULL: the pool stream of the group's instance);
+ *            other backends: NULL
+ * @return XFFL_OK; XFFL_EINVAL (NULL group, NULL buf with count > 0, unknown dtype, a stream with a
+ *         host backend, root not a member, or members that disagree on count, dtype or root; the root
+ *         may learn of it from its next call on the group); XFFL_ESTATE (another call on the state is
+ *         in progress, the group's layout was unset, or the group is unusable after a disagreement);
+ *         XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND.
+ * @note Collective over the group; calls on one state and its groups must not overlap (see the
+ *       file's notes).
  */
 XFFL_API xffl_status_t xffl_broadcast(xffl_group_t *group, void *buf, size_t count, xffl_dtype_t dtype, int root,
                                       void *stream);
 
 /**
  * @brief recv = the send buffers of all members, concatenated in group-rank order.
- * @param[in] send_count elements per member; recv holds send_count * size elements
- * @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on send_count or dtype);
- *         XFFL_ESTATE (another call on the state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;
- *         XFFL_EPEER; XFFL_EBACKEND.
- * @note Collective; calls on one state and its groups must not overlap (see the file's notes).
+ * @param[in] group the group; every member calls with the same send_count and dtype
+ * @param[in] send send_count elements of dtype; may be NULL when send_count is 0
+ * @param[out] recv send_count * size elements of dtype (size: the member count); in place when
+ *             send == recv + group_rank * send_count
+ * @param[in] send_count elements per member
+ * @param[in] dtype element type of send and recv
+ * @param[in] stream backend NCCL: a cudaStream_t (NULL: the pool stream of the group's instance);
+ *            other backends: NULL
+ * @return XFFL_OK; XFFL_EINVAL (NULL group, NULL send or recv with send_count > 0, unknown dtype, a
+ *         stream with a host backend, a byte size that overflows size_t, or members that disagree on
+ *         send_count or dtype);
+ *         XFFL_ESTATE (another call on the state is in progress, the group's layout was unset, or the
+ *         group is unusable after a disagreement); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER;
+ *         XFFL_EBACKEND.
+ * @note Collective over the group; calls on one state and its groups must not overlap (see the
+ *       file's notes).
  */
 XFFL_API xffl_status_t xffl_allgather(xffl_group_t *group, const void *send, void *recv, size_t send_count,
                                       xffl_dtype_t dtype, void *stream);
 
 /**
  * @brief recv = block (group rank) of the reduction of all send buffers.
- * @param[in] recv_count elements per member; send holds recv_count * size elements
- * @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on recv_count, dtype or op);
- *         XFFL_ESTATE (another call on the state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;
- *         XFFL_EPEER; XFFL_EBACKEND.
- * @note Collective; calls on one state and its groups must not overlap (see the file's notes).
+ * @param[in] group the group; every member calls with the same recv_count, dtype and op
+ * @param[in] send recv_count * size elements of dtype (size: the member count); may be NULL when
+ *            recv_count is 0
+ * @param[out] recv recv_count elements of dtype; in place when recv == send + group_rank * recv_count
+ * @param[in] recv_count elements per member
+ * @param[in] dtype element type of send and recv
+ * @param[in] op the reduction (XFFL_AVG: sum divided by the member count)
+ * @param[in] stream backend NCCL: a cudaStream_t (NULL: the pool stream of the group's instance);
+ *            other backends: NULL
+ * @return XFFL_OK; XFFL_EINVAL (NULL group, NULL send or recv with recv_count > 0, unknown dtype or
+ *         op, a stream with a host backend, a byte size that overflows size_t, or members that disagree
+ *         on recv_count, dtype or op);
+ *         XFFL_ESTATE (another call on the state is in progress, the group's layout was unset, or the
+ *         group is unusable after a disagreement); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER;
+ *         XFFL_EBACKEND.
+ * @note Collective over the group; calls on one state and its groups must not overlap (see the
+ *       file's notes).
  */
 XFFL_API xffl_status_t xffl_reduce_scatter(xffl_group_t *group, const void *send, void *recv, size_t recv_count,
                                            xffl_dtype_t dtype, xffl_redop_t op, void *stream);
 
 /**
  * @brief Returns once every member has entered the barrier (bounded by the timeout).
+ * @param[in] group the group
  * @return XFFL_OK; XFFL_EINVAL (group NULL, or a member called another collective); XFFL_ESTATE
- *         (another call on the state is in progress); XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND.
- * @note Collective; calls on one state and its groups must not overlap (see the file's notes).
+ *         (another call on the state is in progress, the group's layout was unset, or the group is
+ *         unusable after a disagreement); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND.
+ * @note Collective over the group; calls on one state and its groups must not overlap (see the
+ *       file's notes).
  */
 XFFL_API xffl_status_t xffl_barrier(xffl_group_t *group);
 

@@ -19,34 +19,58 @@ XFFL_BEGIN_DECLS
 
 /**
  * @brief Average one buffer (this rank's shard) across federated groups, in place.
+ * @param[in] st the state, with federated scaling
+ * @param[in,out] buf count elements of dtype: this rank's shard, replaced by the average; may be NULL
+ *                when count is 0
+ * @param[in] count number of elements; the same on every rank
+ * @param[in] dtype element type of buf; the same on every rank (floating point when weights are set)
  * @param[in] stream backend NCCL: buf is device memory and the work is ordered on this cudaStream_t
  *            (NULL: the pool's stream 0 of xffl_set_exec_device); other backends: NULL
- * @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE without federated scaling; communication errors.
+ * @return XFFL_OK; XFFL_EINVAL (NULL st, NULL buf with count > 0, unknown dtype, a byte size that
+ *         overflows size_t, a stream with a host backend, an integer dtype with weights set, strategy
+ *         XFFL_FEDAVG_FLAT with unequal federated group sizes, or, with UCX, ranks that disagree on
+ *         count or dtype); XFFL_ESTATE (no federated scaling, or another call on the state is in progress);
+ *         XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND.
+ * @note Collective over the whole job; calls on one state and its groups must not overlap
+ *       (collective.h, Threads).
  */
 XFFL_API xffl_status_t xffl_federated_average(xffl_state_t *st, void *buf, size_t count, xffl_dtype_t dtype,
                                               void *stream);
 
 /**
  * @brief Average several buffers, coalesced into size-balanced buckets; each buffer is updated in place.
- * @param[in] bufs n buffers; counts[i] elements each
+ *
+ * Buffers under 16 MiB travel in buckets of up to 16 MiB: copied into one scratch buffer (device
+ * memory from cudaMallocAsync on the stream with NCCL), averaged, and copied back exactly; larger ones
+ * are averaged in place.
+ * @param[in] st the state, with federated scaling
+ * @param[in] bufs n buffers, each updated in place; bufs[i] may be NULL when counts[i] is 0; bufs may
+ *            be NULL when n is 0
+ * @param[in] counts n element counts; may be NULL when n is 0
+ * @param[in] n number of buffers; the same on every rank, as are counts
+ * @param[in] dtype element type of every buffer
  * @param[in] stream as for xffl_federated_average
- * @note counts[i] times the element size, and their sum, must fit in size_t: XFFL_EINVAL naming the
- *       buffer otherwise, before any buffer is touched.
- * @note Buffers under 16 MiB travel in buckets of up to 16 MiB: copied into one scratch buffer (device
- *       memory from cudaMallocAsync on the stream with NCCL), averaged, and copied back exactly; larger
- *       ones are averaged in place.
- * @return as xffl_federated_average
+ * @return XFFL_OK; XFFL_EINVAL (as xffl_federated_average, and NULL bufs or counts with n > 0, or
+ *         counts[i] times the element size, or their sum, not fitting in size_t: the message names the
+ *         buffer, and no buffer is touched); XFFL_ESTATE; XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;
+ *         XFFL_EPEER; XFFL_EBACKEND, as xffl_federated_average.
+ * @note Collective over the whole job; calls on one state and its groups must not overlap
+ *       (collective.h, Threads).
  */
 XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const *bufs, const size_t *counts,
                                                    size_t n, xffl_dtype_t dtype, void *stream);
 
 /**
  * @brief Weight of each federated group in the average (FedAvg by sample count); default unweighted.
- * @param[in] weights G finite, non-negative values with a positive sum (G = federated world size), or
- *            NULL with n == 0 to return to the plain mean
- * @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE without federated scaling.
+ * @param[in] st the state, with federated scaling
+ * @param[in] weights G finite, non-negative values with a positive sum (G = federated world size),
+ *            copied; or NULL with n == 0 to return to the plain mean
+ * @param[in] n number of weights: G, or 0
+ * @return XFFL_OK; XFFL_EINVAL (NULL st, NULL weights with n > 0, n neither G nor 0, a negative or
+ *         non-finite weight, a sum that is not positive and finite); XFFL_ESTATE (no federated scaling,
+ *         or another call on the state is in progress).
  * @note Local, but every rank must set the same weights. Weighted averages need a floating-point dtype;
- *       unset_federated_scaling clears them.
+ *       xffl_unset_federated_scaling clears them.
  */
 XFFL_API xffl_status_t xffl_set_federated_weights(xffl_state_t *st, const double *weights, size_t n);
 

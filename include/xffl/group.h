@@ -24,6 +24,7 @@ XFFL_BEGIN_DECLS
 
 /**
  * @brief A group of the current layout.
+ * @param[in] st the state
  * @param[in] kind the family (WORLD, FSDP, HSDP_REPLICA, HSDP_SHARD, FEDERATED, REPLICA, FEDERATION)
  * @param[in] instance 0, or < streams for FEDERATED and REPLICA (same members, one instance per CUDA
  *            stream for NCCL; all share the state's UCX worker, so not for concurrent host threads)
@@ -31,6 +32,7 @@ XFFL_BEGIN_DECLS
  * @return XFFL_OK; XFFL_EINVAL (NULL, unknown kind, instance out of range); XFFL_ENOTSET when the
  *         layout has no such group (e.g. FEDERATED without federated scaling); XFFL_ESTATE when
  *         another call on the state is in progress (state.h, Thread-safety).
+ * @note Local: the layout call made the group.
  */
 XFFL_API xffl_status_t xffl_get_group(const xffl_state_t *st, xffl_group_kind_t kind, int instance,
                                       xffl_group_t **out);
@@ -44,39 +46,67 @@ XFFL_API xffl_status_t xffl_get_group(const xffl_state_t *st, xffl_group_kind_t 
  * the n-th group a rank makes of one member set is the n-th of every other member, and the job's
  * rendezvous store (served by rank 0) hands each such group a slot of its own (one round trip, no
  * collective, no world barrier). Members make the groups of one member set in the same order.
- * @param[in] ranks distinct global ranks in [0, W), any order; must contain the caller's rank
+ * @param[in] st the state (after xffl_set_global)
+ * @param[in] ranks distinct global ranks in [0, W), any order; must contain the caller's rank; copied
  * @param[in] n number of ranks, >= 1
  * @param[in] description free text, copied; NULL gives "custom"
  * @param[out] out owned group; destroy it with xffl_group_destroy before the state
  * @return XFFL_OK; XFFL_EINVAL (NULL, n == 0, a duplicate, a rank outside [0, W), the caller not a
- *         member: the message names the rank); XFFL_ESTATE before set_global; XFFL_ENOMEM (also when
- *         2^19 process groups of the job are live at once); XFFL_EPEER / XFFL_ENETWORK /
- *         XFFL_ETIMEOUT when the store cannot be asked (the message names the store's address, this
- *         rank and the group); backend errors.
+ *         member: the message names the rank); XFFL_ESTATE before set_global, or when another call on
+ *         the state is in progress; XFFL_ENOMEM (also when 2^19 process groups of the job are live at
+ *         once); XFFL_EPEER / XFFL_ENETWORK / XFFL_ETIMEOUT when the store cannot be asked (the
+ *         message names the store's address, this rank and the group); XFFL_EUNSUPPORTED /
+ *         XFFL_EBACKEND when the backend cannot make the group's communicator.
  * @note Called by the members only, never a world-wide collective. With XFFL_BACKEND_NONE it is local.
+ *       Calls on one state and its groups must not overlap (state.h, Thread-safety).
  */
 XFFL_API xffl_status_t xffl_create_process_group(xffl_state_t *st, const int *ranks, size_t n,
                                                  const char *description, xffl_group_t **out);
 
-/** @brief Destroy an owned group. NULL and borrowed groups are ignored. Local, never blocks. */
+/**
+ * @brief Destroy an owned group. NULL and borrowed groups are ignored.
+ * @param[in] group an owned group (xffl_create_process_group), a borrowed one, or NULL
+ * @note Local, never blocks. Not checked against overlap: no other call may use the group meanwhile
+ *       or after it (use after free).
+ */
 XFFL_API void xffl_group_destroy(xffl_group_t *group);
 
-/** @brief Number of members. @return XFFL_OK; XFFL_EINVAL for NULL. */
+/**
+ * @brief Number of members.
+ * @param[in] group the group
+ * @param[out] size the member count; written only on success
+ * @return XFFL_OK; XFFL_EINVAL (NULL group or size).
+ * @note Local. Reads what never changes in a group: allowed at any time while the group lives, even
+ *       during another call on its state.
+ */
 XFFL_API xffl_status_t xffl_group_size(const xffl_group_t *group, int *size);
 
-/** @brief The caller's index among the members. @return XFFL_OK; XFFL_EINVAL for NULL. */
+/**
+ * @brief The caller's index among the members (its group rank).
+ * @param[in] group the group
+ * @param[out] rank in [0, size); written only on success
+ * @return XFFL_OK; XFFL_EINVAL (NULL group or rank).
+ * @note Local; allowed at any time while the group lives, as xffl_group_size.
+ */
 XFFL_API xffl_status_t xffl_group_rank(const xffl_group_t *group, int *rank);
 
 /**
- * @brief The members as global ranks.
+ * @brief The members as global ranks, in group-rank order.
+ * @param[in] group the group
+ * @param[out] buf receives the len members on XFFL_OK (untouched otherwise); may be NULL when cap is 0
+ * @param[in] cap capacity of buf in elements
  * @param[out] len number of members, written on XFFL_OK and XFFL_EBUFSIZE
- * @return XFFL_OK; XFFL_EINVAL; XFFL_EBUFSIZE when cap < len.
+ * @return XFFL_OK; XFFL_EINVAL (NULL group or len, NULL buf with cap > 0); XFFL_EBUFSIZE when
+ *         cap < len.
+ * @note Local; allowed at any time while the group lives, as xffl_group_size.
  */
 XFFL_API xffl_status_t xffl_group_ranks(const xffl_group_t *group, int *buf, size_t cap, size_t *len);
 
 /**
  * @brief A human-readable description ("federated group 0 of 3, shard 1").
- * @return a string owned by the group, or "" for NULL.
+ * @param[in] group the group, or NULL
+ * @return a NUL-terminated string owned by the group (valid while it lives), or "" for NULL; never NULL.
+ * @note Local; allowed at any time while the group lives, as xffl_group_size.
  */
 XFFL_API const char *xffl_group_description(const xffl_group_t *group);
 

@@ -3,13 +3,14 @@
  * @brief The distributed state: who this process is in the job, and its layout.
  *
  * A state is built by a fixed sequence of calls, as xFFL's DistributedState is:
- *   1. xffl_state_create                       (then the options xffl_set_global reads: the string
- *                                                 options and XFFL_OPT_CROSS_FACILITY_BACKEND)
- *   2. xffl_set_global                         (required first; collective for UCX/NCCL)
- *   3. xffl_set_node, xffl_set_exec_device,    (optional, any order, before the layout; the device
- *      xffl_set_init_device                     index and the init device may change after it)
+ *   1. xffl_state_create, then the options xffl_set_global reads (the string options and
+ *      XFFL_OPT_CROSS_FACILITY_BACKEND);
+ *   2. xffl_set_global (required first; collective for UCX/NCCL);
+ *   3. xffl_set_node, xffl_set_exec_device, xffl_set_init_device (optional, any order, before the
+ *      layout; the device index and the init device may change after it);
  *   4. one layout: xffl_set_fsdp, xffl_set_fsdp_mesh, xffl_set_hsdp, xffl_set_hsdp_manual or
- *      xffl_federated_scaling (xffl_unset_* removes it so another may be chosen)
+ *      xffl_federated_scaling (xffl_unset_* removes it so another may be chosen).
+ *
  * The other options (timeout, log level, federated strategy) may be set at any time.
  * A call out of this order returns XFFL_ESTATE and changes nothing. Every invalid input returns an
  * error before anything changes; nothing ever falls back silently to another layout.
@@ -53,7 +54,9 @@ XFFL_API xffl_status_t xffl_state_create(xffl_state_t **out);
  * aborted (a healthy one finishes in milliseconds). At most 2 s + 2 s per NCCL communicator in all.
  * Handles of borrowed groups end with the state; destroy owned groups (xffl_create_process_group)
  * before it.
- * @note Local: never blocks on peers beyond the bounds above, never fails.
+ * @param[in] st the state, or NULL
+ * @note Local: never blocks on peers beyond the bounds above, never fails. Not checked against
+ *       overlap: no other call may use the state or its groups meanwhile or after it (use after free).
  */
 XFFL_API void xffl_state_destroy(xffl_state_t *st);
 
@@ -90,10 +93,11 @@ XFFL_API xffl_status_t xffl_state_from_env(xffl_state_t **out);
  * @param[in] master_port rendezvous port in [0, 65535]
  * @param[in] rank this process's global rank, in [0, world_size)
  * @param[in] world_size number of processes, >= 1
- * @return XFFL_OK; XFFL_EINVAL for a NULL or out-of-range argument; XFFL_ESTATE if already set;
- *         XFFL_EUNSUPPORTED for a backend or device this build lacks, or when UCX is needed and cannot
- *         be loaded (the dynamic loader's words, before the rendezvous); for UCX and NCCL also
- *         XFFL_ETIMEOUT, XFFL_EAUTH, XFFL_ENETWORK, XFFL_EPEER, XFFL_EBACKEND.
+ * @return XFFL_OK; XFFL_EINVAL for a NULL or out-of-range argument; XFFL_ESTATE if already set, or while
+ *         another call on the state is in progress; XFFL_EUNSUPPORTED for a backend or device this build
+ *         lacks, or when UCX is needed and cannot be loaded (the dynamic loader's words, before the
+ *         rendezvous); for UCX and NCCL also XFFL_ETIMEOUT, XFFL_EAUTH, XFFL_ENETWORK, XFFL_EPEER,
+ *         XFFL_EBACKEND.
  * @note Collective for UCX and NCCL: every rank of the job calls it. With XFFL_BACKEND_NONE it is local.
  *       Sets the WORLD group.
  * @note UCX is loaded into the process here, the first time a UCX backend is made (backend UCX, or NCCL
@@ -112,50 +116,68 @@ XFFL_API xffl_status_t xffl_set_global(xffl_state_t *st, xffl_backend_t backend,
 
 /**
  * @brief Set the node information (homogeneous nodes, as in xFFL).
+ * @param[in] st the state (after set_global, no layout)
  * @param[in] node_local_rank rank inside the node, in [0, node_local_size)
  * @param[in] node_local_size ranks per node; must divide the world size
  * @param[in] node_rank index of the node, in [0, node_world_size)
  * @param[in] node_world_size number of nodes; must equal world_size / node_local_size
- * @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global or after the layout is set. Local.
+ * @return XFFL_OK; XFFL_EINVAL (NULL st, a value out of range, node_local_size not dividing the world
+ *         size, node_world_size not world_size / node_local_size); XFFL_ESTATE before set_global, after
+ *         the layout is set, or while another call on the state is in progress; XFFL_EUNSUPPORTED with
+ *         NCCL when the node runs more ranks than CUDA sees devices.
+ * @note Local.
  */
 XFFL_API xffl_status_t xffl_set_node(xffl_state_t *st, int node_local_rank, int node_local_size, int node_rank,
                                      int node_world_size);
 
 /**
  * @brief Choose the execution device and the number K of stream instances.
+ * @param[in] st the state (after set_global)
  * @param[in] device_index device to use, or -1 to choose node_local_rank modulo the device count
  *            (0 when the node is not set). Must be -1 or 0 for CPU execution.
  * @param[in] streams K in [1, 32]: the FEDERATED and REPLICA groups get K instances, one per CUDA
  *            stream of the pool (NCCL); not for concurrent host threads (see Thread-safety above).
- * @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global, or after the layout is set with a stream
- *         count other than the layout's (its groups were made with it), or with NCCL for another device
- *         once a communicator exists on the current one; XFFL_EUNSUPPORTED / XFFL_EBACKEND for CUDA
- *         without a usable device. Local.
- * @note May be called after the layout (xffl_state_from_env sets one) to choose the device index.
+ * @return XFFL_OK; XFFL_EINVAL (NULL st, device_index or streams out of range); XFFL_ESTATE before
+ *         set_global, or after the layout is set with a stream count other than the layout's (its
+ *         groups were made with it), or with NCCL for another device once a communicator exists on the
+ *         current one, or while another call on the state is in progress; XFFL_EUNSUPPORTED /
+ *         XFFL_EBACKEND for CUDA without a usable device.
+ * @note Local. May be called after the layout (xffl_state_from_env sets one) to choose the device
+ *       index. Makes the chosen CUDA device current on the calling thread.
  */
 XFFL_API xffl_status_t xffl_set_exec_device(xffl_state_t *st, int device_index, int streams);
 
 /**
  * @brief A stream of the execution device's pool (K streams from xffl_set_exec_device).
+ * @param[in] st the state
  * @param[in] index in [0, streams)
  * @param[out] stream a cudaStream_t, borrowed: it lives as long as the state; written only on success.
- * @return XFFL_OK; XFFL_EINVAL (NULL, index out of range); XFFL_ESTATE before set_global;
- *         XFFL_EUNSUPPORTED for CPU execution. Local.
+ * @return XFFL_OK; XFFL_EINVAL (NULL st or stream, index out of range); XFFL_ESTATE before
+ *         set_global, or while another call on the state is in progress; XFFL_EUNSUPPORTED for CPU
+ *         execution.
+ * @note Local.
  */
 XFFL_API xffl_status_t xffl_get_stream(const xffl_state_t *st, int index, void **stream);
 
 /**
  * @brief Choose where the model is initialized.
+ * @param[in] st the state (after set_global)
  * @param[in] init_device XFFL_DEVICE_CPU, XFFL_DEVICE_CUDA or XFFL_DEVICE_META
  * @param[in] meta_initialization non-zero if ranks that receive weights start on the meta device
- * @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global. Local.
+ * @return XFFL_OK; XFFL_EINVAL (NULL st, an unknown device, XFFL_DEVICE_CUDA without CUDA execution);
+ *         XFFL_ESTATE before set_global, or while another call on the state is in progress.
+ * @note Local. Allowed before and after the layout.
  */
 XFFL_API xffl_status_t xffl_set_init_device(xffl_state_t *st, xffl_device_t init_device, int meta_initialization);
 
 /**
  * @brief FSDP over the whole world: fsdp_mesh = (0 .. W-1), FSDP group = WORLD.
- * @return XFFL_OK; XFFL_ESTATE before set_global or when a layout is already set.
- * @note Collective over the world for backends that create communicators eagerly (NCCL).
+ * @param[in] st the state (after set_global, no layout)
+ * @return XFFL_OK; XFFL_EINVAL (NULL st); XFFL_ESTATE before set_global, when a layout is already
+ *         set, or while another call on the state is in progress; with NCCL also XFFL_ETIMEOUT,
+ *         XFFL_EPEER, XFFL_EBACKEND from making the communicators.
+ * @note Local with backends NONE and UCX; collective over the world for backends that create
+ *       communicators eagerly (NCCL).
  */
 XFFL_API xffl_status_t xffl_set_fsdp(xffl_state_t *st);
 
@@ -170,8 +192,9 @@ XFFL_API xffl_status_t xffl_set_fsdp(xffl_state_t *st);
  * @param[in] ranks n distinct global ranks in [0, W), the caller among them; copied
  * @param[in] n number of ranks, >= 1
  * @return XFFL_OK; XFFL_EINVAL (NULL ranks, n == 0, a rank outside [0, W), a rank twice, or the caller
- *         not in the mesh: the message names the values); XFFL_ESTATE before set_global or when a layout
- *         is already set. Nothing changes on an error.
+ *         not in the mesh: the message names the values; also NULL st); XFFL_ESTATE before set_global,
+ *         when a layout is already set, or while another call on the state is in progress; with NCCL
+ *         also XFFL_ETIMEOUT, XFFL_EPEER, XFFL_EBACKEND from the split. Nothing changes on an error.
  * @note With backends NONE and UCX it is local: a group is a member list, so only the mesh's members
  *       must agree on it. With NCCL it is collective over the whole world, as every layout call: every
  *       rank calls it with the mesh that contains it, the meshes partition the world (each rank in exactly
@@ -183,9 +206,14 @@ XFFL_API xffl_status_t xffl_set_fsdp_mesh(xffl_state_t *st, const int *ranks, si
 
 /**
  * @brief HSDP with replicas of `hsdp` ranks: hsdp_mesh = the (W/hsdp, hsdp) row-major grid.
+ * @param[in] st the state (after set_global, no layout)
  * @param[in] hsdp replica size S >= 1 dividing the world size
- * @return XFFL_OK; XFFL_EINVAL (message names the values and a divisor that would work);
- *         XFFL_ESTATE before set_global or when a layout is already set.
+ * @return XFFL_OK; XFFL_EINVAL (NULL st, or hsdp < 1 or not dividing W: the message names the values
+ *         and a divisor that would work); XFFL_ESTATE before set_global, when a layout is already set,
+ *         or while another call on the state is in progress; with NCCL also XFFL_ETIMEOUT,
+ *         XFFL_EPEER, XFFL_EBACKEND from making the communicators.
+ * @note Local for backends NONE and UCX; collective over the world for NCCL (every rank calls it with
+ *       the same hsdp).
  */
 XFFL_API xffl_status_t xffl_set_hsdp(xffl_state_t *st, int hsdp);
 
@@ -200,6 +228,7 @@ XFFL_API xffl_status_t xffl_set_hsdp(xffl_state_t *st, int hsdp);
  * replica_local_size and replica_rank = rank / replica_local_size. xFFL also calls it inside federated
  * scaling with one replica_world_size entry per federated group; here xffl_federated_scaling(sizes, n,
  * hsdp) computes those fields, so this call takes no federated layout.
+ * @param[in] st the state (after set_global, no layout)
  * @param[in] replica_local_rank in [0, replica_local_size), equal to rank mod replica_local_size
  * @param[in] replica_local_size S >= 1 dividing the world size W
  * @param[in] replica_rank in [0, replica_world_size[0]), equal to rank / replica_local_size
@@ -207,8 +236,9 @@ XFFL_API xffl_status_t xffl_set_hsdp(xffl_state_t *st, int hsdp);
  * @param[in] n number of entries of replica_world_size: 1
  * @return XFFL_OK; XFFL_EINVAL naming the first inconsistent value (NULL replica_world_size, n != 1, a
  *         value out of range, S not dividing W (with divisors that would), W / S != replica_world_size[0],
- *         the fields not this rank's place); XFFL_ESTATE before set_global or when a layout is already set.
- *         Nothing changes on an error.
+ *         the fields not this rank's place, NULL st); XFFL_ESTATE before set_global, when a layout is
+ *         already set, or while another call on the state is in progress; with NCCL also XFFL_ETIMEOUT,
+ *         XFFL_EPEER, XFFL_EBACKEND from making the communicators. Nothing changes on an error.
  * @note Like xffl_set_hsdp: local for NONE and UCX; collective over the world for NCCL (every rank calls
  *       it, or xffl_set_hsdp, with the same replica_local_size).
  */
@@ -217,12 +247,17 @@ XFFL_API xffl_status_t xffl_set_hsdp_manual(xffl_state_t *st, int replica_local_
 
 /**
  * @brief Federated scaling: the world split into federated groups of the given sizes.
+ * @param[in] st the state (after set_global, no layout)
  * @param[in] sizes group sizes in processes; n_sizes == 1 expands to W / sizes[0] equal groups
  * @param[in] n_sizes number of entries of sizes, >= 1
  * @param[in] hsdp replica size inside each group, or 0 for none (then all sizes must be equal)
- * @return XFFL_OK; XFFL_EINVAL (sizes not summing to W, a size <= 0, hsdp not dividing a size,
- *         unequal sizes without hsdp: the message suggests an hsdp that would work);
- *         XFFL_ESTATE before set_global or when a layout is already set.
+ * @return XFFL_OK; XFFL_EINVAL (NULL st or sizes, n_sizes == 0, sizes not summing to W, a size <= 0,
+ *         hsdp < 0 or not dividing a size, unequal sizes without hsdp: the message suggests an hsdp
+ *         that would work); XFFL_ESTATE before set_global, when a layout is already set, or while
+ *         another call on the state is in progress; with NCCL also XFFL_ETIMEOUT,
+ *         XFFL_EPEER, XFFL_EBACKEND from making the communicators.
+ * @note Local for backends NONE and UCX; collective over the world for NCCL (every rank calls it with
+ *       the same sizes and hsdp).
  */
 XFFL_API xffl_status_t xffl_federated_scaling(xffl_state_t *st, const int *sizes, size_t n_sizes, int hsdp);
 
@@ -234,13 +269,15 @@ XFFL_API xffl_status_t xffl_federated_scaling(xffl_state_t *st, const int *sizes
  * R_g = F_g / S), one rank per shard spread diagonally over the replicas. Without HSDP every rank of
  * group g is a sender: O_g .. O_g + F_g - 1. For W = 12, F = (4, 8), S = 2: g = 0 gives 0, 3 and g = 1
  * gives 4, 7.
+ * @param[in] st the state, with federated scaling
  * @param[in] federated_rank g in [0, federated_world_size); any group, not only the caller's
  * @param[out] ranks receives the len senders in shard order on XFFL_OK (untouched otherwise); may be
  *             NULL when cap is 0
  * @param[in] cap capacity of ranks in elements
  * @param[out] len number of senders, written on XFFL_OK and XFFL_EBUFSIZE
  * @return XFFL_OK; XFFL_EINVAL (NULL st or len, g out of range, NULL ranks with cap > 0);
- *         XFFL_ESTATE without federated scaling; XFFL_EBUFSIZE when cap < len.
+ *         XFFL_ESTATE without federated scaling, or while another call on the state is in progress;
+ *         XFFL_EBUFSIZE when cap < len.
  * @note Local: computed, never communicated.
  */
 XFFL_API xffl_status_t xffl_get_communicating_processes(const xffl_state_t *st, int federated_rank, int *ranks,
@@ -248,45 +285,96 @@ XFFL_API xffl_status_t xffl_get_communicating_processes(const xffl_state_t *st, 
 
 /**
  * @brief Remove a layout set by xffl_set_fsdp or xffl_set_fsdp_mesh.
- * @return XFFL_OK; XFFL_ESTATE if FSDP is not the layout.
+ * @param[in] st the state
+ * @return XFFL_OK; XFFL_EINVAL (NULL st); XFFL_ESTATE if FSDP is not the layout, or while another call
+ *         on the state is in progress.
+ * @note Local. The layout's borrowed groups end: a collective on one returns XFFL_ESTATE.
  */
 XFFL_API xffl_status_t xffl_unset_fsdp(xffl_state_t *st);
-/** @brief Remove a layout set by xffl_set_hsdp or xffl_set_hsdp_manual. @return XFFL_OK; XFFL_ESTATE if HSDP is not the layout. */
+/**
+ * @brief Remove a layout set by xffl_set_hsdp or xffl_set_hsdp_manual.
+ * @param[in] st the state
+ * @return XFFL_OK; XFFL_EINVAL (NULL st); XFFL_ESTATE if HSDP is not the layout, or while another call
+ *         on the state is in progress.
+ * @note Local. The layout's borrowed groups end: a collective on one returns XFFL_ESTATE.
+ */
 XFFL_API xffl_status_t xffl_unset_hsdp(xffl_state_t *st);
-/** @brief Remove federated scaling. @return XFFL_OK; XFFL_ESTATE if federated scaling is not the layout. */
+/**
+ * @brief Remove federated scaling, and the federated weights with it.
+ * @param[in] st the state
+ * @return XFFL_OK; XFFL_EINVAL (NULL st); XFFL_ESTATE if federated scaling is not the layout, or while
+ *         another call on the state is in progress.
+ * @note Local. The layout's borrowed groups end: a collective on one returns XFFL_ESTATE.
+ */
 XFFL_API xffl_status_t xffl_unset_federated_scaling(xffl_state_t *st);
 
-/** @brief 1 if set_node succeeded, 0 otherwise (also for NULL). */
+/**
+ * @brief Whether xffl_set_node succeeded.
+ * @param[in] st the state, or NULL
+ * @return 1 if set_node succeeded, 0 otherwise (also for NULL).
+ * @note Local. Not checked against overlap (no status to return): never call it during another call
+ *       on the state.
+ */
 XFFL_API int xffl_is_node_setup(const xffl_state_t *st);
-/** @brief 1 if an FSDP mesh exists (set_fsdp, or federated scaling without HSDP), 0 otherwise. */
+/**
+ * @brief Whether an FSDP mesh exists.
+ * @param[in] st the state, or NULL
+ * @return 1 if an FSDP mesh exists (set_fsdp, or federated scaling without HSDP), 0 otherwise (also for
+ *         NULL).
+ * @note Local; as xffl_is_node_setup, never during another call on the state.
+ */
 XFFL_API int xffl_is_fsdp_setup(const xffl_state_t *st);
-/** @brief 1 if an HSDP mesh exists (set_hsdp, or federated scaling with HSDP), 0 otherwise. */
+/**
+ * @brief Whether an HSDP mesh exists.
+ * @param[in] st the state, or NULL
+ * @return 1 if an HSDP mesh exists (set_hsdp, or federated scaling with HSDP), 0 otherwise (also for
+ *         NULL).
+ * @note Local; as xffl_is_node_setup, never during another call on the state.
+ */
 XFFL_API int xffl_is_hsdp_setup(const xffl_state_t *st);
-/** @brief 1 if federated scaling is set, 0 otherwise. */
+/**
+ * @brief Whether federated scaling is the layout.
+ * @param[in] st the state, or NULL
+ * @return 1 if federated scaling is set, 0 otherwise (also for NULL).
+ * @note Local; as xffl_is_node_setup, never during another call on the state.
+ */
 XFFL_API int xffl_is_federated_scaling_setup(const xffl_state_t *st);
 
 /**
  * @brief Read a scalar field.
+ * @param[in] st the state
+ * @param[in] attr the field (xffl_attr_t says what each one is)
  * @param[out] value written only on success
- * @return XFFL_OK; XFFL_EINVAL (NULL, unknown attr, or a tuple attr: use xffl_get_ints);
- *         XFFL_ENOTSET where Python would hold None.
+ * @return XFFL_OK; XFFL_EINVAL (NULL st or value, unknown attr, or a tuple attr: use xffl_get_ints);
+ *         XFFL_ENOTSET where Python would hold None (the message names the field); XFFL_ESTATE
+ *         while another call on the state is in progress.
+ * @note Local.
  */
 XFFL_API xffl_status_t xffl_get_int(const xffl_state_t *st, xffl_attr_t attr, int *value);
 
 /**
  * @brief Read a tuple field (or a scalar as a one-element tuple).
+ * @param[in] st the state
+ * @param[in] attr the field (xffl_attr_t says what each one is)
  * @param[out] buf receives the len values on XFFL_OK (untouched otherwise); may be NULL when cap is 0
  * @param[in] cap capacity of buf in elements
  * @param[out] len number of elements of the field, written on XFFL_OK and XFFL_EBUFSIZE
- * @return XFFL_OK; XFFL_EINVAL; XFFL_ENOTSET; XFFL_EBUFSIZE when cap < len.
+ * @return XFFL_OK; XFFL_EINVAL (NULL st or len, unknown attr, NULL buf with cap > 0); XFFL_ENOTSET where
+ *         Python would hold None; XFFL_EBUFSIZE when cap < len; XFFL_ESTATE while another call on the state
+ *         is in progress.
+ * @note Local.
  */
 XFFL_API xffl_status_t xffl_get_ints(const xffl_state_t *st, xffl_attr_t attr, int *buf, size_t cap, size_t *len);
 
 /**
  * @brief The master address given to xffl_set_global.
- * @param[out] buf receives the NUL-terminated string if cap > len
+ * @param[in] st the state
+ * @param[out] buf receives the NUL-terminated string if cap > len; may be NULL when cap is 0
+ * @param[in] cap capacity of buf in bytes
  * @param[out] len string length without the NUL, written on XFFL_OK and XFFL_EBUFSIZE
- * @return XFFL_OK; XFFL_EINVAL; XFFL_ENOTSET before set_global; XFFL_EBUFSIZE when cap <= len.
+ * @return XFFL_OK; XFFL_EINVAL (NULL st or len, NULL buf with cap > 0); XFFL_ENOTSET before set_global;
+ *         XFFL_EBUFSIZE when cap <= len; XFFL_ESTATE while another call on the state is in progress.
+ * @note Local.
  */
 XFFL_API xffl_status_t xffl_get_master_addr(const xffl_state_t *st, char *buf, size_t cap, size_t *len);
 
@@ -304,20 +392,24 @@ XFFL_API xffl_status_t xffl_get_master_addr(const xffl_state_t *st, char *buf, s
  * (none, ucx), XFFL_AUTH_TOKEN, XFFL_JOB_ID (else TORCHELASTIC_RUN_ID, else SLURM_JOB_ID). An empty
  * variable counts as unset. A malformed value makes xffl_state_create and xffl_state_from_env return
  * XFFL_EINVAL, with a message naming the variable and its value (never the token's); no state is made.
+ * @param[in] st the state
  * @param[in] option an integer option
  * @param[in] value its value
  * @return XFFL_OK; XFFL_EINVAL for a NULL state, an unknown option, a string option's key (use
- *         xffl_set_option_string) or an out-of-range value; XFFL_ESTATE as above. Nothing changes on an
- *         error.
+ *         xffl_set_option_string) or an out-of-range value; XFFL_ESTATE as above, or while another call on
+ *         the state is in progress. Nothing changes on an error.
  * @note Local.
  */
 XFFL_API xffl_status_t xffl_set_option(xffl_state_t *st, xffl_option_t option, int value);
 
 /**
  * @brief Read an integer option.
+ * @param[in] st the state
+ * @param[in] option an integer option
  * @param[out] value written only on success
- * @return XFFL_OK; XFFL_EINVAL (NULL, unknown option, or a string option's key: use
- *         xffl_get_option_string).
+ * @return XFFL_OK; XFFL_EINVAL (NULL st or value, unknown option, or a string option's key: use
+ *         xffl_get_option_string); XFFL_ESTATE while another call on the state is in progress.
+ * @note Local. Allowed at any time.
  */
 XFFL_API xffl_status_t xffl_get_option(const xffl_state_t *st, xffl_option_t option, int *value);
 
@@ -326,12 +418,14 @@ XFFL_API xffl_status_t xffl_get_option(const xffl_state_t *st, xffl_option_t opt
  *
  * The thread-safe way to give what the environment gives otherwise (setenv before xffl_state_create
  * races with any thread reading the environment). The value set here wins over the environment's.
+ * @param[in] st the state (before xffl_set_global)
  * @param[in] option XFFL_OPT_AUTH_TOKEN (any text; "" for no authentication) or XFFL_OPT_JOB_ID (1 to
  *            256 bytes)
  * @param[in] text NUL-terminated; copied
  * @return XFFL_OK; XFFL_EINVAL (NULL st or text, unknown option, an integer option's key (use
  *         xffl_set_option), an empty or too long job id); XFFL_ESTATE after xffl_set_global, which reads
- *         them. Nothing changes on an error. No message ever contains the token.
+ *         them, or while another call on the state is in progress. Nothing changes on an error. No message
+ *         ever contains the token.
  * @note Local. Only before xffl_set_global (and so not after xffl_state_from_env).
  */
 XFFL_API xffl_status_t xffl_set_option_string(xffl_state_t *st, xffl_option_t option, const char *text);
@@ -339,12 +433,14 @@ XFFL_API xffl_status_t xffl_set_option_string(xffl_state_t *st, xffl_option_t op
 /**
  * @brief Read a string option. The auth token is write-only: asking for it is XFFL_EINVAL, so no code
  *        path hands the shared secret back.
+ * @param[in] st the state
  * @param[in] option XFFL_OPT_JOB_ID
  * @param[out] buf receives the NUL-terminated text if cap > len; may be NULL when cap is 0
  * @param[in] cap capacity of buf in bytes
  * @param[out] len text length without the NUL, written on XFFL_OK and XFFL_EBUFSIZE
  * @return XFFL_OK; XFFL_EINVAL (NULL st or len, unknown option, an integer option's key, or
- *         XFFL_OPT_AUTH_TOKEN); XFFL_EBUFSIZE when cap <= len.
+ *         XFFL_OPT_AUTH_TOKEN, NULL buf with cap > 0); XFFL_EBUFSIZE when cap <= len; XFFL_ESTATE
+ *         while another call on the state is in progress.
  * @note Local. Allowed at any time.
  */
 XFFL_API xffl_status_t xffl_get_option_string(const xffl_state_t *st, xffl_option_t option, char *buf, size_t cap,
@@ -352,9 +448,13 @@ XFFL_API xffl_status_t xffl_get_option_string(const xffl_state_t *st, xffl_optio
 
 /**
  * @brief The state as text (the layout of xFFL's __str__) or JSON (DistributedState field names).
+ * @param[in] st the state
+ * @param[in] format XFFL_FORMAT_TEXT or XFFL_FORMAT_JSON
  * @param[out] buf receives the NUL-terminated text if cap > len; may be NULL when cap is 0
+ * @param[in] cap capacity of buf in bytes
  * @param[out] len text length without the NUL, written on XFFL_OK and XFFL_EBUFSIZE
- * @return XFFL_OK; XFFL_EINVAL; XFFL_EBUFSIZE when cap <= len.
+ * @return XFFL_OK; XFFL_EINVAL (NULL st or len, unknown format, NULL buf with cap > 0); XFFL_EBUFSIZE
+ *         when cap <= len; XFFL_ESTATE while another call on the state is in progress.
  * @note Local. Works at every stage (unset fields print as None / null).
  */
 XFFL_API xffl_status_t xffl_state_describe(const xffl_state_t *st, xffl_format_t format, char *buf, size_t cap,

@@ -21,7 +21,7 @@ XFFL_API const char *xffl_status_string(xffl_status_t status);
  * @brief The message of the last failed xffl call on this thread.
  * @return a thread-local string, never NULL: empty if no call on this thread has failed yet.
  *         It stays valid until the next failing xffl call on the same thread.
- * @note Successful calls leave the message unchanged.
+ * @note Thread-safe: each thread has its own message. Successful calls leave the message unchanged.
  */
 XFFL_API const char *xffl_last_error_message(void);
 

@@ -20,7 +20,7 @@ typedef struct xffl_group xffl_group_t;
 
 /** Result of every fallible call. XFFL_OK is zero, errors are negative. */
 typedef enum xffl_status XFFL_ENUM_BASE {
-    XFFL_OK = 0,
+    XFFL_OK = 0,            /**< success */
     XFFL_EINVAL = -1,       /**< an argument is invalid (NULL, out of range, inconsistent) */
     XFFL_ESTATE = -2,       /**< the call is out of order for the state (e.g. set_hsdp before set_global) */
     XFFL_ENOTSET = -3,      /**< the requested field or group is not set (Python would hold None) */
@@ -44,30 +44,30 @@ typedef enum xffl_backend XFFL_ENUM_BASE {
 
 /** Device kinds, for execution (CPU, CUDA) and for initialization (CPU, CUDA, META). */
 typedef enum xffl_device XFFL_ENUM_BASE {
-    XFFL_DEVICE_CPU = 0,
-    XFFL_DEVICE_CUDA = 1,
+    XFFL_DEVICE_CPU = 0,  /**< host memory and the CPU */
+    XFFL_DEVICE_CUDA = 1, /**< a CUDA device (execution needs backend NCCL) */
     XFFL_DEVICE_META = 2 /**< initialization only: parameters without storage, filled by a broadcast */
 } xffl_device_t;
 
 /** Element types of communication buffers. f16 and bf16 are reduced with f32 accumulation. */
 typedef enum xffl_dtype XFFL_ENUM_BASE {
-    XFFL_F32 = 0,
-    XFFL_F64 = 1,
-    XFFL_F16 = 2,
-    XFFL_BF16 = 3,
-    XFFL_I8 = 4,
-    XFFL_U8 = 5,
-    XFFL_I32 = 6,
-    XFFL_I64 = 7
+    XFFL_F32 = 0,  /**< IEEE 754 binary32 (float) */
+    XFFL_F64 = 1,  /**< IEEE 754 binary64 (double) */
+    XFFL_F16 = 2,  /**< IEEE 754 binary16 (half) */
+    XFFL_BF16 = 3, /**< bfloat16: the upper 16 bits of a binary32 */
+    XFFL_I8 = 4,   /**< int8_t */
+    XFFL_U8 = 5,   /**< uint8_t */
+    XFFL_I32 = 6,  /**< int32_t */
+    XFFL_I64 = 7   /**< int64_t */
 } xffl_dtype_t;
 
 /** Reduction operations. AVG is a true mean (sum divided by the member count) on every backend. */
 typedef enum xffl_redop XFFL_ENUM_BASE {
-    XFFL_SUM = 0,
-    XFFL_AVG = 1,
-    XFFL_MIN = 2,
-    XFFL_MAX = 3,
-    XFFL_PROD = 4
+    XFFL_SUM = 0,  /**< sum */
+    XFFL_AVG = 1,  /**< mean: the sum divided by the member count */
+    XFFL_MIN = 2,  /**< minimum */
+    XFFL_MAX = 3,  /**< maximum */
+    XFFL_PROD = 4  /**< product */
 } xffl_redop_t;
 
 /**
@@ -77,21 +77,21 @@ typedef enum xffl_redop XFFL_ENUM_BASE {
 typedef enum xffl_attr XFFL_ENUM_BASE {
     XFFL_ATTR_BACKEND = 0,              /**< an xffl_backend_t */
     XFFL_ATTR_DEVICE_TYPE = 1,          /**< an xffl_device_t (execution device kind) */
-    XFFL_ATTR_MASTER_PORT = 2,
-    XFFL_ATTR_RANK = 3,
-    XFFL_ATTR_WORLD_SIZE = 4,
-    XFFL_ATTR_NODE_LOCAL_RANK = 5,
-    XFFL_ATTR_NODE_LOCAL_SIZE = 6,
-    XFFL_ATTR_NODE_RANK = 7,
-    XFFL_ATTR_NODE_WORLD_SIZE = 8,
-    XFFL_ATTR_REPLICA_LOCAL_RANK = 9,
-    XFFL_ATTR_REPLICA_LOCAL_SIZE = 10,
-    XFFL_ATTR_REPLICA_RANK = 11,
+    XFFL_ATTR_MASTER_PORT = 2,          /**< the rendezvous port given to xffl_set_global */
+    XFFL_ATTR_RANK = 3,                 /**< this process's global rank, in [0, world size) */
+    XFFL_ATTR_WORLD_SIZE = 4,           /**< number of processes of the job */
+    XFFL_ATTR_NODE_LOCAL_RANK = 5,      /**< rank inside the node; set by xffl_set_node */
+    XFFL_ATTR_NODE_LOCAL_SIZE = 6,      /**< ranks per node; set by xffl_set_node */
+    XFFL_ATTR_NODE_RANK = 7,            /**< index of the node; set by xffl_set_node */
+    XFFL_ATTR_NODE_WORLD_SIZE = 8,      /**< number of nodes; set by xffl_set_node */
+    XFFL_ATTR_REPLICA_LOCAL_RANK = 9,   /**< shard index inside the replica (rank mod S); set with HSDP */
+    XFFL_ATTR_REPLICA_LOCAL_SIZE = 10,  /**< replica size S (shards per replica); set with HSDP */
+    XFFL_ATTR_REPLICA_RANK = 11,        /**< index of the replica (inside the federated group, if any); set with HSDP */
     XFFL_ATTR_REPLICA_WORLD_SIZE = 12,  /**< tuple: replicas per federated group (one entry without federation) */
-    XFFL_ATTR_FEDERATED_LOCAL_RANK = 13,
+    XFFL_ATTR_FEDERATED_LOCAL_RANK = 13, /**< rank inside the federated group; set with federated scaling */
     XFFL_ATTR_FEDERATED_LOCAL_SIZE = 14, /**< tuple: the federated group sizes, in processes */
-    XFFL_ATTR_FEDERATED_RANK = 15,
-    XFFL_ATTR_FEDERATED_WORLD_SIZE = 16,
+    XFFL_ATTR_FEDERATED_RANK = 15,       /**< index of this rank's federated group; set with federated scaling */
+    XFFL_ATTR_FEDERATED_WORLD_SIZE = 16, /**< number of federated groups; set with federated scaling */
     XFFL_ATTR_IS_SENDER = 17,           /**< 0 or 1; set only with federated scaling */
     XFFL_ATTR_RECEIVE_FROM = 18,        /**< global rank of this rank's sender; set only for non-senders */
     XFFL_ATTR_STREAMS = 19,             /**< number of stream instances K of the FEDERATED and REPLICA groups */
@@ -154,10 +154,10 @@ typedef enum xffl_federated_strategy XFFL_ENUM_BASE {
 
 /** Verbosity of the library's own log lines on stderr. */
 typedef enum xffl_log_level XFFL_ENUM_BASE {
-    XFFL_LOG_ERROR = 0,
-    XFFL_LOG_WARN = 1,
-    XFFL_LOG_INFO = 2,
-    XFFL_LOG_DEBUG = 3
+    XFFL_LOG_ERROR = 0, /**< errors only */
+    XFFL_LOG_WARN = 1,  /**< errors and warnings (the default) */
+    XFFL_LOG_INFO = 2,  /**< also progress (e.g. a backend that came up and how long it took) */
+    XFFL_LOG_DEBUG = 3  /**< also the details, for debugging */
 } xffl_log_level_t;
 
 /** Process-group families computed by the layout calls. */
