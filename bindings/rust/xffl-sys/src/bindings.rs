@@ -18,6 +18,7 @@ pub struct xffl_group {
 #[doc = " Opaque process group: a member list, the caller's place in it, and (with a backend) a communicator."]
 pub type xffl_group_t = xffl_group;
 impl xffl_status {
+    #[doc = "< success"]
     pub const XFFL_OK: xffl_status = xffl_status(0);
 }
 impl xffl_status {
@@ -93,9 +94,11 @@ pub struct xffl_backend(pub ::std::os::raw::c_uint);
 #[doc = " Communication backend, chosen once in xffl_set_global."]
 pub use self::xffl_backend as xffl_backend_t;
 impl xffl_device {
+    #[doc = "< host memory and the CPU"]
     pub const XFFL_DEVICE_CPU: xffl_device = xffl_device(0);
 }
 impl xffl_device {
+    #[doc = "< a CUDA device (execution needs backend NCCL)"]
     pub const XFFL_DEVICE_CUDA: xffl_device = xffl_device(1);
 }
 impl xffl_device {
@@ -109,27 +112,35 @@ pub struct xffl_device(pub ::std::os::raw::c_uint);
 #[doc = " Device kinds, for execution (CPU, CUDA) and for initialization (CPU, CUDA, META)."]
 pub use self::xffl_device as xffl_device_t;
 impl xffl_dtype {
+    #[doc = "< IEEE 754 binary32 (float)"]
     pub const XFFL_F32: xffl_dtype = xffl_dtype(0);
 }
 impl xffl_dtype {
+    #[doc = "< IEEE 754 binary64 (double)"]
     pub const XFFL_F64: xffl_dtype = xffl_dtype(1);
 }
 impl xffl_dtype {
+    #[doc = "< IEEE 754 binary16 (half)"]
     pub const XFFL_F16: xffl_dtype = xffl_dtype(2);
 }
 impl xffl_dtype {
+    #[doc = "< bfloat16: the upper 16 bits of a binary32"]
     pub const XFFL_BF16: xffl_dtype = xffl_dtype(3);
 }
 impl xffl_dtype {
+    #[doc = "< int8_t"]
     pub const XFFL_I8: xffl_dtype = xffl_dtype(4);
 }
 impl xffl_dtype {
+    #[doc = "< uint8_t"]
     pub const XFFL_U8: xffl_dtype = xffl_dtype(5);
 }
 impl xffl_dtype {
+    #[doc = "< int32_t"]
     pub const XFFL_I32: xffl_dtype = xffl_dtype(6);
 }
 impl xffl_dtype {
+    #[doc = "< int64_t"]
     pub const XFFL_I64: xffl_dtype = xffl_dtype(7);
 }
 #[repr(transparent)]
@@ -139,18 +150,23 @@ pub struct xffl_dtype(pub ::std::os::raw::c_uint);
 #[doc = " Element types of communication buffers. f16 and bf16 are reduced with f32 accumulation."]
 pub use self::xffl_dtype as xffl_dtype_t;
 impl xffl_redop {
+    #[doc = "< sum"]
     pub const XFFL_SUM: xffl_redop = xffl_redop(0);
 }
 impl xffl_redop {
+    #[doc = "< mean: the sum divided by the member count"]
     pub const XFFL_AVG: xffl_redop = xffl_redop(1);
 }
 impl xffl_redop {
+    #[doc = "< minimum"]
     pub const XFFL_MIN: xffl_redop = xffl_redop(2);
 }
 impl xffl_redop {
+    #[doc = "< maximum"]
     pub const XFFL_MAX: xffl_redop = xffl_redop(3);
 }
 impl xffl_redop {
+    #[doc = "< product"]
     pub const XFFL_PROD: xffl_redop = xffl_redop(4);
 }
 #[repr(transparent)]
@@ -168,33 +184,43 @@ impl xffl_attr {
     pub const XFFL_ATTR_DEVICE_TYPE: xffl_attr = xffl_attr(1);
 }
 impl xffl_attr {
+    #[doc = "< the rendezvous port given to xffl_set_global"]
     pub const XFFL_ATTR_MASTER_PORT: xffl_attr = xffl_attr(2);
 }
 impl xffl_attr {
+    #[doc = "< this process's global rank, in [0, world size)"]
     pub const XFFL_ATTR_RANK: xffl_attr = xffl_attr(3);
 }
 impl xffl_attr {
+    #[doc = "< number of processes of the job"]
     pub const XFFL_ATTR_WORLD_SIZE: xffl_attr = xffl_attr(4);
 }
 impl xffl_attr {
+    #[doc = "< rank inside the node; set by xffl_set_node"]
     pub const XFFL_ATTR_NODE_LOCAL_RANK: xffl_attr = xffl_attr(5);
 }
 impl xffl_attr {
+    #[doc = "< ranks per node; set by xffl_set_node"]
     pub const XFFL_ATTR_NODE_LOCAL_SIZE: xffl_attr = xffl_attr(6);
 }
 impl xffl_attr {
+    #[doc = "< index of the node; set by xffl_set_node"]
     pub const XFFL_ATTR_NODE_RANK: xffl_attr = xffl_attr(7);
 }
 impl xffl_attr {
+    #[doc = "< number of nodes; set by xffl_set_node"]
     pub const XFFL_ATTR_NODE_WORLD_SIZE: xffl_attr = xffl_attr(8);
 }
 impl xffl_attr {
+    #[doc = "< shard index inside the replica (rank mod S); set with HSDP"]
     pub const XFFL_ATTR_REPLICA_LOCAL_RANK: xffl_attr = xffl_attr(9);
 }
 impl xffl_attr {
+    #[doc = "< replica size S (shards per replica); set with HSDP"]
     pub const XFFL_ATTR_REPLICA_LOCAL_SIZE: xffl_attr = xffl_attr(10);
 }
 impl xffl_attr {
+    #[doc = "< index of the replica (inside the federated group, if any); set with HSDP"]
     pub const XFFL_ATTR_REPLICA_RANK: xffl_attr = xffl_attr(11);
 }
 impl xffl_attr {
@@ -202,6 +228,7 @@ impl xffl_attr {
     pub const XFFL_ATTR_REPLICA_WORLD_SIZE: xffl_attr = xffl_attr(12);
 }
 impl xffl_attr {
+    #[doc = "< rank inside the federated group; set with federated scaling"]
     pub const XFFL_ATTR_FEDERATED_LOCAL_RANK: xffl_attr = xffl_attr(13);
 }
 impl xffl_attr {
@@ -209,9 +236,11 @@ impl xffl_attr {
     pub const XFFL_ATTR_FEDERATED_LOCAL_SIZE: xffl_attr = xffl_attr(14);
 }
 impl xffl_attr {
+    #[doc = "< index of this rank's federated group; set with federated scaling"]
     pub const XFFL_ATTR_FEDERATED_RANK: xffl_attr = xffl_attr(15);
 }
 impl xffl_attr {
+    #[doc = "< number of federated groups; set with federated scaling"]
     pub const XFFL_ATTR_FEDERATED_WORLD_SIZE: xffl_attr = xffl_attr(16);
 }
 impl xffl_attr {
@@ -334,15 +363,19 @@ pub struct xffl_federated_strategy(pub ::std::os::raw::c_uint);
 #[doc = " How xffl_federated_average moves data (DESIGN.md section 5)."]
 pub use self::xffl_federated_strategy as xffl_federated_strategy_t;
 impl xffl_log_level {
+    #[doc = "< errors only"]
     pub const XFFL_LOG_ERROR: xffl_log_level = xffl_log_level(0);
 }
 impl xffl_log_level {
+    #[doc = "< errors and warnings (the default)"]
     pub const XFFL_LOG_WARN: xffl_log_level = xffl_log_level(1);
 }
 impl xffl_log_level {
+    #[doc = "< also progress (e.g. a backend that came up and how long it took)"]
     pub const XFFL_LOG_INFO: xffl_log_level = xffl_log_level(2);
 }
 impl xffl_log_level {
+    #[doc = "< also the details, for debugging"]
     pub const XFFL_LOG_DEBUG: xffl_log_level = xffl_log_level(3);
 }
 #[repr(transparent)]
@@ -424,14 +457,15 @@ extern "C" {
     #[doc = " @brief The message of the last failed xffl call on this thread."]
     #[doc = " @return a thread-local string, never NULL: empty if no call on this thread has failed yet."]
     #[doc = "         It stays valid until the next failing xffl call on the same thread."]
-    #[doc = " @note Successful calls leave the message unchanged."]
+    #[doc = " @note Thread-safe: each thread has its own message. Successful calls leave the message unchanged."]
     pub fn xffl_last_error_message() -> *const ::std::os::raw::c_char;
 }
 extern "C" {
-    #[doc = " @brief Version of the loaded library."]
-    #[doc = " @param[out] major may be NULL"]
-    #[doc = " @param[out] minor may be NULL"]
-    #[doc = " @param[out] patch may be NULL"]
+    #[doc = " @brief Version of the loaded library (compare with the XFFL_VERSION_* macros of the headers)."]
+    #[doc = " @param[out] major the major version; may be NULL"]
+    #[doc = " @param[out] minor the minor version; may be NULL"]
+    #[doc = " @param[out] patch the patch version; may be NULL"]
+    #[doc = " @note Thread-safe; never fails."]
     pub fn xffl_version(
         major: *mut ::std::os::raw::c_int,
         minor: *mut ::std::os::raw::c_int,
@@ -439,7 +473,9 @@ extern "C" {
     );
 }
 extern "C" {
-    #[doc = " @brief The version as \"MAJOR.MINOR.PATCH\"; a static string."]
+    #[doc = " @brief The version of the loaded library as text."]
+    #[doc = " @return \"MAJOR.MINOR.PATCH\", a static string, never NULL."]
+    #[doc = " @note Thread-safe; never fails."]
     pub fn xffl_version_string() -> *const ::std::os::raw::c_char;
 }
 extern "C" {
@@ -459,7 +495,9 @@ extern "C" {
     #[doc = " aborted (a healthy one finishes in milliseconds). At most 2 s + 2 s per NCCL communicator in all."]
     #[doc = " Handles of borrowed groups end with the state; destroy owned groups (xffl_create_process_group)"]
     #[doc = " before it."]
-    #[doc = " @note Local: never blocks on peers beyond the bounds above, never fails."]
+    #[doc = " @param[in] st the state, or NULL"]
+    #[doc = " @note Local: never blocks on peers beyond the bounds above, never fails. Not checked against"]
+    #[doc = "       overlap: no other call may use the state or its groups meanwhile or after it (use after free)."]
     pub fn xffl_state_destroy(st: *mut xffl_state_t);
 }
 extern "C" {
@@ -494,10 +532,11 @@ extern "C" {
     #[doc = " @param[in] master_port rendezvous port in [0, 65535]"]
     #[doc = " @param[in] rank this process's global rank, in [0, world_size)"]
     #[doc = " @param[in] world_size number of processes, >= 1"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL for a NULL or out-of-range argument; XFFL_ESTATE if already set;"]
-    #[doc = "         XFFL_EUNSUPPORTED for a backend or device this build lacks, or when UCX is needed and cannot"]
-    #[doc = "         be loaded (the dynamic loader's words, before the rendezvous); for UCX and NCCL also"]
-    #[doc = "         XFFL_ETIMEOUT, XFFL_EAUTH, XFFL_ENETWORK, XFFL_EPEER, XFFL_EBACKEND."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL for a NULL or out-of-range argument; XFFL_ESTATE if already set, or while"]
+    #[doc = "         another call on the state is in progress; XFFL_EUNSUPPORTED for a backend or device this build"]
+    #[doc = "         lacks, or when UCX is needed and cannot be loaded (the dynamic loader's words, before the"]
+    #[doc = "         rendezvous); for UCX and NCCL also XFFL_ETIMEOUT, XFFL_EAUTH, XFFL_ENETWORK, XFFL_EPEER,"]
+    #[doc = "         XFFL_EBACKEND."]
     #[doc = " @note Collective for UCX and NCCL: every rank of the job calls it. With XFFL_BACKEND_NONE it is local."]
     #[doc = "       Sets the WORLD group."]
     #[doc = " @note UCX is loaded into the process here, the first time a UCX backend is made (backend UCX, or NCCL"]
@@ -522,11 +561,16 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief Set the node information (homogeneous nodes, as in xFFL)."]
+    #[doc = " @param[in] st the state (after set_global, no layout)"]
     #[doc = " @param[in] node_local_rank rank inside the node, in [0, node_local_size)"]
     #[doc = " @param[in] node_local_size ranks per node; must divide the world size"]
     #[doc = " @param[in] node_rank index of the node, in [0, node_world_size)"]
     #[doc = " @param[in] node_world_size number of nodes; must equal world_size / node_local_size"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global or after the layout is set. Local."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st, a value out of range, node_local_size not dividing the world"]
+    #[doc = "         size, node_world_size not world_size / node_local_size); XFFL_ESTATE before set_global, after"]
+    #[doc = "         the layout is set, or while another call on the state is in progress; XFFL_EUNSUPPORTED with"]
+    #[doc = "         NCCL when the node runs more ranks than CUDA sees devices."]
+    #[doc = " @note Local."]
     pub fn xffl_set_node(
         st: *mut xffl_state_t,
         node_local_rank: ::std::os::raw::c_int,
@@ -537,15 +581,18 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief Choose the execution device and the number K of stream instances."]
+    #[doc = " @param[in] st the state (after set_global)"]
     #[doc = " @param[in] device_index device to use, or -1 to choose node_local_rank modulo the device count"]
     #[doc = "            (0 when the node is not set). Must be -1 or 0 for CPU execution."]
     #[doc = " @param[in] streams K in [1, 32]: the FEDERATED and REPLICA groups get K instances, one per CUDA"]
     #[doc = "            stream of the pool (NCCL); not for concurrent host threads (see Thread-safety above)."]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global, or after the layout is set with a stream"]
-    #[doc = "         count other than the layout's (its groups were made with it), or with NCCL for another device"]
-    #[doc = "         once a communicator exists on the current one; XFFL_EUNSUPPORTED / XFFL_EBACKEND for CUDA"]
-    #[doc = "         without a usable device. Local."]
-    #[doc = " @note May be called after the layout (xffl_state_from_env sets one) to choose the device index."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st, device_index or streams out of range); XFFL_ESTATE before"]
+    #[doc = "         set_global, or after the layout is set with a stream count other than the layout's (its"]
+    #[doc = "         groups were made with it), or with NCCL for another device once a communicator exists on the"]
+    #[doc = "         current one, or while another call on the state is in progress; XFFL_EUNSUPPORTED /"]
+    #[doc = "         XFFL_EBACKEND for CUDA without a usable device."]
+    #[doc = " @note Local. May be called after the layout (xffl_state_from_env sets one) to choose the device"]
+    #[doc = "       index. Makes the chosen CUDA device current on the calling thread."]
     pub fn xffl_set_exec_device(
         st: *mut xffl_state_t,
         device_index: ::std::os::raw::c_int,
@@ -554,10 +601,13 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief A stream of the execution device's pool (K streams from xffl_set_exec_device)."]
+    #[doc = " @param[in] st the state"]
     #[doc = " @param[in] index in [0, streams)"]
     #[doc = " @param[out] stream a cudaStream_t, borrowed: it lives as long as the state; written only on success."]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL, index out of range); XFFL_ESTATE before set_global;"]
-    #[doc = "         XFFL_EUNSUPPORTED for CPU execution. Local."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st or stream, index out of range); XFFL_ESTATE before"]
+    #[doc = "         set_global, or while another call on the state is in progress; XFFL_EUNSUPPORTED for CPU"]
+    #[doc = "         execution."]
+    #[doc = " @note Local."]
     pub fn xffl_get_stream(
         st: *const xffl_state_t,
         index: ::std::os::raw::c_int,
@@ -566,9 +616,12 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief Choose where the model is initialized."]
+    #[doc = " @param[in] st the state (after set_global)"]
     #[doc = " @param[in] init_device XFFL_DEVICE_CPU, XFFL_DEVICE_CUDA or XFFL_DEVICE_META"]
     #[doc = " @param[in] meta_initialization non-zero if ranks that receive weights start on the meta device"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE before set_global. Local."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st, an unknown device, XFFL_DEVICE_CUDA without CUDA execution);"]
+    #[doc = "         XFFL_ESTATE before set_global, or while another call on the state is in progress."]
+    #[doc = " @note Local. Allowed before and after the layout."]
     pub fn xffl_set_init_device(
         st: *mut xffl_state_t,
         init_device: xffl_device_t,
@@ -577,8 +630,12 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief FSDP over the whole world: fsdp_mesh = (0 .. W-1), FSDP group = WORLD."]
-    #[doc = " @return XFFL_OK; XFFL_ESTATE before set_global or when a layout is already set."]
-    #[doc = " @note Collective over the world for backends that create communicators eagerly (NCCL)."]
+    #[doc = " @param[in] st the state (after set_global, no layout)"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st); XFFL_ESTATE before set_global, when a layout is already"]
+    #[doc = "         set, or while another call on the state is in progress; with NCCL also XFFL_ETIMEOUT,"]
+    #[doc = "         XFFL_EPEER, XFFL_EBACKEND from making the communicators."]
+    #[doc = " @note Local with backends NONE and UCX; collective over the world for backends that create"]
+    #[doc = "       communicators eagerly (NCCL)."]
     pub fn xffl_set_fsdp(st: *mut xffl_state_t) -> xffl_status_t;
 }
 extern "C" {
@@ -592,8 +649,9 @@ extern "C" {
     #[doc = " @param[in] ranks n distinct global ranks in [0, W), the caller among them; copied"]
     #[doc = " @param[in] n number of ranks, >= 1"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL ranks, n == 0, a rank outside [0, W), a rank twice, or the caller"]
-    #[doc = "         not in the mesh: the message names the values); XFFL_ESTATE before set_global or when a layout"]
-    #[doc = "         is already set. Nothing changes on an error."]
+    #[doc = "         not in the mesh: the message names the values; also NULL st); XFFL_ESTATE before set_global,"]
+    #[doc = "         when a layout is already set, or while another call on the state is in progress; with NCCL"]
+    #[doc = "         also XFFL_ETIMEOUT, XFFL_EPEER, XFFL_EBACKEND from the split. Nothing changes on an error."]
     #[doc = " @note With backends NONE and UCX it is local: a group is a member list, so only the mesh's members"]
     #[doc = "       must agree on it. With NCCL it is collective over the whole world, as every layout call: every"]
     #[doc = "       rank calls it with the mesh that contains it, the meshes partition the world (each rank in exactly"]
@@ -604,9 +662,14 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief HSDP with replicas of `hsdp` ranks: hsdp_mesh = the (W/hsdp, hsdp) row-major grid."]
+    #[doc = " @param[in] st the state (after set_global, no layout)"]
     #[doc = " @param[in] hsdp replica size S >= 1 dividing the world size"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL (message names the values and a divisor that would work);"]
-    #[doc = "         XFFL_ESTATE before set_global or when a layout is already set."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st, or hsdp < 1 or not dividing W: the message names the values"]
+    #[doc = "         and a divisor that would work); XFFL_ESTATE before set_global, when a layout is already set,"]
+    #[doc = "         or while another call on the state is in progress; with NCCL also XFFL_ETIMEOUT,"]
+    #[doc = "         XFFL_EPEER, XFFL_EBACKEND from making the communicators."]
+    #[doc = " @note Local for backends NONE and UCX; collective over the world for NCCL (every rank calls it with"]
+    #[doc = "       the same hsdp)."]
     pub fn xffl_set_hsdp(st: *mut xffl_state_t, hsdp: ::std::os::raw::c_int) -> xffl_status_t;
 }
 extern "C" {
@@ -620,6 +683,7 @@ extern "C" {
     #[doc = " replica_local_size and replica_rank = rank / replica_local_size. xFFL also calls it inside federated"]
     #[doc = " scaling with one replica_world_size entry per federated group; here xffl_federated_scaling(sizes, n,"]
     #[doc = " hsdp) computes those fields, so this call takes no federated layout."]
+    #[doc = " @param[in] st the state (after set_global, no layout)"]
     #[doc = " @param[in] replica_local_rank in [0, replica_local_size), equal to rank mod replica_local_size"]
     #[doc = " @param[in] replica_local_size S >= 1 dividing the world size W"]
     #[doc = " @param[in] replica_rank in [0, replica_world_size[0]), equal to rank / replica_local_size"]
@@ -627,8 +691,9 @@ extern "C" {
     #[doc = " @param[in] n number of entries of replica_world_size: 1"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL naming the first inconsistent value (NULL replica_world_size, n != 1, a"]
     #[doc = "         value out of range, S not dividing W (with divisors that would), W / S != replica_world_size[0],"]
-    #[doc = "         the fields not this rank's place); XFFL_ESTATE before set_global or when a layout is already set."]
-    #[doc = "         Nothing changes on an error."]
+    #[doc = "         the fields not this rank's place, NULL st); XFFL_ESTATE before set_global, when a layout is"]
+    #[doc = "         already set, or while another call on the state is in progress; with NCCL also XFFL_ETIMEOUT,"]
+    #[doc = "         XFFL_EPEER, XFFL_EBACKEND from making the communicators. Nothing changes on an error."]
     #[doc = " @note Like xffl_set_hsdp: local for NONE and UCX; collective over the world for NCCL (every rank calls"]
     #[doc = "       it, or xffl_set_hsdp, with the same replica_local_size)."]
     pub fn xffl_set_hsdp_manual(
@@ -642,12 +707,17 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief Federated scaling: the world split into federated groups of the given sizes."]
+    #[doc = " @param[in] st the state (after set_global, no layout)"]
     #[doc = " @param[in] sizes group sizes in processes; n_sizes == 1 expands to W / sizes[0] equal groups"]
     #[doc = " @param[in] n_sizes number of entries of sizes, >= 1"]
     #[doc = " @param[in] hsdp replica size inside each group, or 0 for none (then all sizes must be equal)"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL (sizes not summing to W, a size <= 0, hsdp not dividing a size,"]
-    #[doc = "         unequal sizes without hsdp: the message suggests an hsdp that would work);"]
-    #[doc = "         XFFL_ESTATE before set_global or when a layout is already set."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st or sizes, n_sizes == 0, sizes not summing to W, a size <= 0,"]
+    #[doc = "         hsdp < 0 or not dividing a size, unequal sizes without hsdp: the message suggests an hsdp"]
+    #[doc = "         that would work); XFFL_ESTATE before set_global, when a layout is already set, or while"]
+    #[doc = "         another call on the state is in progress; with NCCL also XFFL_ETIMEOUT,"]
+    #[doc = "         XFFL_EPEER, XFFL_EBACKEND from making the communicators."]
+    #[doc = " @note Local for backends NONE and UCX; collective over the world for NCCL (every rank calls it with"]
+    #[doc = "       the same sizes and hsdp)."]
     pub fn xffl_federated_scaling(
         st: *mut xffl_state_t,
         sizes: *const ::std::os::raw::c_int,
@@ -663,13 +733,15 @@ extern "C" {
     #[doc = " R_g = F_g / S), one rank per shard spread diagonally over the replicas. Without HSDP every rank of"]
     #[doc = " group g is a sender: O_g .. O_g + F_g - 1. For W = 12, F = (4, 8), S = 2: g = 0 gives 0, 3 and g = 1"]
     #[doc = " gives 4, 7."]
+    #[doc = " @param[in] st the state, with federated scaling"]
     #[doc = " @param[in] federated_rank g in [0, federated_world_size); any group, not only the caller's"]
     #[doc = " @param[out] ranks receives the len senders in shard order on XFFL_OK (untouched otherwise); may be"]
     #[doc = "             NULL when cap is 0"]
     #[doc = " @param[in] cap capacity of ranks in elements"]
     #[doc = " @param[out] len number of senders, written on XFFL_OK and XFFL_EBUFSIZE"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st or len, g out of range, NULL ranks with cap > 0);"]
-    #[doc = "         XFFL_ESTATE without federated scaling; XFFL_EBUFSIZE when cap < len."]
+    #[doc = "         XFFL_ESTATE without federated scaling, or while another call on the state is in progress;"]
+    #[doc = "         XFFL_EBUFSIZE when cap < len."]
     #[doc = " @note Local: computed, never communicated."]
     pub fn xffl_get_communicating_processes(
         st: *const xffl_state_t,
@@ -681,47 +753,82 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief Remove a layout set by xffl_set_fsdp or xffl_set_fsdp_mesh."]
-    #[doc = " @return XFFL_OK; XFFL_ESTATE if FSDP is not the layout."]
+    #[doc = " @param[in] st the state"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st); XFFL_ESTATE if FSDP is not the layout, or while another call"]
+    #[doc = "         on the state is in progress."]
+    #[doc = " @note Local. The layout's borrowed groups end: a collective on one returns XFFL_ESTATE."]
     pub fn xffl_unset_fsdp(st: *mut xffl_state_t) -> xffl_status_t;
 }
 extern "C" {
-    #[doc = " @brief Remove a layout set by xffl_set_hsdp or xffl_set_hsdp_manual. @return XFFL_OK; XFFL_ESTATE if HSDP is not the layout."]
+    #[doc = " @brief Remove a layout set by xffl_set_hsdp or xffl_set_hsdp_manual."]
+    #[doc = " @param[in] st the state"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st); XFFL_ESTATE if HSDP is not the layout, or while another call"]
+    #[doc = "         on the state is in progress."]
+    #[doc = " @note Local. The layout's borrowed groups end: a collective on one returns XFFL_ESTATE."]
     pub fn xffl_unset_hsdp(st: *mut xffl_state_t) -> xffl_status_t;
 }
 extern "C" {
-    #[doc = " @brief Remove federated scaling. @return XFFL_OK; XFFL_ESTATE if federated scaling is not the layout."]
+    #[doc = " @brief Remove federated scaling, and the federated weights with it."]
+    #[doc = " @param[in] st the state"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st); XFFL_ESTATE if federated scaling is not the layout, or while"]
+    #[doc = "         another call on the state is in progress."]
+    #[doc = " @note Local. The layout's borrowed groups end: a collective on one returns XFFL_ESTATE."]
     pub fn xffl_unset_federated_scaling(st: *mut xffl_state_t) -> xffl_status_t;
 }
 extern "C" {
-    #[doc = " @brief 1 if set_node succeeded, 0 otherwise (also for NULL)."]
+    #[doc = " @brief Whether xffl_set_node succeeded."]
+    #[doc = " @param[in] st the state, or NULL"]
+    #[doc = " @return 1 if set_node succeeded, 0 otherwise (also for NULL)."]
+    #[doc = " @note Local. Not checked against overlap (no status to return): never call it during another call"]
+    #[doc = "       on the state."]
     pub fn xffl_is_node_setup(st: *const xffl_state_t) -> ::std::os::raw::c_int;
 }
 extern "C" {
-    #[doc = " @brief 1 if an FSDP mesh exists (set_fsdp, or federated scaling without HSDP), 0 otherwise."]
+    #[doc = " @brief Whether an FSDP mesh exists."]
+    #[doc = " @param[in] st the state, or NULL"]
+    #[doc = " @return 1 if an FSDP mesh exists (set_fsdp, or federated scaling without HSDP), 0 otherwise (also for"]
+    #[doc = "         NULL)."]
+    #[doc = " @note Local; as xffl_is_node_setup, never during another call on the state."]
     pub fn xffl_is_fsdp_setup(st: *const xffl_state_t) -> ::std::os::raw::c_int;
 }
 extern "C" {
-    #[doc = " @brief 1 if an HSDP mesh exists (set_hsdp, or federated scaling with HSDP), 0 otherwise."]
+    #[doc = " @brief Whether an HSDP mesh exists."]
+    #[doc = " @param[in] st the state, or NULL"]
+    #[doc = " @return 1 if an HSDP mesh exists (set_hsdp, or federated scaling with HSDP), 0 otherwise (also for"]
+    #[doc = "         NULL)."]
+    #[doc = " @note Local; as xffl_is_node_setup, never during another call on the state."]
     pub fn xffl_is_hsdp_setup(st: *const xffl_state_t) -> ::std::os::raw::c_int;
 }
 extern "C" {
-    #[doc = " @brief 1 if federated scaling is set, 0 otherwise."]
+    #[doc = " @brief Whether federated scaling is the layout."]
+    #[doc = " @param[in] st the state, or NULL"]
+    #[doc = " @return 1 if federated scaling is set, 0 otherwise (also for NULL)."]
+    #[doc = " @note Local; as xffl_is_node_setup, never during another call on the state."]
     pub fn xffl_is_federated_scaling_setup(st: *const xffl_state_t) -> ::std::os::raw::c_int;
 }
 extern "C" {
     #[doc = " @brief Read a scalar field."]
+    #[doc = " @param[in] st the state"]
+    #[doc = " @param[in] attr the field (xffl_attr_t says what each one is)"]
     #[doc = " @param[out] value written only on success"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL, unknown attr, or a tuple attr: use xffl_get_ints);"]
-    #[doc = "         XFFL_ENOTSET where Python would hold None."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st or value, unknown attr, or a tuple attr: use xffl_get_ints);"]
+    #[doc = "         XFFL_ENOTSET where Python would hold None (the message names the field); XFFL_ESTATE"]
+    #[doc = "         while another call on the state is in progress."]
+    #[doc = " @note Local."]
     pub fn xffl_get_int(st: *const xffl_state_t, attr: xffl_attr_t, value: *mut ::std::os::raw::c_int)
         -> xffl_status_t;
 }
 extern "C" {
     #[doc = " @brief Read a tuple field (or a scalar as a one-element tuple)."]
+    #[doc = " @param[in] st the state"]
+    #[doc = " @param[in] attr the field (xffl_attr_t says what each one is)"]
     #[doc = " @param[out] buf receives the len values on XFFL_OK (untouched otherwise); may be NULL when cap is 0"]
     #[doc = " @param[in] cap capacity of buf in elements"]
     #[doc = " @param[out] len number of elements of the field, written on XFFL_OK and XFFL_EBUFSIZE"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_ENOTSET; XFFL_EBUFSIZE when cap < len."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st or len, unknown attr, NULL buf with cap > 0); XFFL_ENOTSET where"]
+    #[doc = "         Python would hold None; XFFL_EBUFSIZE when cap < len; XFFL_ESTATE while another call on the state"]
+    #[doc = "         is in progress."]
+    #[doc = " @note Local."]
     pub fn xffl_get_ints(
         st: *const xffl_state_t,
         attr: xffl_attr_t,
@@ -732,9 +839,13 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief The master address given to xffl_set_global."]
-    #[doc = " @param[out] buf receives the NUL-terminated string if cap > len"]
+    #[doc = " @param[in] st the state"]
+    #[doc = " @param[out] buf receives the NUL-terminated string if cap > len; may be NULL when cap is 0"]
+    #[doc = " @param[in] cap capacity of buf in bytes"]
     #[doc = " @param[out] len string length without the NUL, written on XFFL_OK and XFFL_EBUFSIZE"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_ENOTSET before set_global; XFFL_EBUFSIZE when cap <= len."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st or len, NULL buf with cap > 0); XFFL_ENOTSET before set_global;"]
+    #[doc = "         XFFL_EBUFSIZE when cap <= len; XFFL_ESTATE while another call on the state is in progress."]
+    #[doc = " @note Local."]
     pub fn xffl_get_master_addr(
         st: *const xffl_state_t,
         buf: *mut ::std::os::raw::c_char,
@@ -756,20 +867,24 @@ extern "C" {
     #[doc = " (none, ucx), XFFL_AUTH_TOKEN, XFFL_JOB_ID (else TORCHELASTIC_RUN_ID, else SLURM_JOB_ID). An empty"]
     #[doc = " variable counts as unset. A malformed value makes xffl_state_create and xffl_state_from_env return"]
     #[doc = " XFFL_EINVAL, with a message naming the variable and its value (never the token's); no state is made."]
+    #[doc = " @param[in] st the state"]
     #[doc = " @param[in] option an integer option"]
     #[doc = " @param[in] value its value"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL for a NULL state, an unknown option, a string option's key (use"]
-    #[doc = "         xffl_set_option_string) or an out-of-range value; XFFL_ESTATE as above. Nothing changes on an"]
-    #[doc = "         error."]
+    #[doc = "         xffl_set_option_string) or an out-of-range value; XFFL_ESTATE as above, or while another call on"]
+    #[doc = "         the state is in progress. Nothing changes on an error."]
     #[doc = " @note Local."]
     pub fn xffl_set_option(st: *mut xffl_state_t, option: xffl_option_t, value: ::std::os::raw::c_int)
         -> xffl_status_t;
 }
 extern "C" {
     #[doc = " @brief Read an integer option."]
+    #[doc = " @param[in] st the state"]
+    #[doc = " @param[in] option an integer option"]
     #[doc = " @param[out] value written only on success"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL, unknown option, or a string option's key: use"]
-    #[doc = "         xffl_get_option_string)."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st or value, unknown option, or a string option's key: use"]
+    #[doc = "         xffl_get_option_string); XFFL_ESTATE while another call on the state is in progress."]
+    #[doc = " @note Local. Allowed at any time."]
     pub fn xffl_get_option(
         st: *const xffl_state_t,
         option: xffl_option_t,
@@ -781,12 +896,14 @@ extern "C" {
     #[doc = ""]
     #[doc = " The thread-safe way to give what the environment gives otherwise (setenv before xffl_state_create"]
     #[doc = " races with any thread reading the environment). The value set here wins over the environment's."]
+    #[doc = " @param[in] st the state (before xffl_set_global)"]
     #[doc = " @param[in] option XFFL_OPT_AUTH_TOKEN (any text; \"\" for no authentication) or XFFL_OPT_JOB_ID (1 to"]
     #[doc = "            256 bytes)"]
     #[doc = " @param[in] text NUL-terminated; copied"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st or text, unknown option, an integer option's key (use"]
     #[doc = "         xffl_set_option), an empty or too long job id); XFFL_ESTATE after xffl_set_global, which reads"]
-    #[doc = "         them. Nothing changes on an error. No message ever contains the token."]
+    #[doc = "         them, or while another call on the state is in progress. Nothing changes on an error. No message"]
+    #[doc = "         ever contains the token."]
     #[doc = " @note Local. Only before xffl_set_global (and so not after xffl_state_from_env)."]
     pub fn xffl_set_option_string(
         st: *mut xffl_state_t,
@@ -797,12 +914,14 @@ extern "C" {
 extern "C" {
     #[doc = " @brief Read a string option. The auth token is write-only: asking for it is XFFL_EINVAL, so no code"]
     #[doc = "        path hands the shared secret back."]
+    #[doc = " @param[in] st the state"]
     #[doc = " @param[in] option XFFL_OPT_JOB_ID"]
     #[doc = " @param[out] buf receives the NUL-terminated text if cap > len; may be NULL when cap is 0"]
     #[doc = " @param[in] cap capacity of buf in bytes"]
     #[doc = " @param[out] len text length without the NUL, written on XFFL_OK and XFFL_EBUFSIZE"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st or len, unknown option, an integer option's key, or"]
-    #[doc = "         XFFL_OPT_AUTH_TOKEN); XFFL_EBUFSIZE when cap <= len."]
+    #[doc = "         XFFL_OPT_AUTH_TOKEN, NULL buf with cap > 0); XFFL_EBUFSIZE when cap <= len; XFFL_ESTATE"]
+    #[doc = "         while another call on the state is in progress."]
     #[doc = " @note Local. Allowed at any time."]
     pub fn xffl_get_option_string(
         st: *const xffl_state_t,
@@ -814,9 +933,13 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief The state as text (the layout of xFFL's __str__) or JSON (DistributedState field names)."]
+    #[doc = " @param[in] st the state"]
+    #[doc = " @param[in] format XFFL_FORMAT_TEXT or XFFL_FORMAT_JSON"]
     #[doc = " @param[out] buf receives the NUL-terminated text if cap > len; may be NULL when cap is 0"]
+    #[doc = " @param[in] cap capacity of buf in bytes"]
     #[doc = " @param[out] len text length without the NUL, written on XFFL_OK and XFFL_EBUFSIZE"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_EBUFSIZE when cap <= len."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st or len, unknown format, NULL buf with cap > 0); XFFL_EBUFSIZE"]
+    #[doc = "         when cap <= len; XFFL_ESTATE while another call on the state is in progress."]
     #[doc = " @note Local. Works at every stage (unset fields print as None / null)."]
     pub fn xffl_state_describe(
         st: *const xffl_state_t,
@@ -828,6 +951,7 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief A group of the current layout."]
+    #[doc = " @param[in] st the state"]
     #[doc = " @param[in] kind the family (WORLD, FSDP, HSDP_REPLICA, HSDP_SHARD, FEDERATED, REPLICA, FEDERATION)"]
     #[doc = " @param[in] instance 0, or < streams for FEDERATED and REPLICA (same members, one instance per CUDA"]
     #[doc = "            stream for NCCL; all share the state's UCX worker, so not for concurrent host threads)"]
@@ -835,6 +959,7 @@ extern "C" {
     #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL, unknown kind, instance out of range); XFFL_ENOTSET when the"]
     #[doc = "         layout has no such group (e.g. FEDERATED without federated scaling); XFFL_ESTATE when"]
     #[doc = "         another call on the state is in progress (state.h, Thread-safety)."]
+    #[doc = " @note Local: the layout call made the group."]
     pub fn xffl_get_group(
         st: *const xffl_state_t,
         kind: xffl_group_kind_t,
@@ -851,16 +976,19 @@ extern "C" {
     #[doc = " the n-th group a rank makes of one member set is the n-th of every other member, and the job's"]
     #[doc = " rendezvous store (served by rank 0) hands each such group a slot of its own (one round trip, no"]
     #[doc = " collective, no world barrier). Members make the groups of one member set in the same order."]
-    #[doc = " @param[in] ranks distinct global ranks in [0, W), any order; must contain the caller's rank"]
+    #[doc = " @param[in] st the state (after xffl_set_global)"]
+    #[doc = " @param[in] ranks distinct global ranks in [0, W), any order; must contain the caller's rank; copied"]
     #[doc = " @param[in] n number of ranks, >= 1"]
     #[doc = " @param[in] description free text, copied; NULL gives \"custom\""]
     #[doc = " @param[out] out owned group; destroy it with xffl_group_destroy before the state"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL, n == 0, a duplicate, a rank outside [0, W), the caller not a"]
-    #[doc = "         member: the message names the rank); XFFL_ESTATE before set_global; XFFL_ENOMEM (also when"]
-    #[doc = "         2^19 process groups of the job are live at once); XFFL_EPEER / XFFL_ENETWORK /"]
-    #[doc = "         XFFL_ETIMEOUT when the store cannot be asked (the message names the store's address, this"]
-    #[doc = "         rank and the group); backend errors."]
+    #[doc = "         member: the message names the rank); XFFL_ESTATE before set_global, or when another call on"]
+    #[doc = "         the state is in progress; XFFL_ENOMEM (also when 2^19 process groups of the job are live at"]
+    #[doc = "         once); XFFL_EPEER / XFFL_ENETWORK / XFFL_ETIMEOUT when the store cannot be asked (the"]
+    #[doc = "         message names the store's address, this rank and the group); XFFL_EUNSUPPORTED /"]
+    #[doc = "         XFFL_EBACKEND when the backend cannot make the group's communicator."]
     #[doc = " @note Called by the members only, never a world-wide collective. With XFFL_BACKEND_NONE it is local."]
+    #[doc = "       Calls on one state and its groups must not overlap (state.h, Thread-safety)."]
     pub fn xffl_create_process_group(
         st: *mut xffl_state_t,
         ranks: *const ::std::os::raw::c_int,
@@ -870,21 +998,38 @@ extern "C" {
     ) -> xffl_status_t;
 }
 extern "C" {
-    #[doc = " @brief Destroy an owned group. NULL and borrowed groups are ignored. Local, never blocks."]
+    #[doc = " @brief Destroy an owned group. NULL and borrowed groups are ignored."]
+    #[doc = " @param[in] group an owned group (xffl_create_process_group), a borrowed one, or NULL"]
+    #[doc = " @note Local, never blocks. Not checked against overlap: no other call may use the group meanwhile"]
+    #[doc = "       or after it (use after free)."]
     pub fn xffl_group_destroy(group: *mut xffl_group_t);
 }
 extern "C" {
-    #[doc = " @brief Number of members. @return XFFL_OK; XFFL_EINVAL for NULL."]
+    #[doc = " @brief Number of members."]
+    #[doc = " @param[in] group the group"]
+    #[doc = " @param[out] size the member count; written only on success"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL group or size)."]
+    #[doc = " @note Local. Reads what never changes in a group: allowed at any time while the group lives, even"]
+    #[doc = "       during another call on its state."]
     pub fn xffl_group_size(group: *const xffl_group_t, size: *mut ::std::os::raw::c_int) -> xffl_status_t;
 }
 extern "C" {
-    #[doc = " @brief The caller's index among the members. @return XFFL_OK; XFFL_EINVAL for NULL."]
+    #[doc = " @brief The caller's index among the members (its group rank)."]
+    #[doc = " @param[in] group the group"]
+    #[doc = " @param[out] rank in [0, size); written only on success"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL group or rank)."]
+    #[doc = " @note Local; allowed at any time while the group lives, as xffl_group_size."]
     pub fn xffl_group_rank(group: *const xffl_group_t, rank: *mut ::std::os::raw::c_int) -> xffl_status_t;
 }
 extern "C" {
-    #[doc = " @brief The members as global ranks."]
+    #[doc = " @brief The members as global ranks, in group-rank order."]
+    #[doc = " @param[in] group the group"]
+    #[doc = " @param[out] buf receives the len members on XFFL_OK (untouched otherwise); may be NULL when cap is 0"]
+    #[doc = " @param[in] cap capacity of buf in elements"]
     #[doc = " @param[out] len number of members, written on XFFL_OK and XFFL_EBUFSIZE"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_EBUFSIZE when cap < len."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL group or len, NULL buf with cap > 0); XFFL_EBUFSIZE when"]
+    #[doc = "         cap < len."]
+    #[doc = " @note Local; allowed at any time while the group lives, as xffl_group_size."]
     pub fn xffl_group_ranks(
         group: *const xffl_group_t,
         buf: *mut ::std::os::raw::c_int,
@@ -894,11 +1039,14 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief A human-readable description (\"federated group 0 of 3, shard 1\")."]
-    #[doc = " @return a string owned by the group, or \"\" for NULL."]
+    #[doc = " @param[in] group the group, or NULL"]
+    #[doc = " @return a NUL-terminated string owned by the group (valid while it lives), or \"\" for NULL; never NULL."]
+    #[doc = " @note Local; allowed at any time while the group lives, as xffl_group_size."]
     pub fn xffl_group_description(group: *const xffl_group_t) -> *const ::std::os::raw::c_char;
 }
 extern "C" {
     #[doc = " @brief The mesh of the current layout that contains this rank."]
+    #[doc = " @param[in] st the state"]
     #[doc = " @param[in] kind XFFL_MESH_FSDP or XFFL_MESH_HSDP"]
     #[doc = " @param[out] shape receives the ndim extents on XFFL_OK (untouched otherwise); may be NULL when"]
     #[doc = "             shape_cap is 0"]
@@ -910,7 +1058,8 @@ extern "C" {
     #[doc = " @param[out] len number of ranks, written on XFFL_OK and XFFL_EBUFSIZE"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st, ndim or len, unknown kind, NULL shape or ranks with a non-zero"]
     #[doc = "         capacity); XFFL_ENOTSET when the layout has no such mesh; XFFL_EBUFSIZE when shape_cap < ndim"]
-    #[doc = "         or cap < len (both ndim and len are written then, so one retry suffices)."]
+    #[doc = "         or cap < len (both ndim and len are written then, so one retry suffices); XFFL_ESTATE when"]
+    #[doc = "         another call on the state is in progress."]
     #[doc = " @note Local. Changed in 0.2: shape_cap was added (pre-1.0 ABI change)."]
     pub fn xffl_get_mesh(
         st: *const xffl_state_t,
@@ -926,8 +1075,13 @@ extern "C" {
 extern "C" {
     #[doc = " @brief Pure helper: the row-major rank grid 0 .. prod(shape)-1 of a mesh shape."]
     #[doc = " @param[in] shape ndim extents, each >= 1"]
+    #[doc = " @param[in] ndim number of dimensions, >= 1"]
+    #[doc = " @param[out] ranks receives 0 .. len-1 on XFFL_OK (untouched otherwise); may be NULL when cap is 0"]
+    #[doc = " @param[in] cap capacity of ranks in elements"]
     #[doc = " @param[out] len prod(shape), written on XFFL_OK and XFFL_EBUFSIZE"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_EBUFSIZE."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL shape or len, ndim == 0, an extent < 1, more than INT_MAX ranks,"]
+    #[doc = "         NULL ranks with cap > 0); XFFL_EBUFSIZE when cap < len."]
+    #[doc = " @note Local and thread-safe: it takes no state."]
     pub fn xffl_create_device_mesh(
         shape: *const ::std::os::raw::c_int,
         ndim: usize,
@@ -937,11 +1091,24 @@ extern "C" {
     ) -> xffl_status_t;
 }
 extern "C" {
-    #[doc = " @brief recv[i] = op over members of send[i], on every member."]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on count, dtype or op);"]
-    #[doc = "         XFFL_ESTATE (another call on the state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;"]
-    #[doc = "         XFFL_EPEER; XFFL_EBACKEND."]
-    #[doc = " @note Collective; calls on one state and its groups must not overlap (see the file's notes)."]
+    #[doc = " @brief recv[i] = op over the members of send[i], on every member."]
+    #[doc = " @param[in] group the group; every member calls with the same count, dtype and op"]
+    #[doc = " @param[in] send count elements of dtype; may equal recv (in place), must not overlap it otherwise;"]
+    #[doc = "            may be NULL when count is 0"]
+    #[doc = " @param[out] recv count elements of dtype, the reduction; may be NULL when count is 0"]
+    #[doc = " @param[in] count number of elements"]
+    #[doc = " @param[in] dtype element type of send and recv"]
+    #[doc = " @param[in] op the reduction (XFFL_AVG: sum divided by the member count)"]
+    #[doc = " @param[in] stream backend NCCL: a cudaStream_t (NULL: the pool stream of the group's instance);"]
+    #[doc = "            other backends: NULL"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL group, NULL send or recv with count > 0, unknown dtype or op, a"]
+    #[doc = "         stream with a host backend, a byte size that overflows size_t, partially overlapping"]
+    #[doc = "         buffers, or members that disagree on count, dtype or op); XFFL_ESTATE (another call on the"]
+    #[doc = "         state is in progress, the group's layout was unset, or the group is unusable after a"]
+    #[doc = "         disagreement); XFFL_EUNSUPPORTED (a group of more than one member with XFFL_BACKEND_NONE, or"]
+    #[doc = "         what the backend cannot do); XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND."]
+    #[doc = " @note Collective over the group; calls on one state and its groups must not overlap (see the"]
+    #[doc = "       file's notes)."]
     pub fn xffl_allreduce(
         group: *mut xffl_group_t,
         send: *const ::std::os::raw::c_void,
@@ -954,11 +1121,21 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief Copy buf of the member whose global rank is `root` to every member."]
+    #[doc = " @param[in] group the group; every member calls with the same count, dtype and root"]
+    #[doc = " @param[in,out] buf count elements of dtype: read on the root, written on the others; may be NULL"]
+    #[doc = "                when count is 0"]
+    #[doc = " @param[in] count number of elements"]
+    #[doc = " @param[in] dtype element type of buf"]
     #[doc = " @param[in] root a global rank that is a member of the group"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on count, dtype or root; the"]
-    #[doc = "         root may learn of it from its next call on the group); XFFL_ESTATE (another call on the"]
-    #[doc = "         state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND."]
-    #[doc = " @note Collective; calls on one state and its groups must not overlap (see the file's notes)."]
+    #[doc = " @param[in] stream backend NCCL: a cudaStream_t (NULL: the pool stream of the group's instance);"]
+    #[doc = "            other backends: NULL"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL group, NULL buf with count > 0, unknown dtype, a stream with a"]
+    #[doc = "         host backend, root not a member, or members that disagree on count, dtype or root; the root"]
+    #[doc = "         may learn of it from its next call on the group); XFFL_ESTATE (another call on the state is"]
+    #[doc = "         in progress, the group's layout was unset, or the group is unusable after a disagreement);"]
+    #[doc = "         XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND."]
+    #[doc = " @note Collective over the group; calls on one state and its groups must not overlap (see the"]
+    #[doc = "       file's notes)."]
     pub fn xffl_broadcast(
         group: *mut xffl_group_t,
         buf: *mut ::std::os::raw::c_void,
@@ -970,11 +1147,22 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief recv = the send buffers of all members, concatenated in group-rank order."]
-    #[doc = " @param[in] send_count elements per member; recv holds send_count * size elements"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on send_count or dtype);"]
-    #[doc = "         XFFL_ESTATE (another call on the state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;"]
-    #[doc = "         XFFL_EPEER; XFFL_EBACKEND."]
-    #[doc = " @note Collective; calls on one state and its groups must not overlap (see the file's notes)."]
+    #[doc = " @param[in] group the group; every member calls with the same send_count and dtype"]
+    #[doc = " @param[in] send send_count elements of dtype; may be NULL when send_count is 0"]
+    #[doc = " @param[out] recv send_count * size elements of dtype (size: the member count); in place when"]
+    #[doc = "             send == recv + group_rank * send_count"]
+    #[doc = " @param[in] send_count elements per member"]
+    #[doc = " @param[in] dtype element type of send and recv"]
+    #[doc = " @param[in] stream backend NCCL: a cudaStream_t (NULL: the pool stream of the group's instance);"]
+    #[doc = "            other backends: NULL"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL group, NULL send or recv with send_count > 0, unknown dtype, a"]
+    #[doc = "         stream with a host backend, a byte size that overflows size_t, or members that disagree on"]
+    #[doc = "         send_count or dtype);"]
+    #[doc = "         XFFL_ESTATE (another call on the state is in progress, the group's layout was unset, or the"]
+    #[doc = "         group is unusable after a disagreement); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER;"]
+    #[doc = "         XFFL_EBACKEND."]
+    #[doc = " @note Collective over the group; calls on one state and its groups must not overlap (see the"]
+    #[doc = "       file's notes)."]
     pub fn xffl_allgather(
         group: *mut xffl_group_t,
         send: *const ::std::os::raw::c_void,
@@ -986,11 +1174,23 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief recv = block (group rank) of the reduction of all send buffers."]
-    #[doc = " @param[in] recv_count elements per member; send holds recv_count * size elements"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL (an argument, or members that disagree on recv_count, dtype or op);"]
-    #[doc = "         XFFL_ESTATE (another call on the state is in progress); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;"]
-    #[doc = "         XFFL_EPEER; XFFL_EBACKEND."]
-    #[doc = " @note Collective; calls on one state and its groups must not overlap (see the file's notes)."]
+    #[doc = " @param[in] group the group; every member calls with the same recv_count, dtype and op"]
+    #[doc = " @param[in] send recv_count * size elements of dtype (size: the member count); may be NULL when"]
+    #[doc = "            recv_count is 0"]
+    #[doc = " @param[out] recv recv_count elements of dtype; in place when recv == send + group_rank * recv_count"]
+    #[doc = " @param[in] recv_count elements per member"]
+    #[doc = " @param[in] dtype element type of send and recv"]
+    #[doc = " @param[in] op the reduction (XFFL_AVG: sum divided by the member count)"]
+    #[doc = " @param[in] stream backend NCCL: a cudaStream_t (NULL: the pool stream of the group's instance);"]
+    #[doc = "            other backends: NULL"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL group, NULL send or recv with recv_count > 0, unknown dtype or"]
+    #[doc = "         op, a stream with a host backend, a byte size that overflows size_t, or members that disagree"]
+    #[doc = "         on recv_count, dtype or op);"]
+    #[doc = "         XFFL_ESTATE (another call on the state is in progress, the group's layout was unset, or the"]
+    #[doc = "         group is unusable after a disagreement); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER;"]
+    #[doc = "         XFFL_EBACKEND."]
+    #[doc = " @note Collective over the group; calls on one state and its groups must not overlap (see the"]
+    #[doc = "       file's notes)."]
     pub fn xffl_reduce_scatter(
         group: *mut xffl_group_t,
         send: *const ::std::os::raw::c_void,
@@ -1003,16 +1203,30 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief Returns once every member has entered the barrier (bounded by the timeout)."]
+    #[doc = " @param[in] group the group"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL (group NULL, or a member called another collective); XFFL_ESTATE"]
-    #[doc = "         (another call on the state is in progress); XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND."]
-    #[doc = " @note Collective; calls on one state and its groups must not overlap (see the file's notes)."]
+    #[doc = "         (another call on the state is in progress, the group's layout was unset, or the group is"]
+    #[doc = "         unusable after a disagreement); XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND."]
+    #[doc = " @note Collective over the group; calls on one state and its groups must not overlap (see the"]
+    #[doc = "       file's notes)."]
     pub fn xffl_barrier(group: *mut xffl_group_t) -> xffl_status_t;
 }
 extern "C" {
     #[doc = " @brief Average one buffer (this rank's shard) across federated groups, in place."]
+    #[doc = " @param[in] st the state, with federated scaling"]
+    #[doc = " @param[in,out] buf count elements of dtype: this rank's shard, replaced by the average; may be NULL"]
+    #[doc = "                when count is 0"]
+    #[doc = " @param[in] count number of elements; the same on every rank"]
+    #[doc = " @param[in] dtype element type of buf; the same on every rank (floating point when weights are set)"]
     #[doc = " @param[in] stream backend NCCL: buf is device memory and the work is ordered on this cudaStream_t"]
     #[doc = "            (NULL: the pool's stream 0 of xffl_set_exec_device); other backends: NULL"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE without federated scaling; communication errors."]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st, NULL buf with count > 0, unknown dtype, a byte size that"]
+    #[doc = "         overflows size_t, a stream with a host backend, an integer dtype with weights set, strategy"]
+    #[doc = "         XFFL_FEDAVG_FLAT with unequal federated group sizes, or, with UCX, ranks that disagree on"]
+    #[doc = "         count or dtype); XFFL_ESTATE (no federated scaling, or another call on the state is in progress);"]
+    #[doc = "         XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND."]
+    #[doc = " @note Collective over the whole job; calls on one state and its groups must not overlap"]
+    #[doc = "       (collective.h, Threads)."]
     pub fn xffl_federated_average(
         st: *mut xffl_state_t,
         buf: *mut ::std::os::raw::c_void,
@@ -1023,14 +1237,23 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief Average several buffers, coalesced into size-balanced buckets; each buffer is updated in place."]
-    #[doc = " @param[in] bufs n buffers; counts[i] elements each"]
+    #[doc = ""]
+    #[doc = " Buffers under 16 MiB travel in buckets of up to 16 MiB: copied into one scratch buffer (device"]
+    #[doc = " memory from cudaMallocAsync on the stream with NCCL), averaged, and copied back exactly; larger ones"]
+    #[doc = " are averaged in place."]
+    #[doc = " @param[in] st the state, with federated scaling"]
+    #[doc = " @param[in] bufs n buffers, each updated in place; bufs[i] may be NULL when counts[i] is 0; bufs may"]
+    #[doc = "            be NULL when n is 0"]
+    #[doc = " @param[in] counts n element counts; may be NULL when n is 0"]
+    #[doc = " @param[in] n number of buffers; the same on every rank, as are counts"]
+    #[doc = " @param[in] dtype element type of every buffer"]
     #[doc = " @param[in] stream as for xffl_federated_average"]
-    #[doc = " @note counts[i] times the element size, and their sum, must fit in size_t: XFFL_EINVAL naming the"]
-    #[doc = "       buffer otherwise, before any buffer is touched."]
-    #[doc = " @note Buffers under 16 MiB travel in buckets of up to 16 MiB: copied into one scratch buffer (device"]
-    #[doc = "       memory from cudaMallocAsync on the stream with NCCL), averaged, and copied back exactly; larger"]
-    #[doc = "       ones are averaged in place."]
-    #[doc = " @return as xffl_federated_average"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (as xffl_federated_average, and NULL bufs or counts with n > 0, or"]
+    #[doc = "         counts[i] times the element size, or their sum, not fitting in size_t: the message names the"]
+    #[doc = "         buffer, and no buffer is touched); XFFL_ESTATE; XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;"]
+    #[doc = "         XFFL_EPEER; XFFL_EBACKEND, as xffl_federated_average."]
+    #[doc = " @note Collective over the whole job; calls on one state and its groups must not overlap"]
+    #[doc = "       (collective.h, Threads)."]
     pub fn xffl_federated_average_many(
         st: *mut xffl_state_t,
         bufs: *const *mut ::std::os::raw::c_void,
@@ -1042,10 +1265,14 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief Weight of each federated group in the average (FedAvg by sample count); default unweighted."]
-    #[doc = " @param[in] weights G finite, non-negative values with a positive sum (G = federated world size), or"]
-    #[doc = "            NULL with n == 0 to return to the plain mean"]
-    #[doc = " @return XFFL_OK; XFFL_EINVAL; XFFL_ESTATE without federated scaling."]
+    #[doc = " @param[in] st the state, with federated scaling"]
+    #[doc = " @param[in] weights G finite, non-negative values with a positive sum (G = federated world size),"]
+    #[doc = "            copied; or NULL with n == 0 to return to the plain mean"]
+    #[doc = " @param[in] n number of weights: G, or 0"]
+    #[doc = " @return XFFL_OK; XFFL_EINVAL (NULL st, NULL weights with n > 0, n neither G nor 0, a negative or"]
+    #[doc = "         non-finite weight, a sum that is not positive and finite); XFFL_ESTATE (no federated scaling,"]
+    #[doc = "         or another call on the state is in progress)."]
     #[doc = " @note Local, but every rank must set the same weights. Weighted averages need a floating-point dtype;"]
-    #[doc = "       unset_federated_scaling clears them."]
+    #[doc = "       xffl_unset_federated_scaling clears them."]
     pub fn xffl_set_federated_weights(st: *mut xffl_state_t, weights: *const f64, n: usize) -> xffl_status_t;
 }
