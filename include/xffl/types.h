@@ -86,7 +86,7 @@ typedef enum xffl_attr XFFL_ENUM_BASE {
     XFFL_ATTR_NODE_WORLD_SIZE = 8,      /**< number of nodes; set by xffl_set_node */
     XFFL_ATTR_REPLICA_LOCAL_RANK = 9,   /**< shard index inside the replica (rank mod S); set with HSDP */
     XFFL_ATTR_REPLICA_LOCAL_SIZE = 10,  /**< replica size S (shards per replica); set with HSDP */
-    XFFL_ATTR_REPLICA_RANK = 11,        /**< index of the replica (inside the federated group, if any); set with HSDP */
+    XFFL_ATTR_REPLICA_RANK = 11,        /**< index of the replica (in its federated group, if any); set with HSDP */
     XFFL_ATTR_REPLICA_WORLD_SIZE = 12,  /**< tuple: replicas per federated group (one entry without federation) */
     XFFL_ATTR_FEDERATED_LOCAL_RANK = 13, /**< rank inside the federated group; set with federated scaling */
     XFFL_ATTR_FEDERATED_LOCAL_SIZE = 14, /**< tuple: the federated group sizes, in processes */

@@ -220,7 +220,7 @@ impl xffl_attr {
     pub const XFFL_ATTR_REPLICA_LOCAL_SIZE: xffl_attr = xffl_attr(10);
 }
 impl xffl_attr {
-    #[doc = "< index of the replica (inside the federated group, if any); set with HSDP"]
+    #[doc = "< index of the replica (in its federated group, if any); set with HSDP"]
     pub const XFFL_ATTR_REPLICA_RANK: xffl_attr = xffl_attr(11);
 }
 impl xffl_attr {
