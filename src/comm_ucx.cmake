@@ -21,6 +21,10 @@ if(XFFL_WITH_UCX)
   find_package(ucx CONFIG REQUIRED)
   target_sources(xffl_obj PRIVATE
     comm/ucx/ucx_api.cpp
+    comm/ucx/ucx_address.cpp
+    comm/ucx/peer_addresses.cpp
+    comm/ucx/peer_failure_detector.cpp
+    comm/ucx/endpoint_cache.cpp
     comm/ucx/ucx_worker.cpp
     comm/ucx/ucx_transport.cpp
     comm/ucx/call_check.cpp

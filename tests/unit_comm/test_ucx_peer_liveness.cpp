@@ -1,17 +1,19 @@
-// How the UCX backend tells that a peer is gone, in one process: the published address round trip
-// (host, process identity, worker address); /proc liveness of a running, an exited-and-reaped, an
-// exited-but-unreaped (zombie) and a reused-pid process; which ucp_ep_create statuses are the
-// peer's fault; the UCX log filter (a FATAL line from CMA does not abort and is kept for the
-// error message; redirected lines reach their sink); collectives whose peer's published process
-// has exited: EPEER at once when waiting on it, and a timeout on a survivor that names it; and a
-// timeout that names a rank the store says has left (any host), or says the store is gone.
+// How the UCX backend tells that a peer is gone, in one process: /proc liveness of a running, an
+// exited-and-reaped, an exited-but-unreaped (zombie) and a reused-pid process; which ucp_ep_create
+// statuses are the peer's fault; the UCX log filter (a FATAL line from CMA does not abort and is kept
+// for the error message; redirected lines reach their sink); collectives whose peer's published
+// process has exited: EPEER at once when waiting on it, and a timeout on a survivor that names it;
+// and a timeout that names a rank the store says has left (any host), or says the store is gone.
+// The published address's wire format is tested in test_ucx_address.cpp, the detector's rules on
+// their own in test_ucx_failure_detector.cpp.
 #include <sys/wait.h>
 #include <ucs/config/global_opts.h>
 #include <unistd.h>
 
 #include "comm/ucx/process_identity.h"
 #include "comm/ucx/ucx_log_filter.h"
-#include "comm/ucx/ucx_worker.h"
+#include "comm/ucx/peer_failure_detector.h"
+#include "comm/ucx/ucx_address.h"
 #include "ucx_harness.h"
 
 // cmocka last: its fail() macro would rewrite xffl::fail in the headers above.
@@ -46,30 +48,6 @@ ProcessIdentity exited_child(bool keep_zombie, pid_t *pid_out) {
   }
   *pid_out = pid;
   return identity;
-}
-
-void published_address_round_trips(void **) {
-  const ProcessIdentity self = xffl::comm::ucx::this_process();
-  assert_true(self.known());
-  const uint8_t worker_address[] = {1, 2, 3, 0, 255};
-  const auto blob = xffl::comm::ucx::encode_address("host/boot", self, worker_address, sizeof worker_address);
-  const auto decoded = xffl::comm::ucx::decode_address(blob);
-  assert_string_equal(decoded.host.c_str(), "host/boot");
-  assert_string_equal(decoded.process.pid_namespace.c_str(), self.pid_namespace.c_str());
-  assert_int_equal(decoded.process.pid, self.pid);
-  assert_true(decoded.process.start_ticks == self.start_ticks);
-  assert_int_equal(decoded.worker_address.size(), sizeof worker_address);
-  assert_memory_equal(decoded.worker_address.data(), worker_address, sizeof worker_address);
-  // An unknown identity travels as nothing and comes back unknown.
-  const auto anonymous = xffl::comm::ucx::decode_address(
-      xffl::comm::ucx::encode_address("h", ProcessIdentity(), worker_address, sizeof worker_address));
-  assert_false(anonymous.process.known());
-  assert_int_equal(anonymous.worker_address.size(), sizeof worker_address);
-  // Truncated blobs are malformed (empty worker address), never read past their end.
-  for (size_t length = 0; length < 4; ++length) {
-    const std::vector<uint8_t> cut(blob.begin(), blob.begin() + static_cast<long>(length));
-    assert_true(xffl::comm::ucx::decode_address(cut).worker_address.empty());
-  }
 }
 
 void liveness_sees_exited_processes(void **) {
@@ -279,7 +257,6 @@ void a_timeout_says_when_the_store_cannot_be_asked(void **) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(published_address_round_trips),
       cmocka_unit_test(liveness_sees_exited_processes),
       cmocka_unit_test(connection_failures_caused_by_the_peer_are_peer_failures),
       cmocka_unit_test(a_fatal_cma_line_is_kept_instead_of_aborting),

@@ -1,6 +1,6 @@
 // Which process a rank is on its host (pid namespace, pid, start time), and whether that process
 // still runs. UCX cannot report the death of a peer it reaches over shared memory (those endpoints
-// use UCP_ERR_HANDLING_MODE_NONE, see ucx_worker.cpp), but a process on the same host can look at
+// use UCP_ERR_HANDLING_MODE_NONE, see endpoint_cache.cpp), but a process on the same host can look at
 // /proc: a pid that is gone, a zombie, or a pid now used by a process that started at another time,
 // all mean the peer has exited. The start time guards against pid reuse.
 //

@@ -2,7 +2,7 @@
 //
 // 1. A peer on this host dies while CMA reads (or writes) its memory. On an endpoint without error
 //    handling (UCP_ERR_HANDLING_MODE_NONE, which same-host endpoints use to get shared memory and
-//    CMA, see ucx_worker.cpp) UCX 1.13 logs "process_vm_readv(...) returned -1: No such process" at
+//    CMA, see endpoint_cache.cpp) UCX 1.13 logs "process_vm_readv(...) returned -1: No such process" at
 //    FATAL level from cma_ep.c, and its default handler then aborts the process. The transport has
 //    already failed the operation (uct_cma_ep_tx returns UCS_ERR_IO_ERROR, which completes the
 //    request with that status; see openucx src/uct/sm/scopy/cma/cma_ep.c, uct_cma_ep_tx_error): only

@@ -88,7 +88,7 @@ algorithms::RequestId UcxTransport::post_send(int peer, const void *data, size_t
   ensure_peer_alive(request);
   ucp_ep_h endpoint;
   try {
-    endpoint = worker_.endpoint(group_.members[static_cast<size_t>(peer)], deadline_);
+    endpoint = worker_.endpoints().endpoint(group_.members[static_cast<size_t>(peer)], deadline_);
   } catch (const Error &error) {
     fail(error.status(), "rank ", worker_.rank(), ": ", operation_, " on ", group_.description, " could not reach rank ",
          group_.members[static_cast<size_t>(peer)], " (step ", step.index + 1, " of ", step.total, "): ", error.what());
@@ -96,18 +96,18 @@ algorithms::RequestId UcxTransport::post_send(int peer, const void *data, size_t
   ucp_request_param_t param{};
   const uint64_t tag =
       message_tag(group_.tag_bits, sequence_, static_cast<uint64_t>(group_.my_index), signature_bits_, step.index);
-  if (worker_.shares_memory_with(group_.members[static_cast<size_t>(peer)])) {
-    if (!worker_.send_staging().has_free_slot()) reclaim_staged_sends();
-    request.staging = worker_.send_staging().stage(data, bytes);
+  if (worker_.endpoints().shares_memory_with(group_.members[static_cast<size_t>(peer)])) {
+    if (!worker_.pools().send_staging.has_free_slot()) reclaim_staged_sends();
+    request.staging = worker_.pools().send_staging.stage(data, bytes);
     if (request.staging) data = request.staging;
   }
   ucs_status_ptr_t handle = ucx().ucp_tag_send_nbx(endpoint, data, bytes, tag, &param);
   if (UCS_PTR_IS_ERR(handle)) {
-    worker_.send_staging().release(std::exchange(request.staging, nullptr));
+    worker_.pools().send_staging.release(std::exchange(request.staging, nullptr));
     peer_failed(request, ucx().ucs_status_string(UCS_PTR_STATUS(handle)));
   }
   request.handle = handle;  // nullptr: completed at once
-  if (!handle) worker_.send_staging().release(std::exchange(request.staging, nullptr));
+  if (!handle) worker_.pools().send_staging.release(std::exchange(request.staging, nullptr));
   if (request.staging) staged_sends_.push_back(requests_.size() - 1);
   return requests_.size() - 1;
 }
@@ -151,17 +151,17 @@ bool UcxTransport::finished(Request &request) {
   if (status == UCS_INPROGRESS) return false;
   ucx().ucp_request_free(request.handle);
   request.handle = nullptr;
-  worker_.send_staging().release(std::exchange(request.staging, nullptr));
+  worker_.pools().send_staging.release(std::exchange(request.staging, nullptr));
   if (status == UCS_ERR_MESSAGE_TRUNCATED && !request.is_send)
     mismatch_found(request.peer, "sent more than the " + std::to_string(request.bytes) + " bytes this call expects in " +
                                      where(request));
   if (status != UCS_OK) {
     const int peer_rank = group_.members[static_cast<size_t>(request.peer)];
     const std::string transport_words = take_transport_failure();  // CMA's report, see ucx_log_filter.h
-    if (worker_.failure(peer_rank) || is_peer_side_failure(status)) {
-      worker_.mark_failed(peer_rank, std::string("UCX reported ") + ucx().ucs_status_string(status) +
+    if (worker_.failures().failure(peer_rank) || is_peer_side_failure(status)) {
+      worker_.failures().mark_failed(peer_rank, std::string("UCX reported ") + ucx().ucs_status_string(status) +
                                          (transport_words.empty() ? "" : ": " + transport_words));
-      peer_failed(request, *worker_.failure(peer_rank));
+      peer_failed(request, *worker_.failures().failure(peer_rank));
     }
     mismatch_before_failure();
     fail(XFFL_EBACKEND, "rank ", worker_.rank(), ": UCX failed a ", request.is_send ? "send" : "receive", " in ",
@@ -244,9 +244,9 @@ void UcxTransport::send_notices(uint32_t sequence, const CallSignature &mine, in
   const uint64_t tag = notice_tag(group_.tag_bits, sequence);
   for (size_t i = 0; i < group_.members.size(); ++i) {
     const int member = group_.members[i];
-    if (static_cast<int>(i) == group_.my_index || worker_.failure(member)) continue;
+    if (static_cast<int>(i) == group_.my_index || worker_.failures().failure(member)) continue;
     try {
-      send_notice_now(worker_.handle(), worker_.endpoint(member, bound), notice, tag, bound);
+      send_notice_now(worker_.handle(), worker_.endpoints().endpoint(member, bound), notice, tag, bound);
     } catch (const Error &) {  // a member we cannot reach learns of it by its own timeout
     }
   }
@@ -278,7 +278,7 @@ void UcxTransport::await_disagreement(const std::string &fallback) {
 }
 
 void UcxTransport::ensure_peer_alive(const Request &request) {
-  if (const std::string *why = worker_.failure(group_.members[static_cast<size_t>(request.peer)]))
+  if (const std::string *why = worker_.failures().failure(group_.members[static_cast<size_t>(request.peer)]))
     peer_failed(request, *why);
 }
 
@@ -294,7 +294,7 @@ void UcxTransport::wait_for(algorithms::RequestId id) {
     if (now >= next_liveness_check_) {
       next_liveness_check_ = now + kLivenessCheckInterval;
       if (awaited_peer_exited(requests_[id]))
-        peer_failed(requests_[id], *worker_.failure(group_.members[static_cast<size_t>(requests_[id].peer)]));
+        peer_failed(requests_[id], *worker_.failures().failure(group_.members[static_cast<size_t>(requests_[id].peer)]));
     }
     worker_.progress_or_sleep(deadline_);
   }
@@ -305,8 +305,8 @@ void UcxTransport::wait_for(algorithms::RequestId id) {
 // that counts. Large messages cannot be in that state: their sender waits for our acknowledgement.
 bool UcxTransport::awaited_peer_exited(Request &request) {
   const int peer_rank = group_.members[static_cast<size_t>(request.peer)];
-  if (worker_.failure(peer_rank) ||
-      !worker_.check_peer_process(peer_rank, Clock::now() + std::chrono::milliseconds(kLivenessLookupBoundMs)))
+  if (worker_.failures().failure(peer_rank) ||
+      !worker_.failures().check_peer_process(peer_rank, Clock::now() + std::chrono::milliseconds(kLivenessLookupBoundMs)))
     return false;
   for (int round = 0; round < kDrainRounds && ucx().ucp_worker_progress(worker_.handle()) != 0; ++round) {
   }
@@ -323,7 +323,7 @@ std::string UcxTransport::where(const Request &request) const {
 
 // The peer awaited may be a survivor that stopped because another member died: name those too.
 void UcxTransport::timed_out(const Request &request) {
-  worker_.mark_unresponsive(group_.members[static_cast<size_t>(request.peer)]);
+  worker_.failures().mark_unresponsive(group_.members[static_cast<size_t>(request.peer)]);
   const std::string known = other_failures(-1);
   fail(XFFL_ETIMEOUT, "rank ", worker_.rank(), ": timed out after ", timeout_ms_, " ms in ", operation_, " on ",
        group_.description, " waiting for rank ", group_.members[static_cast<size_t>(request.peer)], " (step ",
@@ -343,7 +343,7 @@ void UcxTransport::peer_failed(const Request &request, const std::string &why) {
 std::string UcxTransport::other_failures(int excluded_rank) {
   std::string known;
   const auto bound = std::chrono::milliseconds(std::min(timeout_ms_, kDiagnosisBoundMs));
-  for (const std::string &phrase : worker_.known_failures(group_.members, excluded_rank, Clock::now() + bound))
+  for (const std::string &phrase : worker_.failures().known_failures(group_.members, excluded_rank, Clock::now() + bound))
     known += "; " + phrase;
   return known;
 }

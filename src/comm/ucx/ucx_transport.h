@@ -51,7 +51,7 @@ class UcxTransport final : public algorithms::PointToPoint {
   algorithms::RequestId recv(int peer, void *data, size_t bytes, algorithms::Step step) override;
   void wait(algorithms::RequestId request) override;
   void wait_all() override;
-  algorithms::ScratchStack *scratch_stack() override { return &worker_.scratch(); }
+  algorithms::ScratchStack *scratch_stack() override { return &worker_.pools().scratch; }
 
  private:
   struct Request {
