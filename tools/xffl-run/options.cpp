@@ -124,6 +124,13 @@ LaunchOptions parse_options(int argc, const char* const* argv) {
       opts.show_help = true;
       return opts;
     }
+    if (arg == "--help-env" || arg.rfind("--help-env=", 0) == 0) {
+      std::string format = arg == "--help-env" ? "text" : arg.substr(std::string("--help-env=").size());
+      if (format != "text" && format != "markdown")
+        throw UsageError("--help-env expects text or markdown, got '" + format + "'");
+      opts.show_help_env = format;
+      return opts;
+    }
     if (arg == "--tag-output" || arg == "--no-tag-output") {
       opts.tag_output = arg == "--tag-output";
       continue;
@@ -176,6 +183,7 @@ const char* usage_text() {
          "  --master-addr ADDR   rendezvous address (default 127.0.0.1)\n"
          "  --master-port PORT   rendezvous port (default: a free port on ADDR)\n"
          "  --no-tag-output      pass output through untouched instead of prefixing lines with [rank]\n"
+         "  --help-env[=FORMAT]  the XFFL_* variables the library reads (FORMAT text or markdown)\n"
          "\n"
          "When a rank fails the others get SIGTERM, then SIGKILL after the grace period; the exit code is\n"
          "the first failing rank's (128+signal for a signal death). SIGINT, SIGTERM and SIGHUP are\n"
