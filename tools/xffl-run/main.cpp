@@ -24,8 +24,9 @@ int launch(int argc, const char* const* argv) {
     return 0;
   }
   if (opts.show_help_env) {
-    namespace env = xffl::bootstrap::env;
-    std::fputs((*opts.show_help_env == "markdown" ? env::markdown_table() : env::help_table()).c_str(), stdout);
+    namespace registry = xffl::bootstrap::registry;
+    const bool markdown = *opts.show_help_env == "markdown";
+    std::fputs((markdown ? registry::markdown_table() : registry::help_table()).c_str(), stdout);
     return 0;
   }
   JobInfo job{opts.master_addr, opts.master_port ? *opts.master_port : find_free_port(opts.master_addr),

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 
+#include "comm/backend_names.h"
 #include "errors.h"
 
 namespace xffl_run {
@@ -52,6 +53,21 @@ std::vector<int> parse_federation_sizes(const std::string& text) {
   return sizes;
 }
 
+// The library's backend names (comm/backend_names.h), as XFFL_BACKEND takes them: "none, ucx or nccl".
+std::string backend_choices() {
+  const std::vector<xffl::comm::BackendName>& names = xffl::comm::backend_names();
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i].name);
+  return text;
+}
+
+bool backend_known(const std::string& name) {
+  for (const xffl::comm::BackendName& entry : xffl::comm::backend_names())
+    if (name == entry.name) return true;
+  return false;
+}
+
 // Checks that need more than one option at a time.
 void validate_together(const LaunchOptions& opts) {
   if (opts.nproc == 0) throw UsageError("missing -n N (the number of processes)");
@@ -87,8 +103,7 @@ LaunchOptions parse_options(int argc, const char* const* argv) {
       {"--hsdp", [&](const std::string& o, const std::string& v) { opts.hsdp = parse_at_least_one(o, v); }},
       {"--backend",
        [&](const std::string& o, const std::string& v) {
-         if (v != "none" && v != "ucx" && v != "nccl")
-           throw UsageError(o + " expects none, ucx or nccl, got '" + v + "'");
+         if (!backend_known(v)) throw UsageError(o + " expects " + backend_choices() + ", got '" + v + "'");
          opts.backend = v;
        }},
       {"--streams", [&](const std::string& o, const std::string& v) { opts.streams = parse_at_least_one(o, v); }},
