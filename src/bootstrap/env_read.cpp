@@ -4,7 +4,7 @@
 
 #include "common/error.h"
 
-namespace xffl::bootstrap::env {
+namespace xffl::bootstrap::registry {
 
 namespace {
 
@@ -77,4 +77,4 @@ std::string default_string(Var id) {
   return v.default_value;
 }
 
-}  // namespace xffl::bootstrap::env
+}  // namespace xffl::bootstrap::registry

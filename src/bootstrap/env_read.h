@@ -11,7 +11,7 @@
 #include "bootstrap/env_registry.h"
 #include "bootstrap/env_values.h"
 
-namespace xffl::bootstrap::env {
+namespace xffl::bootstrap::registry {
 
 // The text as set, unchecked (a CountList is parsed where its meaning is known).
 std::optional<std::string> read_raw(const Environment &environment, Var id);
@@ -26,6 +26,6 @@ std::optional<std::string> read_text(const Environment &environment, Var id);
 int default_int(Var id);
 std::string default_string(Var id);
 
-}  // namespace xffl::bootstrap::env
+}  // namespace xffl::bootstrap::registry
 
 #endif

@@ -6,7 +6,7 @@
 #include "comm/backend_names.h"
 #include "xffl/types.h"
 
-namespace xffl::bootstrap::env {
+namespace xffl::bootstrap::registry {
 
 namespace {
 
@@ -60,7 +60,8 @@ std::vector<Variable> make_table() {
         {"debug", XFFL_LOG_DEBUG, true},
         {"warning", XFFL_LOG_WARN, false}},
        {}, 0, "Lines the library writes to stderr; info shows how long bring-up took (XFFL_OPT_LOG_LEVEL)."},
-      {Var::JobId, "XFFL_JOB_ID", text, "xffl", nullptr, 0, {}, {"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID"}, wire::kMaxJobId,
+      {Var::JobId, "XFFL_JOB_ID", text, "xffl", nullptr, 0, {}, {"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID"},
+       wire::kMaxJobId,
        "Name every rank of a job shares; keeps two jobs on one port apart (XFFL_OPT_JOB_ID)."},
       {Var::AuthToken, "XFFL_AUTH_TOKEN", text, nullptr, "none: no authentication", 0, {}, {}, 0,
        "Shared secret of the rendezvous (HMAC challenge-response, never sent; XFFL_OPT_AUTH_TOKEN)."},
@@ -149,4 +150,4 @@ std::string markdown_table() {
   return out;
 }
 
-}  // namespace xffl::bootstrap::env
+}  // namespace xffl::bootstrap::registry

@@ -7,8 +7,8 @@
 // The launchers' own variables (RANK, SLURM_*, OMPI_*) belong to the launchers and are read by
 // bootstrap/launch_env.cpp; the process environment is read only by common/environment.cpp.
 //
-// This file depends on nothing but comm/backend_names, bootstrap/wire.h's constants and the public types, so that xffl-run, which
-// does not link libxffl, compiles it too.
+// This file depends on nothing but comm/backend_names, bootstrap/wire.h's constants and the public
+// types, so that xffl-run, which does not link libxffl, compiles it too.
 #ifndef XFFL_SRC_BOOTSTRAP_ENV_REGISTRY_H
 #define XFFL_SRC_BOOTSTRAP_ENV_REGISTRY_H
 
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace xffl::bootstrap::env {
+namespace xffl::bootstrap::registry {
 
 enum class Var {
   // The job's identity, replacing single fields of what the launcher says.
@@ -92,6 +92,6 @@ const char *type_name(Type type);
 std::string help_table();
 std::string markdown_table();
 
-}  // namespace xffl::bootstrap::env
+}  // namespace xffl::bootstrap::registry
 
 #endif

@@ -11,7 +11,7 @@ namespace xffl::bootstrap {
 
 namespace {
 
-using env::Var;
+using registry::Var;
 
 constexpr int kDefaultPort = 29500;
 
@@ -141,18 +141,18 @@ std::optional<Identity> read_openmpi(const Environment &env) {
 // Field-by-field replacement by the explicit xFFL variables.
 void apply_xffl_overrides(const Environment &env, Identity &id) {
   auto replace = [&](std::optional<Setting> &field, Var variable) {
-    if (std::optional<Setting> value = env::read_setting(env, variable)) field = value;
+    if (std::optional<Setting> value = registry::read_setting(env, variable)) field = value;
   };
   replace(id.rank, Var::Rank);
   replace(id.world, Var::WorldSize);
   replace(id.local_rank, Var::LocalRank);
   replace(id.node_rank, Var::NodeRank);
-  if (env::read_raw(env, Var::LocalWorldSize) || env::read_raw(env, Var::NodeWorldSize) ||
-      env::read_raw(env, Var::WorldSize))
+  if (registry::read_raw(env, Var::LocalWorldSize) || registry::read_raw(env, Var::NodeWorldSize) ||
+      registry::read_raw(env, Var::WorldSize))
     id.tasks_per_node.clear();  // the launcher's per-node list no longer describes this job
   replace(id.local_size, Var::LocalWorldSize);
   replace(id.nodes, Var::NodeWorldSize);
-  read_master_addr(env, env::name(Var::MasterAddr), id);
+  read_master_addr(env, registry::name(Var::MasterAddr), id);
   replace(id.master_port, Var::MasterPort);
 }
 
@@ -216,7 +216,7 @@ std::vector<int> ranks_per_node(const Identity &id) {
 }
 
 std::vector<int> federated_from_processes(const std::string &text, const Setting &world) {
-  const char *variable = env::name(Var::Federated);
+  const char *variable = registry::name(Var::Federated);
   std::vector<int> sizes = parse_count_list(variable, text);
   if (sizes.size() == 1) {
     if (world.value % sizes[0] != 0)
@@ -230,12 +230,12 @@ std::vector<int> federated_from_processes(const std::string &text, const Setting
 }
 
 std::vector<int> federated_from_nodes(const std::string &text, const Identity &id) {
-  const char *variable = env::name(Var::FederatedLocalWorldSize);
+  const char *variable = registry::name(Var::FederatedLocalWorldSize);
   std::vector<int> per_node = ranks_per_node(id);
   if (per_node.empty())
     fail(XFFL_EINVAL, variable, "='", text, "' counts nodes, but the ranks per node are unknown: the launcher sets "
-         "no LOCAL_WORLD_SIZE (or SLURM/Open MPI equivalent); set ", env::name(Var::LocalWorldSize), " or give ",
-         env::name(Var::Federated), " in processes instead");
+         "no LOCAL_WORLD_SIZE (or SLURM/Open MPI equivalent); set ", registry::name(Var::LocalWorldSize),
+         " or give ", registry::name(Var::Federated), " in processes instead");
   const size_t nodes = per_node.size();
   std::vector<int> node_counts = parse_count_list(variable, text);
   if (node_counts.size() == 1) {
@@ -257,9 +257,10 @@ std::vector<int> federated_from_nodes(const std::string &text, const Identity &i
 }
 
 std::optional<std::vector<int>> read_federated(const Environment &env, const Identity &id) {
-  const char *processes_name = env::name(Var::Federated), *nodes_name = env::name(Var::FederatedLocalWorldSize);
-  std::optional<std::string> processes = env::read_raw(env, Var::Federated);
-  std::optional<std::string> nodes = env::read_raw(env, Var::FederatedLocalWorldSize);
+  const char *processes_name = registry::name(Var::Federated);
+  const char *nodes_name = registry::name(Var::FederatedLocalWorldSize);
+  std::optional<std::string> processes = registry::read_raw(env, Var::Federated);
+  std::optional<std::string> nodes = registry::read_raw(env, Var::FederatedLocalWorldSize);
   std::optional<std::vector<int>> from_processes, from_nodes;
   if (processes) from_processes = federated_from_processes(*processes, *id.world);
   if (nodes) from_nodes = federated_from_nodes(*nodes, id);
@@ -298,13 +299,14 @@ LaunchEnv read_launch_env(const Environment &env) {
     out.node = NodePlacement{id.local_rank->value, id.local_size->value, id.node_rank->value, id.nodes->value};
 
   out.federated_sizes = read_federated(env, id);
-  if (std::optional<Setting> hsdp = env::read_setting(env, Var::Hsdp)) {
+  if (std::optional<Setting> hsdp = registry::read_setting(env, Var::Hsdp)) {
     if (hsdp->value > out.world_size) fail(XFFL_EINVAL, hsdp->shown(), " but ", id.world->shown());
     out.hsdp = hsdp->value;
   }
-  if (std::optional<int> backend = env::read_int(env, Var::Backend)) out.backend = static_cast<xffl_backend_t>(*backend);
-  if (std::optional<int> device = env::read_int(env, Var::Device)) out.device = static_cast<xffl_device_t>(*device);
-  if (std::optional<Setting> streams = env::read_setting(env, Var::Streams)) out.streams = streams->value;
+  if (std::optional<int> backend = registry::read_int(env, Var::Backend))
+    out.backend = static_cast<xffl_backend_t>(*backend);
+  if (std::optional<int> device = registry::read_int(env, Var::Device)) out.device = static_cast<xffl_device_t>(*device);
+  if (std::optional<Setting> streams = registry::read_setting(env, Var::Streams)) out.streams = streams->value;
   return out;
 }
 

@@ -83,6 +83,8 @@ Value named(bool set, int number, const char *name) {
   return out;
 }
 
+Value text(bool set, const std::string &text) { return named(set, 0, text.c_str()); }
+
 Value tuple(const std::vector<int> *v) {
   Value out;
   if (v) {
@@ -133,7 +135,7 @@ const std::vector<Field> &rows() {
       {"backend", "GLOBAL", "Backend\t\t\t", XFFL_ATTR_BACKEND, std::nullopt, false,
        [](const Source &s) { return named(s.global, s.backend, comm::backend_name(s.backend)); }},
       {"master_addr", "GLOBAL", "Master address\t\t", std::nullopt, std::nullopt, false,
-       [](const Source &s) { return named(s.global, 0, s.global ? s.master_addr->c_str() : ""); }},
+       [](const Source &s) { return text(s.global, s.global ? *s.master_addr : std::string()); }},
       {"master_port", "GLOBAL", "Master port\t\t\t", XFFL_ATTR_MASTER_PORT, std::nullopt, false,
        [](const Source &s) { return integer_if(s.global, s.master_port); }},
       {"rank", "GLOBAL", "Rank\t\t\t", XFFL_ATTR_RANK, std::nullopt, false,

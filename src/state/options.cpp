@@ -7,15 +7,15 @@
 namespace xffl {
 
 Options Options::from_environment(const Environment &environment) {
-  using bootstrap::env::Var;
-  namespace env = bootstrap::env;
+  using bootstrap::registry::Var;
+  namespace registry = bootstrap::registry;
   // Each variable's type, range and default are the registry's (bootstrap/env_registry.cpp).
-  auto value = [&](Var id) { return env::read_int(environment, id).value_or(env::default_int(id)); };
+  auto value = [&](Var id) { return registry::read_int(environment, id).value_or(registry::default_int(id)); };
   Options options;
   options.timeout_ms = value(Var::Timeout);
   options.log_level = static_cast<xffl_log_level_t>(value(Var::LogLevel));
-  options.job_id = env::read_text(environment, Var::JobId).value_or(env::default_string(Var::JobId));
-  options.auth_token = env::read_text(environment, Var::AuthToken).value_or("");
+  options.job_id = registry::read_text(environment, Var::JobId).value_or(registry::default_string(Var::JobId));
+  options.auth_token = registry::read_text(environment, Var::AuthToken).value_or("");
   options.cross_facility_backend = static_cast<xffl_backend_t>(value(Var::CrossFacilityBackend));
   options.enqueue_only = value(Var::EnqueueOnly) == 1;
   options.ucx_process_settings = value(Var::UcxProcessSettings) == 1;

@@ -25,7 +25,7 @@ struct Options {
   // The options' variables of bootstrap/env_registry.h (timeout, log level, job id, auth token,
   // cross-facility backend, enqueue-only, UCX process settings), each else its registry default. A
   // malformed value is XFFL_EINVAL naming the variable. The member defaults above equal the registry's
-  // (unit test state_options).
+  // (unit test unit.bootstrap.env_registry).
   static Options from_environment(const Environment &environment);
   // The same over the process environment (common/environment.h).
   static Options from_environment();

@@ -12,16 +12,16 @@
 #include "bootstrap_test.h"
 
 using namespace xffl;
-using bootstrap::env::Type;
-using bootstrap::env::Var;
-using bootstrap::env::Variable;
+using bootstrap::registry::Type;
+using bootstrap::registry::Var;
+using bootstrap::registry::Variable;
 using bootstrap_test::contains;
 using bootstrap_test::outcome_of;
 
 namespace {
 
 void test_table_is_well_formed(void **) {
-  const std::vector<Variable> &table = bootstrap::env::variables();
+  const std::vector<Variable> &table = bootstrap::registry::variables();
   std::set<std::string> names;
   for (size_t i = 0; i < table.size(); ++i) {
     const Variable &v = table[i];
@@ -34,16 +34,16 @@ void test_table_is_well_formed(void **) {
       if (std::string(column).find('|') != std::string::npos) fail_msg("%s: '|' would break the table", v.name);
     // A default is a value the variable accepts.
     if (v.default_value && v.type != Type::Text) {
-      bootstrap_test::Outcome outcome = outcome_of([&] { bootstrap::env::default_int(v.id); });
+      bootstrap_test::Outcome outcome = outcome_of([&] { bootstrap::registry::default_int(v.id); });
       if (!outcome.ok()) fail_msg("%s: default '%s' is refused: %s", v.name, v.default_value, outcome.message.c_str());
     }
   }
   assert_int_equal(table.size(), static_cast<size_t>(Var::UcxProcessSettings) + 1);
   // One row per variable in both printed forms.
-  const std::string markdown = bootstrap::env::markdown_table(), help = bootstrap::env::help_table();
+  const std::string markdown = bootstrap::registry::markdown_table(), help = bootstrap::registry::help_table();
   for (const Variable &v : table) {
     assert_true(contains(markdown, std::string("| `") + v.name + "` |"));
-    assert_true(contains(help, std::string("\n  ") + v.name + "  " + bootstrap::env::type_name(v.type) + ": "));
+    assert_true(contains(help, std::string("\n  ") + v.name + "  " + bootstrap::registry::type_name(v.type) + ": "));
   }
 }
 
@@ -59,9 +59,9 @@ void test_defaults_are_a_new_states(void **) {
   assert_int_equal(read.enqueue_only, fresh.enqueue_only);
   assert_int_equal(read.ucx_process_settings, fresh.ucx_process_settings);
   // xffl_state_from_env's defaults: UCX, cpu, one stream.
-  assert_int_equal(bootstrap::env::default_int(Var::Backend), XFFL_BACKEND_UCX);
-  assert_int_equal(bootstrap::env::default_int(Var::Device), XFFL_DEVICE_CPU);
-  assert_int_equal(bootstrap::env::default_int(Var::Streams), 1);
+  assert_int_equal(bootstrap::registry::default_int(Var::Backend), XFFL_BACKEND_UCX);
+  assert_int_equal(bootstrap::registry::default_int(Var::Device), XFFL_DEVICE_CPU);
+  assert_int_equal(bootstrap::registry::default_int(Var::Streams), 1);
 }
 
 void test_options_from_a_map(void **) {
@@ -106,8 +106,10 @@ void test_errors_name_the_variable(void **) {
   for (const auto &c : cases) {
     bootstrap_test::Outcome outcome = outcome_of([&] { Options::from_environment(c.env); });
     if (outcome.status != XFFL_EINVAL)
-      fail_msg("%s: expected XFFL_EINVAL, got %s: %s", c.name, xffl_status_string(outcome.status), outcome.message.c_str());
-    if (!contains(outcome.message, c.phrase)) fail_msg("%s: \"%s\" lacks \"%s\"", c.name, outcome.message.c_str(), c.phrase);
+      fail_msg("%s: expected XFFL_EINVAL, got %s: %s", c.name, xffl_status_string(outcome.status),
+               outcome.message.c_str());
+    if (!contains(outcome.message, c.phrase))
+      fail_msg("%s: \"%s\" lacks \"%s\"", c.name, outcome.message.c_str(), c.phrase);
   }
 }
 
