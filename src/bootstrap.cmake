@@ -14,6 +14,8 @@ target_sources(xffl_obj PRIVATE
   bootstrap/store_client.cpp
   bootstrap/store.cpp
   bootstrap/env_values.cpp
+  bootstrap/env_registry.cpp
+  bootstrap/env_read.cpp
   bootstrap/slurm_lists.cpp
   bootstrap/launch_env.cpp
 )

@@ -4,15 +4,16 @@
 #define XFFL_SRC_BOOTSTRAP_ENV_VALUES_H
 
 #include <initializer_list>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/environment.h"
+
 namespace xffl::bootstrap {
 
-// Variable name -> value. A variable set to the empty string counts as unset everywhere.
-using Environment = std::map<std::string, std::string>;
+// Variable name -> value (common/environment.h). A variable set to the empty string counts as unset.
+using xffl::Environment;
 
 // An integer together with the variable it came from.
 struct Setting {

@@ -1,22 +1,17 @@
 #include "bootstrap/launch_env.h"
 
-#include <strings.h>
-
-#include <cstring>
 #include <numeric>
 
-#include "comm/backend_names.h"
-#include "common/log.h"
+#include "bootstrap/env_read.h"
 #include "bootstrap/slurm_lists.h"
-#include "bootstrap/wire.h"
 #include "common/error.h"
 #include "common/format.h"
-
-extern char **environ;
 
 namespace xffl::bootstrap {
 
 namespace {
+
+using registry::Var;
 
 constexpr int kDefaultPort = 29500;
 
@@ -145,19 +140,20 @@ std::optional<Identity> read_openmpi(const Environment &env) {
 
 // Field-by-field replacement by the explicit xFFL variables.
 void apply_xffl_overrides(const Environment &env, Identity &id) {
-  auto replace = [&](std::optional<Setting> &field, const char *variable, int minimum) {
-    if (std::optional<Setting> value = read_count(env, variable, minimum)) field = value;
+  auto replace = [&](std::optional<Setting> &field, Var variable) {
+    if (std::optional<Setting> value = registry::read_setting(env, variable)) field = value;
   };
-  replace(id.rank, "XFFL_RANK", 0);
-  replace(id.world, "XFFL_WORLD_SIZE", 1);
-  replace(id.local_rank, "XFFL_LOCAL_RANK", 0);
-  replace(id.node_rank, "XFFL_NODE_RANK", 0);
-  if (lookup(env, "XFFL_LOCAL_WORLD_SIZE") || lookup(env, "XFFL_NODE_WORLD_SIZE") || lookup(env, "XFFL_WORLD_SIZE"))
+  replace(id.rank, Var::Rank);
+  replace(id.world, Var::WorldSize);
+  replace(id.local_rank, Var::LocalRank);
+  replace(id.node_rank, Var::NodeRank);
+  if (registry::read_raw(env, Var::LocalWorldSize) || registry::read_raw(env, Var::NodeWorldSize) ||
+      registry::read_raw(env, Var::WorldSize))
     id.tasks_per_node.clear();  // the launcher's per-node list no longer describes this job
-  replace(id.local_size, "XFFL_LOCAL_WORLD_SIZE", 1);
-  replace(id.nodes, "XFFL_NODE_WORLD_SIZE", 1);
-  read_master_addr(env, "XFFL_MASTER_ADDR", id);
-  if (std::optional<Setting> port = read_port(env, "XFFL_MASTER_PORT")) id.master_port = port;
+  replace(id.local_size, Var::LocalWorldSize);
+  replace(id.nodes, Var::NodeWorldSize);
+  read_master_addr(env, registry::name(Var::MasterAddr), id);
+  replace(id.master_port, Var::MasterPort);
 }
 
 Identity read_identity(const Environment &env) {
@@ -220,7 +216,7 @@ std::vector<int> ranks_per_node(const Identity &id) {
 }
 
 std::vector<int> federated_from_processes(const std::string &text, const Setting &world) {
-  const char *variable = "XFFL_FEDERATED";
+  const char *variable = registry::name(Var::Federated);
   std::vector<int> sizes = parse_count_list(variable, text);
   if (sizes.size() == 1) {
     if (world.value % sizes[0] != 0)
@@ -234,12 +230,12 @@ std::vector<int> federated_from_processes(const std::string &text, const Setting
 }
 
 std::vector<int> federated_from_nodes(const std::string &text, const Identity &id) {
-  const char *variable = "XFFL_FEDERATED_LOCAL_WORLD_SIZE";
+  const char *variable = registry::name(Var::FederatedLocalWorldSize);
   std::vector<int> per_node = ranks_per_node(id);
   if (per_node.empty())
     fail(XFFL_EINVAL, variable, "='", text, "' counts nodes, but the ranks per node are unknown: the launcher sets "
-                      "no LOCAL_WORLD_SIZE (or SLURM/Open MPI equivalent); set XFFL_LOCAL_WORLD_SIZE or give "
-                      "XFFL_FEDERATED in processes instead");
+         "no LOCAL_WORLD_SIZE (or SLURM/Open MPI equivalent); set ", registry::name(Var::LocalWorldSize),
+         " or give ", registry::name(Var::Federated), " in processes instead");
   const size_t nodes = per_node.size();
   std::vector<int> node_counts = parse_count_list(variable, text);
   if (node_counts.size() == 1) {
@@ -261,40 +257,18 @@ std::vector<int> federated_from_nodes(const std::string &text, const Identity &i
 }
 
 std::optional<std::vector<int>> read_federated(const Environment &env, const Identity &id) {
-  std::optional<std::string> processes = lookup(env, "XFFL_FEDERATED");
-  std::optional<std::string> nodes = lookup(env, "XFFL_FEDERATED_LOCAL_WORLD_SIZE");
+  const char *processes_name = registry::name(Var::Federated);
+  const char *nodes_name = registry::name(Var::FederatedLocalWorldSize);
+  std::optional<std::string> processes = registry::read_raw(env, Var::Federated);
+  std::optional<std::string> nodes = registry::read_raw(env, Var::FederatedLocalWorldSize);
   std::optional<std::vector<int>> from_processes, from_nodes;
   if (processes) from_processes = federated_from_processes(*processes, *id.world);
   if (nodes) from_nodes = federated_from_nodes(*nodes, id);
   if (from_processes && from_nodes && *from_processes != *from_nodes)
-    fail(XFFL_EINVAL, "XFFL_FEDERATED and XFFL_FEDERATED_LOCAL_WORLD_SIZE disagree: XFFL_FEDERATED='", *processes,
-         "' gives groups of ", python_tuple(*from_processes), " processes, XFFL_FEDERATED_LOCAL_WORLD_SIZE='", *nodes,
+    fail(XFFL_EINVAL, processes_name, " and ", nodes_name, " disagree: ", processes_name, "='", *processes,
+         "' gives groups of ", python_tuple(*from_processes), " processes, ", nodes_name, "='", *nodes,
          "' (nodes) gives ", python_tuple(*from_nodes));
   return from_processes ? from_processes : from_nodes;
-}
-
-template <typename Enum>
-std::optional<Enum> read_choice(const Environment &env, const char *variable,
-                                const std::vector<std::pair<const char *, Enum>> &choices) {
-  std::optional<std::string> text = lookup(env, variable);
-  if (!text) return std::nullopt;
-  std::string names;
-  for (const auto &[name, value] : choices) {
-    if (strcasecmp(text->c_str(), name) == 0) return value;
-    names += names.empty() ? name : std::string(", ") + name;
-  }
-  fail(XFFL_EINVAL, variable, "='", *text, "' is not one of ", names);
-}
-
-std::string read_job_id(const Environment &env) {
-  for (const char *variable : {"XFFL_JOB_ID", "TORCHELASTIC_RUN_ID", "SLURM_JOB_ID"}) {
-    std::optional<std::string> text = lookup(env, variable);
-    if (!text) continue;
-    if (text->size() > wire::kMaxJobId)
-      fail(XFFL_EINVAL, variable, " has ", text->size(), " characters, more than the limit of ", wire::kMaxJobId);
-    return *text;
-  }
-  return "xffl";
 }
 
 }  // namespace
@@ -325,32 +299,15 @@ LaunchEnv read_launch_env(const Environment &env) {
     out.node = NodePlacement{id.local_rank->value, id.local_size->value, id.node_rank->value, id.nodes->value};
 
   out.federated_sizes = read_federated(env, id);
-  if (std::optional<Setting> hsdp = read_count(env, "XFFL_HSDP", 1)) {
+  if (std::optional<Setting> hsdp = registry::read_setting(env, Var::Hsdp)) {
     if (hsdp->value > out.world_size) fail(XFFL_EINVAL, hsdp->shown(), " but ", id.world->shown());
     out.hsdp = hsdp->value;
   }
-  std::vector<std::pair<const char *, xffl_backend_t>> backends;
-  for (const comm::BackendName &entry : comm::backend_names()) backends.emplace_back(entry.name, entry.kind);
-  out.backend = read_choice<xffl_backend_t>(env, "XFFL_BACKEND", backends);
-  out.device = read_choice<xffl_device_t>(env, "XFFL_DEVICE", {{"cpu", XFFL_DEVICE_CPU}, {"cuda", XFFL_DEVICE_CUDA}});
-  if (std::optional<Setting> streams = read_count(env, "XFFL_STREAMS", 1)) out.streams = streams->value;
-  if (std::optional<std::string> timeout = lookup(env, "XFFL_TIMEOUT"))
-    out.timeout_ms = parse_seconds_as_ms("XFFL_TIMEOUT", *timeout);
-  out.auth_token = lookup(env, "XFFL_AUTH_TOKEN").value_or("");
-  if (std::optional<std::string> level = lookup(env, "XFFL_LOG_LEVEL")) out.log_level = parse_log_level(*level);
-  out.job_id = read_job_id(env);
+  if (std::optional<int> backend = registry::read_int(env, Var::Backend))
+    out.backend = static_cast<xffl_backend_t>(*backend);
+  if (std::optional<int> device = registry::read_int(env, Var::Device)) out.device = static_cast<xffl_device_t>(*device);
+  if (std::optional<Setting> streams = registry::read_setting(env, Var::Streams)) out.streams = streams->value;
   return out;
-}
-
-Environment process_environment() {
-  Environment env;
-  for (char **entry = environ; entry && *entry; ++entry) {
-    const char *text = *entry;
-    const char *equals = std::strchr(text, '=');
-    if (!equals) continue;
-    env.emplace(std::string(text, static_cast<size_t>(equals - text)), std::string(equals + 1));
-  }
-  return env;
 }
 
 LaunchEnv read_process_launch_env() { return read_launch_env(process_environment()); }

@@ -1,8 +1,10 @@
 // What the launcher told this process: the inputs of xffl_state_from_env (set_global, set_node,
-// set_exec_device, the layout and the options), read from environment variables.
+// set_exec_device and the layout), read from environment variables. The options every state reads
+// (timeout, log level, job id, auth token, ...) are Options::from_environment's (state/options.h).
 //
 // read_launch_env() is a pure function over a name -> value map (tests need no real environment);
-// read_process_launch_env() applies it to environ. A variable set to "" counts as unset.
+// read_process_launch_env() applies it to the process environment (common/environment.h). A variable
+// set to "" counts as unset. The XFFL_* variables are declared in bootstrap/env_registry.h.
 //
 // Where each value comes from, first match wins:
 //   1. explicit xFFL variables, field by field: XFFL_RANK, XFFL_WORLD_SIZE, XFFL_LOCAL_RANK,
@@ -28,8 +30,7 @@
 // xFFL's own settings: XFFL_FEDERATED (group sizes in processes, "4,8"; one value F expands to W/F
 // groups), XFFL_FEDERATED_LOCAL_WORLD_SIZE (group sizes in NODES, as xFFL's Python reads it; one value
 // expands; converted to processes with the ranks of each node), XFFL_HSDP, XFFL_BACKEND (none, ucx,
-// nccl), XFFL_DEVICE (cpu, cuda), XFFL_STREAMS, XFFL_TIMEOUT (seconds), XFFL_AUTH_TOKEN,
-// XFFL_LOG_LEVEL (error, warn, info, debug), XFFL_JOB_ID (else TORCHELASTIC_RUN_ID, SLURM_JOB_ID, "xffl").
+// nccl), XFFL_DEVICE (cpu, cuda), XFFL_STREAMS.
 //
 // A missing or contradictory variable is an xffl::Error(XFFL_EINVAL) that names it: "RANK=5 but
 // WORLD_SIZE=4", "MASTER_PORT='abc' is not a port (an integer in [1, 65535])", "XFFL_FEDERATED and
@@ -76,17 +77,11 @@ struct LaunchEnv {
   std::optional<xffl_backend_t> backend;
   std::optional<xffl_device_t> device;
   std::optional<int> streams;
-  std::optional<int> timeout_ms;
-  std::string auth_token;  // empty: no authentication
-  std::optional<xffl_log_level_t> log_level;
-  std::string job_id = "xffl";
 };
 
 // Throws xffl::Error(XFFL_EINVAL) naming the variable that is missing, malformed or contradictory.
 LaunchEnv read_launch_env(const Environment &env);
 
-// The process's environ as a map.
-Environment process_environment();
 LaunchEnv read_process_launch_env();
 
 }  // namespace xffl::bootstrap

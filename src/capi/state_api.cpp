@@ -2,10 +2,10 @@
 #include <memory>
 #include <vector>
 
-#include "bootstrap/launch_env.h"
 #include "capi/copy_out.h"
 #include "capi/guard.h"
 #include "state/distributed_state.h"
+#include "state/from_env.h"
 #include "xffl/state.h"
 
 using xffl::capi::require_arg;
@@ -22,24 +22,7 @@ XFFL_API xffl_status_t xffl_state_create(xffl_state_t **out) {
 XFFL_API xffl_status_t xffl_state_from_env(xffl_state_t **out) {
   XFFL_API_BEGIN
   require_arg(out, "out");
-  const xffl::bootstrap::LaunchEnv env = xffl::bootstrap::read_process_launch_env();
-  auto st = std::make_unique<xffl_state>();
-  if (env.timeout_ms) st->set_option(XFFL_OPT_TIMEOUT_MS, *env.timeout_ms);
-  if (env.log_level) st->set_option(XFFL_OPT_LOG_LEVEL, *env.log_level);
-  // A launcher environment means several processes: communicate over UCX unless told otherwise.
-  st->set_global(env.backend.value_or(XFFL_BACKEND_UCX), env.device.value_or(XFFL_DEVICE_CPU), env.master_addr,
-                 env.master_port, env.rank, env.world_size);
-  if (env.node) st->set_node(env.node->local_rank, env.node->local_size, env.node->node_rank, env.node->node_world_size);
-  st->set_exec_device(-1, env.streams.value_or(1));
-  if (env.federated_sizes) {
-    st->federated_scaling(*env.federated_sizes, env.hsdp.value_or(0));
-  } else if (env.hsdp) {
-    st->set_hsdp(*env.hsdp);
-  } else {
-    st->set_fsdp();
-  }
-  st->set_default_init_device();  // as xFFL's setup_distributed_process_group does, after the layout
-  *out = st.release();
+  *out = xffl::state_from_environment().release();
   XFFL_API_END("xffl_state_from_env")
 }
 

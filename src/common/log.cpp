@@ -42,11 +42,6 @@ const char *log_level_name(xffl_log_level_t level) {
 Logger::Logger(xffl_log_level_t level, int rank, Sink sink)
     : level_(level), rank_(rank), sink_(sink ? std::make_shared<const Sink>(std::move(sink)) : nullptr) {}
 
-Logger Logger::from_environment(int rank) {
-  const char *text = std::getenv("XFFL_LOG_LEVEL");
-  return Logger(text && *text ? parse_log_level(text) : XFFL_LOG_WARN, rank);
-}
-
 Logger Logger::with_rank(int rank) const {
   Logger copy = *this;
   copy.rank_ = rank;

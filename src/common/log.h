@@ -33,9 +33,6 @@ class Logger {
   // rank < 0 means "not known yet": the prefix is then "[xffl] ". An empty sink means stderr.
   explicit Logger(xffl_log_level_t level, int rank = -1, Sink sink = {});
 
-  // Level from XFFL_LOG_LEVEL (warn when unset or empty; a malformed value throws, naming it).
-  static Logger from_environment(int rank = -1);
-
   xffl_log_level_t level() const { return level_; }
   int rank() const { return rank_; }
   Logger with_rank(int rank) const;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "state/backend_factory.h"
+#include "state/fields.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "topology/layout.h"
@@ -319,102 +320,28 @@ const std::string &DistributedState::master_addr() const {
   return master_addr_;
 }
 
-namespace {
-
-int require(const std::optional<int> &value, const char *name) {
-  if (!value) fail(XFFL_ENOTSET, name, " is not set");
-  return *value;
+fields::Source DistributedState::field_source() const {
+  fields::Source source;
+  source.global = is_global_setup();
+  source.backend = backend_kind_;
+  source.device_type = device_type_;
+  source.master_addr = &master_addr_;
+  source.master_port = master_port_;
+  source.rank = rank_;
+  source.world_size = world_size_;
+  source.node = node_ ? &*node_ : nullptr;
+  source.plan = plan_ ? &*plan_ : nullptr;
+  source.current_device = current_device_;
+  source.device_count = device_count_;
+  source.streams = streams_;
+  source.init_device = init_device_;
+  source.meta_initialization = meta_initialization_;
+  return source;
 }
 
-bool is_tuple(xffl_attr_t attr) {
-  return attr == XFFL_ATTR_REPLICA_WORLD_SIZE || attr == XFFL_ATTR_FEDERATED_LOCAL_SIZE;
-}
+int DistributedState::get_int(xffl_attr_t attr) const { return fields::get_int(field_source(), attr); }
 
-const char *attr_name(xffl_attr_t attr) {
-  switch (attr) {
-    case XFFL_ATTR_BACKEND: return "backend";
-    case XFFL_ATTR_DEVICE_TYPE: return "device_type";
-    case XFFL_ATTR_MASTER_PORT: return "master_port";
-    case XFFL_ATTR_RANK: return "rank";
-    case XFFL_ATTR_WORLD_SIZE: return "world_size";
-    case XFFL_ATTR_NODE_LOCAL_RANK: return "node_local_rank";
-    case XFFL_ATTR_NODE_LOCAL_SIZE: return "node_local_size";
-    case XFFL_ATTR_NODE_RANK: return "node_rank";
-    case XFFL_ATTR_NODE_WORLD_SIZE: return "node_world_size";
-    case XFFL_ATTR_REPLICA_LOCAL_RANK: return "replica_local_rank";
-    case XFFL_ATTR_REPLICA_LOCAL_SIZE: return "replica_local_size";
-    case XFFL_ATTR_REPLICA_RANK: return "replica_rank";
-    case XFFL_ATTR_REPLICA_WORLD_SIZE: return "replica_world_size";
-    case XFFL_ATTR_FEDERATED_LOCAL_RANK: return "federated_local_rank";
-    case XFFL_ATTR_FEDERATED_LOCAL_SIZE: return "federated_local_size";
-    case XFFL_ATTR_FEDERATED_RANK: return "federated_rank";
-    case XFFL_ATTR_FEDERATED_WORLD_SIZE: return "federated_world_size";
-    case XFFL_ATTR_IS_SENDER: return "is_sender";
-    case XFFL_ATTR_RECEIVE_FROM: return "receive_from";
-    case XFFL_ATTR_STREAMS: return "streams";
-    case XFFL_ATTR_CURRENT_DEVICE: return "current_device";
-    case XFFL_ATTR_DEVICE_COUNT: return "device_count";
-    case XFFL_ATTR_INIT_DEVICE: return "init_device";
-    case XFFL_ATTR_META_INITIALIZATION: return "meta_initialization";
-    case XFFL_ATTR_HSDP: return "hsdp";
-  }
-  return nullptr;
-}
-
-}  // namespace
-
-int DistributedState::get_int(xffl_attr_t attr) const {
-  const char *name = attr_name(attr);
-  if (!name) fail(XFFL_EINVAL, "unknown attribute ", static_cast<int>(attr));
-  if (is_tuple(attr)) fail(XFFL_EINVAL, name, " is a tuple: read it with xffl_get_ints");
-  const bool global = is_global_setup();
-  const std::optional<int> none;
-  auto from_plan = [&](std::optional<int> topology::RankPlan::*field) -> std::optional<int> {
-    return plan_ ? (*plan_).*field : none;
-  };
-  switch (attr) {
-    case XFFL_ATTR_BACKEND: return require(global ? std::optional<int>(backend_kind_) : none, name);
-    case XFFL_ATTR_DEVICE_TYPE: return require(global ? std::optional<int>(device_type_) : none, name);
-    case XFFL_ATTR_MASTER_PORT: return require(global ? std::optional<int>(master_port_) : none, name);
-    case XFFL_ATTR_RANK: return require(global ? std::optional<int>(rank_) : none, name);
-    case XFFL_ATTR_WORLD_SIZE: return require(global ? std::optional<int>(world_size_) : none, name);
-    case XFFL_ATTR_NODE_LOCAL_RANK: return require(node_ ? std::optional<int>(node_->local_rank) : none, name);
-    case XFFL_ATTR_NODE_LOCAL_SIZE: return require(node_ ? std::optional<int>(node_->local_size) : none, name);
-    case XFFL_ATTR_NODE_RANK: return require(node_ ? std::optional<int>(node_->rank) : none, name);
-    case XFFL_ATTR_NODE_WORLD_SIZE: return require(node_ ? std::optional<int>(node_->world_size) : none, name);
-    case XFFL_ATTR_REPLICA_LOCAL_RANK: return require(from_plan(&topology::RankPlan::replica_local_rank), name);
-    case XFFL_ATTR_REPLICA_LOCAL_SIZE: return require(from_plan(&topology::RankPlan::replica_local_size), name);
-    case XFFL_ATTR_REPLICA_RANK: return require(from_plan(&topology::RankPlan::replica_rank), name);
-    case XFFL_ATTR_FEDERATED_LOCAL_RANK: return require(from_plan(&topology::RankPlan::federated_local_rank), name);
-    case XFFL_ATTR_FEDERATED_RANK: return require(from_plan(&topology::RankPlan::federated_rank), name);
-    case XFFL_ATTR_FEDERATED_WORLD_SIZE: return require(from_plan(&topology::RankPlan::federated_world_size), name);
-    case XFFL_ATTR_IS_SENDER:
-      return require(plan_ && plan_->is_sender ? std::optional<int>(*plan_->is_sender ? 1 : 0) : none, name);
-    case XFFL_ATTR_RECEIVE_FROM: return require(from_plan(&topology::RankPlan::receive_from), name);
-    case XFFL_ATTR_STREAMS: return require(global ? std::optional<int>(streams_) : none, name);
-    case XFFL_ATTR_CURRENT_DEVICE: return require(current_device_, name);
-    case XFFL_ATTR_DEVICE_COUNT: return require(global ? std::optional<int>(device_count_) : none, name);
-    case XFFL_ATTR_INIT_DEVICE:
-      return require(init_device_ ? std::optional<int>(*init_device_) : none, name);
-    case XFFL_ATTR_META_INITIALIZATION:
-      return require(meta_initialization_ ? std::optional<int>(*meta_initialization_ ? 1 : 0) : none, name);
-    case XFFL_ATTR_HSDP: return require(plan_ && plan_->hsdp > 0 ? std::optional<int>(plan_->hsdp) : none, name);
-    default: break;
-  }
-  fail(XFFL_EINTERNAL, "attribute ", name, " has no reader");
-}
-
-std::vector<int> DistributedState::get_ints(xffl_attr_t attr) const {
-  if (attr == XFFL_ATTR_REPLICA_WORLD_SIZE) {
-    if (!plan_ || plan_->replica_world_size.empty()) fail(XFFL_ENOTSET, "replica_world_size is not set");
-    return plan_->replica_world_size;
-  }
-  if (attr == XFFL_ATTR_FEDERATED_LOCAL_SIZE) {
-    if (!plan_ || !plan_->federated_local_size) fail(XFFL_ENOTSET, "federated_local_size is not set");
-    return *plan_->federated_local_size;
-  }
-  return {get_int(attr)};
-}
+std::vector<int> DistributedState::get_ints(xffl_attr_t attr) const { return fields::get_ints(field_source(), attr); }
 
 xffl_group *DistributedState::group(xffl_group_kind_t kind, int instance) const {
   if (kind < XFFL_GROUP_WORLD || kind > XFFL_GROUP_FEDERATION)
@@ -468,7 +395,7 @@ bool DistributedState::spans_federated_groups(const std::vector<int> &sorted_ran
 
 const topology::Mesh &DistributedState::mesh(xffl_mesh_kind_t kind) const {
   if (kind != XFFL_MESH_FSDP && kind != XFFL_MESH_HSDP) fail(XFFL_EINVAL, "unknown mesh kind ", static_cast<int>(kind));
-  const char *name = kind == XFFL_MESH_FSDP ? "fsdp_mesh" : "hsdp_mesh";
+  const char *name = fields::find(kind)->name;
   if (!plan_) fail(XFFL_ENOTSET, name, " is not set");
   const std::optional<topology::Mesh> &mesh = kind == XFFL_MESH_FSDP ? plan_->fsdp_mesh : plan_->hsdp_mesh;
   if (!mesh) fail(XFFL_ENOTSET, name, " is not set");

@@ -21,6 +21,10 @@ namespace xffl {
 
 enum class Layout { None, Fsdp, Hsdp, Federated };
 
+namespace fields {
+struct Source;
+}
+
 struct NodeInfo {
   int local_rank = 0, local_size = 0, rank = 0, world_size = 0;
 };
@@ -90,6 +94,8 @@ class DistributedState {
   void *stream(int index) const;
 
  private:
+  // This state as the field table reads it (state/fields.h).
+  fields::Source field_source() const;
   void require_global(const char *call) const;
   // XFFL_ESTATE for an option xffl_set_global read, once it was called.
   void require_settable(xffl_option_t option) const;

@@ -1,55 +1,28 @@
 #include "state/options.h"
 
-#include <strings.h>
-
-#include <cstdlib>
-#include <cstring>
-
-#include "bootstrap/env_values.h"
+#include "bootstrap/env_read.h"
 #include "bootstrap/wire.h"
-#include "comm/backend_names.h"
-#include "common/log.h"
 #include "common/error.h"
 
 namespace xffl {
 
-namespace {
-const char *variable(const char *name) {
-  const char *value = std::getenv(name);
-  return value && *value ? value : nullptr;
-}
-}  // namespace
-
-Options Options::from_environment() {
+Options Options::from_environment(const Environment &environment) {
+  using bootstrap::registry::Var;
+  namespace registry = bootstrap::registry;
+  // Each variable's type, range and default are the registry's (bootstrap/env_registry.cpp).
+  auto value = [&](Var id) { return registry::read_int(environment, id).value_or(registry::default_int(id)); };
   Options options;
-  if (const char *timeout = variable("XFFL_TIMEOUT"))
-    options.timeout_ms = bootstrap::parse_seconds_as_ms("XFFL_TIMEOUT", timeout);
-  if (const char *level = variable("XFFL_LOG_LEVEL")) options.log_level = parse_log_level(level);
-  for (const char *name : {"XFFL_JOB_ID", "TORCHELASTIC_RUN_ID", "SLURM_JOB_ID"})
-    if (const char *id = variable(name)) {
-      options.job_id = id;
-      break;
-    }
-  if (const char *token = variable("XFFL_AUTH_TOKEN")) options.auth_token = token;
-  if (const char *cross = variable("XFFL_CROSS_FACILITY_BACKEND")) {
-    std::optional<xffl_backend_t> kind = comm::backend_from_name(cross);
-    if (kind != XFFL_BACKEND_NONE && kind != XFFL_BACKEND_UCX)
-      fail(XFFL_EINVAL, "XFFL_CROSS_FACILITY_BACKEND='", cross, "' is not one of ", comm::backend_name(XFFL_BACKEND_NONE),
-           ", ", comm::backend_name(XFFL_BACKEND_UCX));
-    options.cross_facility_backend = *kind;
-  }
-  if (const char *enqueue = variable("XFFL_ENQUEUE_ONLY")) {
-    if (std::strcmp(enqueue, "0") == 0) options.enqueue_only = false;
-    else if (std::strcmp(enqueue, "1") == 0) options.enqueue_only = true;
-    else fail(XFFL_EINVAL, "XFFL_ENQUEUE_ONLY='", enqueue, "' is not 0 or 1");
-  }
-  if (const char *process = variable("XFFL_UCX_PROCESS_SETTINGS")) {
-    if (std::strcmp(process, "0") == 0) options.ucx_process_settings = false;
-    else if (std::strcmp(process, "1") == 0) options.ucx_process_settings = true;
-    else fail(XFFL_EINVAL, "XFFL_UCX_PROCESS_SETTINGS='", process, "' is not 0 or 1");
-  }
+  options.timeout_ms = value(Var::Timeout);
+  options.log_level = static_cast<xffl_log_level_t>(value(Var::LogLevel));
+  options.job_id = registry::read_text(environment, Var::JobId).value_or(registry::default_string(Var::JobId));
+  options.auth_token = registry::read_text(environment, Var::AuthToken).value_or("");
+  options.cross_facility_backend = static_cast<xffl_backend_t>(value(Var::CrossFacilityBackend));
+  options.enqueue_only = value(Var::EnqueueOnly) == 1;
+  options.ucx_process_settings = value(Var::UcxProcessSettings) == 1;
   return options;
 }
+
+Options Options::from_environment() { return from_environment(process_environment()); }
 
 bool Options::is_string_option(xffl_option_t option) {
   return option == XFFL_OPT_AUTH_TOKEN || option == XFFL_OPT_JOB_ID;

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "common/environment.h"
 #include "xffl/types.h"
 
 namespace xffl {
@@ -21,9 +22,12 @@ struct Options {
   bool ucx_process_settings = false;
   bool enqueue_only = false;  // NCCL: return once enqueued instead of waiting on the host (XFFL_ENQUEUE_ONLY)
 
-  // XFFL_TIMEOUT (seconds, may be fractional), XFFL_LOG_LEVEL (error, warn, info, debug), XFFL_JOB_ID
-  // (else TORCHELASTIC_RUN_ID, else SLURM_JOB_ID), XFFL_AUTH_TOKEN, XFFL_CROSS_FACILITY_BACKEND (none,
-  // ucx), XFFL_UCX_PROCESS_SETTINGS (0, 1). A malformed value is an error that names the variable.
+  // The options' variables of bootstrap/env_registry.h (timeout, log level, job id, auth token,
+  // cross-facility backend, enqueue-only, UCX process settings), each else its registry default. A
+  // malformed value is XFFL_EINVAL naming the variable. The member defaults above equal the registry's
+  // (unit test unit.bootstrap.env_registry).
+  static Options from_environment(const Environment &environment);
+  // The same over the process environment (common/environment.h).
   static Options from_environment();
   // Integer options; a string option's key is XFFL_EINVAL (use set_string / get_string).
   void set(xffl_option_t option, int value);

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "bootstrap/launch_env.h"
+#include "common/environment.h"
 
 // cmocka last: its fail() macro would clash with std::ios::fail and xffl::fail.
 #include "bootstrap_test.h"
@@ -131,27 +132,20 @@ void test_federated_sizes(void **) {
 }
 
 void test_xffl_settings(void **) {
-  Environment env = with(kTorchrun, {{"XFFL_HSDP", "2"},       {"XFFL_BACKEND", "UCX"},   {"XFFL_DEVICE", "cuda"},
-                                     {"XFFL_STREAMS", "3"},    {"XFFL_TIMEOUT", "1.5"},   {"XFFL_AUTH_TOKEN", "s3"},
-                                     {"XFFL_LOG_LEVEL", "debug"}, {"TORCHELASTIC_RUN_ID", "run-7"}});
+  // The options' variables (XFFL_TIMEOUT, XFFL_JOB_ID, ...) are Options::from_environment's:
+  // test_env_registry.cpp.
+  Environment env = with(kTorchrun, {{"XFFL_HSDP", "2"}, {"XFFL_BACKEND", "UCX"}, {"XFFL_DEVICE", "cuda"},
+                                     {"XFFL_STREAMS", "3"}});
   LaunchEnv got = read_launch_env(env);
   assert_int_equal(*got.hsdp, 2);
   assert_int_equal(*got.backend, XFFL_BACKEND_UCX);
   assert_int_equal(*got.device, XFFL_DEVICE_CUDA);
   assert_int_equal(*got.streams, 3);
-  assert_int_equal(*got.timeout_ms, 1500);
-  assert_string_equal(got.auth_token.c_str(), "s3");
-  assert_int_equal(*got.log_level, XFFL_LOG_DEBUG);
-  assert_string_equal(got.job_id.c_str(), "run-7");
   assert_int_equal(*got.local_rank, 1);
   assert_int_equal(*got.local_world_size, 4);
 
   LaunchEnv plain = read_launch_env(kTorchrun);
-  assert_false(plain.hsdp || plain.backend || plain.device || plain.streams || plain.timeout_ms || plain.log_level);
-  assert_true(plain.auth_token.empty());
-  assert_string_equal(plain.job_id.c_str(), "xffl");
-  assert_string_equal(read_launch_env(kSlurm).job_id.c_str(), "4242");
-  assert_string_equal(read_launch_env(with(kSlurm, {{"XFFL_JOB_ID", "mine"}})).job_id.c_str(), "mine");
+  assert_false(plain.hsdp || plain.backend || plain.device || plain.streams);
   // Empty means unset.
   assert_false(read_launch_env(with(kTorchrun, {{"XFFL_BACKEND", ""}})).backend.has_value());
 }
@@ -204,9 +198,7 @@ void test_errors_name_the_variable(void **) {
       {"backend", with(kTorchrun, {{"XFFL_BACKEND", "gloo"}}), {"XFFL_BACKEND='gloo' is not one of none, ucx, nccl"}},
       {"device", with(kTorchrun, {{"XFFL_DEVICE", "tpu"}}), {"XFFL_DEVICE='tpu' is not one of cpu, cuda"}},
       {"streams", with(kTorchrun, {{"XFFL_STREAMS", "0"}}), {"XFFL_STREAMS=0 must be at least 1"}},
-      {"timeout", with(kTorchrun, {{"XFFL_TIMEOUT", "soon"}}), {"XFFL_TIMEOUT='soon' is not a number of seconds"}},
-      {"log level", with(kTorchrun, {{"XFFL_LOG_LEVEL", "loud"}}), {"XFFL_LOG_LEVEL='loud' is not one of"}},
-      {"job id too long", with(kTorchrun, {{"XFFL_JOB_ID", std::string(300, 'j')}}), {"XFFL_JOB_ID has 300 characters"}},
+      {"master port override", with(kTorchrun, {{"XFFL_MASTER_PORT", "0"}}), {"XFFL_MASTER_PORT='0' is not a port"}},
       {"xffl override contradicts", with(kTorchrun, {{"XFFL_RANK", "9"}}), {"XFFL_RANK=9 but WORLD_SIZE=8"}},
   };
   for (const BadCase &c : cases) {
@@ -223,7 +215,11 @@ void test_process_environment_wrapper(void **) {
   setenv("XFFL_BOOTSTRAP_TEST_VARIABLE", "a=b", 1);
   Environment env = process_environment();
   assert_string_equal(env.at("XFFL_BOOTSTRAP_TEST_VARIABLE").c_str(), "a=b");
+  assert_true(process_environment_has("XFFL_BOOTSTRAP_TEST_VARIABLE"));
+  setenv("XFFL_BOOTSTRAP_TEST_VARIABLE", "", 1);  // present though empty, as UCX reads its own variables
+  assert_true(process_environment_has("XFFL_BOOTSTRAP_TEST_VARIABLE"));
   unsetenv("XFFL_BOOTSTRAP_TEST_VARIABLE");
+  assert_false(process_environment_has("XFFL_BOOTSTRAP_TEST_VARIABLE"));
 }
 
 }  // namespace

@@ -72,6 +72,7 @@ void invalid_options_exit_2_with_one_line(void**) {
       {{"-n", "4", "--master-addr", "192.0.2.1"}, true,
        "cannot bind a port on --master-addr '192.0.2.1': Cannot assign requested address"},
       {{"-n", "4", "--bogus"}, true, "unknown option '--bogus' (see xffl-run --help)"},
+      {{"--help-env=yaml"}, false, "--help-env expects text or markdown, got 'yaml'"},
   };
   for (const BadCommandLine& bad : cases) {
     TempDir dir;
@@ -93,6 +94,19 @@ void help_is_printed(void**) {
   assert_string_equal(outcome.err.c_str(), "");
 }
 
+void help_env_is_printed(void**) {
+  // The registry of XFFL_* variables (src/bootstrap/env_registry.cpp): every row with type and default.
+  Outcome outcome = run_launcher({"--help-env"});
+  assert_int_equal(outcome.exit_code, 0);
+  assert_true(starts_with(outcome.out, "Environment variables xffl reads"));
+  assert_true(outcome.out.find("\n  XFFL_BACKEND  choice: none, ucx, nccl\n") != std::string::npos);
+  assert_true(outcome.out.find("\n  XFFL_TIMEOUT  seconds: ") != std::string::npos);
+  assert_string_equal(outcome.err.c_str(), "");
+  outcome = run_launcher({"--help-env=markdown"});
+  assert_int_equal(outcome.exit_code, 0);
+  assert_true(starts_with(outcome.out, "| variable | type | values | default | what it does |\n"));
+}
+
 void program_may_follow_without_separator(void**) {
   // torchrun style: the first word that is no option starts the command; its own options are its own.
   Outcome outcome = run_launcher({"-n", "1", probe_path(), "print=-n", "print=--bogus"});
@@ -111,6 +125,7 @@ int main(void) {
       cmocka_unit_test(program_without_execute_permission_exits_127),
       cmocka_unit_test(invalid_options_exit_2_with_one_line),
       cmocka_unit_test(help_is_printed),
+      cmocka_unit_test(help_env_is_printed),
       cmocka_unit_test(program_may_follow_without_separator),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "bootstrap/env_registry.h"
 #include "errors.h"
 #include "free_port.h"
 #include "options.h"
@@ -20,6 +21,12 @@ int launch(int argc, const char* const* argv) {
   LaunchOptions opts = parse_options(argc, argv);
   if (opts.show_help) {
     std::fputs(usage_text(), stdout);
+    return 0;
+  }
+  if (opts.show_help_env) {
+    namespace registry = xffl::bootstrap::registry;
+    const bool markdown = *opts.show_help_env == "markdown";
+    std::fputs((markdown ? registry::markdown_table() : registry::help_table()).c_str(), stdout);
     return 0;
   }
   JobInfo job{opts.master_addr, opts.master_port ? *opts.master_port : find_free_port(opts.master_addr),

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 
+#include "comm/backend_names.h"
 #include "errors.h"
 
 namespace xffl_run {
@@ -52,6 +53,21 @@ std::vector<int> parse_federation_sizes(const std::string& text) {
   return sizes;
 }
 
+// The library's backend names (comm/backend_names.h), as XFFL_BACKEND takes them: "none, ucx or nccl".
+std::string backend_choices() {
+  const std::vector<xffl::comm::BackendName>& names = xffl::comm::backend_names();
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i].name);
+  return text;
+}
+
+bool backend_known(const std::string& name) {
+  for (const xffl::comm::BackendName& entry : xffl::comm::backend_names())
+    if (name == entry.name) return true;
+  return false;
+}
+
 // Checks that need more than one option at a time.
 void validate_together(const LaunchOptions& opts) {
   if (opts.nproc == 0) throw UsageError("missing -n N (the number of processes)");
@@ -87,8 +103,7 @@ LaunchOptions parse_options(int argc, const char* const* argv) {
       {"--hsdp", [&](const std::string& o, const std::string& v) { opts.hsdp = parse_at_least_one(o, v); }},
       {"--backend",
        [&](const std::string& o, const std::string& v) {
-         if (v != "none" && v != "ucx" && v != "nccl")
-           throw UsageError(o + " expects none, ucx or nccl, got '" + v + "'");
+         if (!backend_known(v)) throw UsageError(o + " expects " + backend_choices() + ", got '" + v + "'");
          opts.backend = v;
        }},
       {"--streams", [&](const std::string& o, const std::string& v) { opts.streams = parse_at_least_one(o, v); }},
@@ -122,6 +137,13 @@ LaunchOptions parse_options(int argc, const char* const* argv) {
     }
     if (arg == "-h" || arg == "--help") {
       opts.show_help = true;
+      return opts;
+    }
+    if (arg == "--help-env" || arg.rfind("--help-env=", 0) == 0) {
+      std::string format = arg == "--help-env" ? "text" : arg.substr(std::string("--help-env=").size());
+      if (format != "text" && format != "markdown")
+        throw UsageError("--help-env expects text or markdown, got '" + format + "'");
+      opts.show_help_env = format;
       return opts;
     }
     if (arg == "--tag-output" || arg == "--no-tag-output") {
@@ -176,6 +198,7 @@ const char* usage_text() {
          "  --master-addr ADDR   rendezvous address (default 127.0.0.1)\n"
          "  --master-port PORT   rendezvous port (default: a free port on ADDR)\n"
          "  --no-tag-output      pass output through untouched instead of prefixing lines with [rank]\n"
+         "  --help-env[=FORMAT]  the XFFL_* variables the library reads (FORMAT text or markdown)\n"
          "\n"
          "When a rank fails the others get SIGTERM, then SIGKILL after the grace period; the exit code is\n"
          "the first failing rank's (128+signal for a signal death). SIGINT, SIGTERM and SIGHUP are\n"

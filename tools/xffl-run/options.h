@@ -24,6 +24,8 @@ struct LaunchOptions {
   std::optional<int> master_port;
   bool tag_output = true;
   bool show_help = false;
+  // --help-env: the table of XFFL_* variables the library reads ("text"), or "markdown" (README.md's).
+  std::optional<std::string> show_help_env;
   std::vector<std::string> command;  // PROG ARGS...
 };
 

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "common/environment.h"
 #include "common/error.h"
 
 namespace xffl::comm::ucx {
@@ -20,8 +21,8 @@ namespace {
 class HostSignals {
  public:
   HostSignals()
-      : keep_error_signals_(std::getenv("UCX_ERROR_SIGNALS") == nullptr),
-        keep_debug_signal_(std::getenv("UCX_DEBUG_SIGNO") == nullptr) {
+      : keep_error_signals_(!process_environment_has("UCX_ERROR_SIGNALS")),
+        keep_debug_signal_(!process_environment_has("UCX_DEBUG_SIGNO")) {
     if (keep_error_signals_) {
       for (size_t i = 0; i < kErrorSignals; ++i) sigaction(kErrorSignal[i], nullptr, &error_actions_[i]);
       has_stack_ = sigaltstack(nullptr, &stack_) == 0;

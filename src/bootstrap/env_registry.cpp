@@ -1,0 +1,153 @@
+#include "bootstrap/env_registry.h"
+
+#include <algorithm>
+
+#include "bootstrap/wire.h"
+#include "comm/backend_names.h"
+#include "xffl/types.h"
+
+namespace xffl::bootstrap::registry {
+
+namespace {
+
+std::vector<Choice> backends(std::initializer_list<xffl_backend_t> kinds) {
+  std::vector<Choice> choices;
+  for (const comm::BackendName &entry : comm::backend_names())
+    if (kinds.size() == 0 || std::find(kinds.begin(), kinds.end(), entry.kind) != kinds.end())
+      choices.push_back({entry.name, entry.kind, true});
+  return choices;
+}
+
+std::vector<Variable> make_table() {
+  const Type count = Type::Count, port = Type::Port, seconds = Type::Seconds, list = Type::CountList,
+             choice = Type::Choice, flag = Type::Flag, text = Type::Text;
+  // id, name, type, default value, default in words, minimum, choices, fallbacks, max length, doc.
+  return {
+      {Var::Rank, "XFFL_RANK", count, nullptr, "the launcher's", 0, {}, {}, 0,
+       "Global rank of this process; replaces the launcher's (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK)."},
+      {Var::WorldSize, "XFFL_WORLD_SIZE", count, nullptr, "the launcher's", 1, {}, {}, 0,
+       "Number of processes in the job; replaces the launcher's."},
+      {Var::LocalRank, "XFFL_LOCAL_RANK", count, nullptr, "the launcher's", 0, {}, {}, 0,
+       "Rank of this process on its node; chooses the device."},
+      {Var::LocalWorldSize, "XFFL_LOCAL_WORLD_SIZE", count, nullptr, "the launcher's", 1, {}, {}, 0,
+       "Processes on this node."},
+      {Var::NodeRank, "XFFL_NODE_RANK", count, nullptr, "the launcher's", 0, {}, {}, 0, "Index of this node."},
+      {Var::NodeWorldSize, "XFFL_NODE_WORLD_SIZE", count, nullptr, "the launcher's", 1, {}, {}, 0,
+       "Number of nodes."},
+      {Var::MasterAddr, "XFFL_MASTER_ADDR", text, nullptr, "MASTER_ADDR, else the first SLURM node", 0, {}, {}, 0,
+       "Host of rank 0, where the rendezvous store runs."},
+      {Var::MasterPort, "XFFL_MASTER_PORT", port, nullptr, "MASTER_PORT, else 29500 (SLURM, Open MPI)", 0, {}, {}, 0,
+       "Port of the rendezvous store."},
+      {Var::Federated, "XFFL_FEDERATED", list, nullptr, "none: no federated scaling", 0, {}, {}, 0,
+       "Federated group sizes in processes (4,8); one value F makes W/F equal groups."},
+      {Var::FederatedLocalWorldSize, "XFFL_FEDERATED_LOCAL_WORLD_SIZE", list, nullptr, "none: no federated scaling", 0,
+       {}, {}, 0, "Federated group sizes in nodes, as xFFL's Python reads them; one value makes equal groups."},
+      {Var::Hsdp, "XFFL_HSDP", count, nullptr, "none: FSDP", 1, {}, {}, 0,
+       "HSDP replica size S (ranks per replica)."},
+      {Var::Backend, "XFFL_BACKEND", choice, "ucx", nullptr, 0, backends({}), {}, 0,
+       "Communication backend of xffl_state_from_env."},
+      {Var::Device, "XFFL_DEVICE", choice, "cpu", nullptr, 0,
+       {{"cpu", XFFL_DEVICE_CPU, true}, {"cuda", XFFL_DEVICE_CUDA, true}}, {}, 0,
+       "Execution device of xffl_state_from_env (cuda needs XFFL_BACKEND=nccl)."},
+      {Var::Streams, "XFFL_STREAMS", count, "1", nullptr, 1, {}, {}, 0,
+       "Instances K of the FEDERATED and REPLICA groups, one per stream."},
+      {Var::Timeout, "XFFL_TIMEOUT", seconds, "300", nullptr, 0, {}, {}, 0,
+       "Bound on every wait, in seconds (XFFL_OPT_TIMEOUT_MS)."},
+      {Var::LogLevel, "XFFL_LOG_LEVEL", choice, "warn", nullptr, 0,
+       {{"error", XFFL_LOG_ERROR, true},
+        {"warn", XFFL_LOG_WARN, true},
+        {"info", XFFL_LOG_INFO, true},
+        {"debug", XFFL_LOG_DEBUG, true},
+        {"warning", XFFL_LOG_WARN, false}},
+       {}, 0, "Lines the library writes to stderr; info shows how long bring-up took (XFFL_OPT_LOG_LEVEL)."},
+      {Var::JobId, "XFFL_JOB_ID", text, "xffl", nullptr, 0, {}, {"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID"},
+       wire::kMaxJobId,
+       "Name every rank of a job shares; keeps two jobs on one port apart (XFFL_OPT_JOB_ID)."},
+      {Var::AuthToken, "XFFL_AUTH_TOKEN", text, nullptr, "none: no authentication", 0, {}, {}, 0,
+       "Shared secret of the rendezvous (HMAC challenge-response, never sent; XFFL_OPT_AUTH_TOKEN)."},
+      {Var::CrossFacilityBackend, "XFFL_CROSS_FACILITY_BACKEND", choice, "none", nullptr, 0,
+       backends({XFFL_BACKEND_NONE, XFFL_BACKEND_UCX}), {}, 0,
+       "ucx: groups that cross facilities go over UCX, staged through host memory (XFFL_OPT_CROSS_FACILITY_BACKEND)."},
+      {Var::EnqueueOnly, "XFFL_ENQUEUE_ONLY", flag, "0", nullptr, 0, {}, {}, 0,
+       "NCCL: 1 returns once enqueued instead of waiting on the host (XFFL_OPT_ENQUEUE_ONLY)."},
+      {Var::UcxProcessSettings, "XFFL_UCX_PROCESS_SETTINGS", flag, "0", nullptr, 0, {}, {}, 0,
+       "1 lets UCX change the process: UCX_TCP_PUT_ENABLE, a log handler (XFFL_OPT_UCX_PROCESS_SETTINGS)."},
+  };
+}
+
+std::string join(const std::vector<std::string> &parts, const char *separator) {
+  std::string out;
+  for (const std::string &part : parts) out += (out.empty() ? "" : separator) + part;
+  return out;
+}
+
+}  // namespace
+
+const std::vector<Variable> &variables() {
+  static const std::vector<Variable> table = make_table();
+  return table;
+}
+
+const Variable &variable(Var id) { return variables().at(static_cast<size_t>(id)); }
+
+const char *name(Var id) { return variable(id).name; }
+
+const char *type_name(Type type) {
+  switch (type) {
+    case Type::Count: return "integer";
+    case Type::Port: return "port";
+    case Type::Seconds: return "seconds";
+    case Type::CountList: return "list";
+    case Type::Choice: return "choice";
+    case Type::Flag: return "flag";
+    case Type::Text: return "text";
+  }
+  return "unknown";
+}
+
+std::string values_text(const Variable &v) {
+  switch (v.type) {
+    case Type::Count: return ">= " + std::to_string(v.minimum);
+    case Type::Port: return "1 to 65535";
+    case Type::Seconds: return "(0, 2147483]";
+    case Type::CountList: return "positive integers, comma-separated";
+    case Type::Flag: return "0 or 1";
+    case Type::Text: return v.max_length ? "at most " + std::to_string(v.max_length) + " bytes" : "any";
+    case Type::Choice: {
+      std::vector<std::string> names;
+      for (const Choice &c : v.choices)
+        if (c.listed) names.emplace_back(c.name);
+      return join(names, ", ");
+    }
+  }
+  return "";
+}
+
+std::string default_text(const Variable &v) {
+  std::string out = v.default_value ? v.default_value : v.unset;
+  if (!v.fallbacks.empty()) {
+    std::vector<std::string> names(v.fallbacks.begin(), v.fallbacks.end());
+    out = join(names, ", else ") + ", else " + out;
+  }
+  return out;
+}
+
+std::string help_table() {
+  std::string out = "Environment variables xffl reads (empty counts as unset):\n";
+  for (const Variable &v : variables()) {
+    out += "\n  " + std::string(v.name) + "  " + type_name(v.type) + ": " + values_text(v) + "\n";
+    out += "      " + std::string(v.doc) + "\n";
+    out += "      default: " + default_text(v) + "\n";
+  }
+  return out;
+}
+
+std::string markdown_table() {
+  std::string out = "| variable | type | values | default | what it does |\n|---|---|---|---|---|\n";
+  for (const Variable &v : variables())
+    out += "| `" + std::string(v.name) + "` | " + type_name(v.type) + " | " + values_text(v) + " | " + default_text(v) +
+           " | " + v.doc + " |\n";
+  return out;
+}
+
+}  // namespace xffl::bootstrap::registry
