@@ -51,6 +51,8 @@ const BackendEntry *find_backend(int kind) {
 void register_backend(const BackendEntry &entry) {
   if (!entry.name || (!entry.maker && !entry.missing))
     fail(XFFL_EINVAL, "backend ", static_cast<int>(entry.kind), ": a line needs a name, and a maker or why not");
+  if (table_read)
+    fail(XFFL_ESTATE, "backend '", entry.name, "' registered after the table of backends was first read");
   for (const BackendEntry &line : table())
     if (line.kind == entry.kind || strcasecmp(line.name, entry.name) == 0)
       fail(XFFL_EINVAL, "backend ", static_cast<int>(entry.kind), " '", entry.name, "': the table has backend ",
