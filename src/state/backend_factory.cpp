@@ -61,8 +61,11 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
   const comm::BackendEntry &entry = backend_entry(config.backend);
   const comm::BackendMaker &maker = maker_of(entry, "backend");
   const comm::BackendEntry *crossing = nullptr;
-  if (maker.takes_crossing && options.cross_facility_backend != XFFL_BACKEND_NONE)
+  if (maker.takes_crossing && options.cross_facility_backend != XFFL_BACKEND_NONE) {
     crossing = &backend_entry(options.cross_facility_backend);
+    if (crossing->memory != comm::MemoryKind::kHost)  // crossing groups are staged through host memory
+      fail(XFFL_EINVAL, "cross-facility backend ", crossing->name, " moves device memory; it must move host memory");
+  }
   // What can fail on this rank alone fails here, before the others wait for it in the rendezvous.
   if (maker.load) maker.load();
   if (crossing && maker_of(*crossing, "cross-facility backend").load) crossing->maker->load();

@@ -70,7 +70,6 @@ class NcclBackend final : public Backend {
   // Local, before any layout: groups with crosses_facilities go over `host` (a host-memory backend,
   // UCX) through pinned host memory, instead of NCCL.
   void set_crossing_backend(std::shared_ptr<Backend> host) override;
-  Backend *crossing_backend() const { return crossing_.get(); }
 
   void set_timeout_ms(int timeout_ms);
   int timeout_ms() const { return context_->timeout_ms; }
