@@ -14,9 +14,9 @@ std::shared_ptr<Backend> make_ucx(const BackendSetup &setup) {
   if (!setup.exchange) fail(XFFL_EINTERNAL, "UCX backend: made without the job's store");
   // The backend and the store it reads from, in one allocation: the backend is destroyed first.
   struct WithStore {
-    explicit WithStore(const BackendSetup &setup)
-        : store(setup.exchange),
-          backend(setup.rank, setup.world_size, *store, setup.timeout_ms, setup.log_level, setup.process_settings) {}
+    explicit WithStore(const BackendSetup &from)
+        : store(from.exchange),
+          backend(from.rank, from.world_size, *store, from.timeout_ms, from.log_level, from.process_settings) {}
     std::shared_ptr<Exchange> store;
     UcxBackend backend;
   };
