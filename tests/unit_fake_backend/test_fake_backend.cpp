@@ -24,9 +24,12 @@ extern "C" {  // cmocka has no extern "C" of its own
 
 namespace {
 
+using xffl::comm::MemoryKind;
+
 constexpr int kWorld = 6;  // federated groups of 2 and 4 ranks, HSDP 2 inside each
 constexpr int kTimeoutMs = 20000;
 constexpr int kLiveTimeoutMs = 15000;
+constexpr xffl_backend_t kAbsentBackend = static_cast<xffl_backend_t>(44);
 
 // What went wrong on one thread-rank (cmocka may only fail on the main thread).
 struct Rank {
@@ -154,7 +157,8 @@ void the_state_asks_only_the_backends_virtuals(void **) {
     std::string all;
     for (const std::string &line : journal) all += line + "; ";
     const auto has = [&](const std::string &line) {
-      if (count_prefix(journal, line) == 0) fail_msg("rank %d's journal lacks '%s': %s", rank, line.c_str(), all.c_str());
+      if (count_prefix(journal, line) == 0)
+        fail_msg("rank %d's journal lacks '%s': %s", rank, line.c_str(), all.c_str());
     };
     has("make " + std::to_string(kWorld));
     has("apply timeout " + std::to_string(kTimeoutMs));  // at bring-up
@@ -182,30 +186,46 @@ void the_table_refuses_a_second_line_or_a_late_one(void **) {
   assert_non_null(strstr(xffl_last_error_message(), "needs backend nccl or fake"));
   assert_int_equal(xffl_set_global(st, static_cast<xffl_backend_t>(7), XFFL_DEVICE_CPU, "127.0.0.1", 0, 0, 1),
                    XFFL_EINVAL);
-  assert_non_null(strstr(xffl_last_error_message(), "backend 7 is not a known backend: none (0), ucx (1), nccl (2), fake (42)"));
+  assert_non_null(strstr(xffl_last_error_message(),
+                         "backend 7 is not a known backend: none (0), ucx (1), nccl (2), fake (42), absent (44)"));
   xffl_state_destroy(st);
   try {
-    xffl::comm::register_backend({static_cast<xffl_backend_t>(43), "late", xffl::comm::MemoryKind::kHost,
-                                  &fake::kFakeMaker, nullptr});
+    xffl::comm::register_backend({static_cast<xffl_backend_t>(43), "late", MemoryKind::kHost, &fake::kFakeMaker,
+                                  nullptr});
     fail_msg("a line registered after the table was read");
   } catch (const xffl::Error &error) {
     assert_int_equal(error.status(), XFFL_ESTATE);
   }
 }
 
+// A line without a maker (a backend this build lacks) is refused in the line's own words, before any
+// rendezvous, as backend ucx is in a build without UCX.
+void a_backend_not_built_in_is_unsupported(void **) {
+  xffl_state_t *st = nullptr;
+  assert_int_equal(xffl_state_create(&st), XFFL_OK);
+  assert_int_equal(xffl_set_global(st, kAbsentBackend, XFFL_DEVICE_CPU, "127.0.0.1", 0, 0, 2), XFFL_EUNSUPPORTED);
+  assert_string_equal(xffl_last_error_message(),
+                      "xffl_set_global: backend absent: this build of xffl has no absent support");
+  xffl_state_destroy(st);
+}
+
 }  // namespace
 
 int main(void) {
   // The fake's one line in the table of backends.
-  xffl::comm::register_backend({fake::kFakeBackend, "fake", xffl::comm::MemoryKind::kDevice, &fake::kFakeMaker, nullptr});
+  xffl::comm::register_backend({fake::kFakeBackend, "fake", MemoryKind::kDevice, &fake::kFakeMaker, nullptr});
   try {  // a second line of the same kind or name is refused
-    xffl::comm::register_backend({fake::kFakeBackend, "FAKE", xffl::comm::MemoryKind::kHost, &fake::kFakeMaker, nullptr});
+    xffl::comm::register_backend({fake::kFakeBackend, "FAKE", MemoryKind::kHost, &fake::kFakeMaker, nullptr});
     return 1;
   } catch (const xffl::Error &error) {
     if (error.status() != XFFL_EINVAL) return 1;
   }
+  // A line of a backend this build would lack.
+  xffl::comm::register_backend({kAbsentBackend, "absent", MemoryKind::kHost, nullptr,
+                                "this build of xffl has no absent support"});
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(the_state_asks_only_the_backends_virtuals),
+      cmocka_unit_test(a_backend_not_built_in_is_unsupported),
       cmocka_unit_test(the_table_refuses_a_second_line_or_a_late_one),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
