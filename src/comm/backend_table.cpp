@@ -2,6 +2,8 @@
 
 #include <strings.h>
 
+#include <atomic>
+
 #include "comm/local_backend.h"
 #include "common/error.h"
 
@@ -23,8 +25,9 @@ namespace xffl::comm {
 
 namespace {
 
-// Lines are added (register_backend) only before the table is first read; then it is fixed.
-bool table_read = false;
+// Lines are added (register_backend) only before the table is first read; then it is fixed. Atomic:
+// states on several threads read the table at once.
+std::atomic<bool> table_read{false};
 
 std::vector<BackendEntry> &table() {
   static std::vector<BackendEntry> lines = {
