@@ -37,7 +37,7 @@ bool overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
 const void *detach_input(const xffl_group_t *group, const void *send, size_t send_bytes, const void *recv,
                          size_t recv_bytes, bool in_place, std::vector<unsigned char> &copy) {
   if (in_place || !overlap(send, send_bytes, recv, recv_bytes)) return send;
-  if (group->backend_kind() == XFFL_BACKEND_NCCL)  // device memory: not copied through the host
+  if (group->memory_kind() == xffl::comm::MemoryKind::kDevice)  // not copied through the host
     xffl::fail(XFFL_EINVAL, "send and recv overlap outside NCCL's in-place layout");
   const auto *bytes = static_cast<const unsigned char *>(send);
   copy.assign(bytes, bytes + send_bytes);

@@ -1,5 +1,5 @@
-// The one table of backend names, as XFFL_BACKEND and XFFL_CROSS_FACILITY_BACKEND take them and as
-// xffl_state_describe and xffl-topo print them. A new backend adds its line here and in the factory.
+// Backend names, as XFFL_BACKEND and XFFL_CROSS_FACILITY_BACKEND take them and as xffl_state_describe
+// and xffl-topo print them: read from the one table of backends (backend_table.h).
 #ifndef XFFL_SRC_COMM_BACKEND_NAMES_H
 #define XFFL_SRC_COMM_BACKEND_NAMES_H
 
@@ -7,17 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "comm/backend_table.h"
 #include "xffl/types.h"
 
 namespace xffl::comm {
 
-struct BackendName {
-  xffl_backend_t kind;
-  const char *name;  // lower case
-};
+using BackendName = BackendEntry;  // kind and name (lower case), with the rest of its line
 
 // Every backend this library knows of (built in or not), in enum order.
-const std::vector<BackendName> &backend_names();
+inline const std::vector<BackendName> &backend_names() { return backend_table(); }
 
 // "none", "ucx", "nccl"; "unknown" for a value outside the enum.
 const char *backend_name(int kind);

@@ -96,6 +96,24 @@ struct GroupSpec {
   bool crosses_facilities = false;
 };
 
+// The memory a backend's collectives read and write: host memory (any pointer the CPU may read), or
+// device memory (CUDA's, with NCCL), which the state never touches itself.
+enum class MemoryKind { kHost, kDevice };
+
+// Settings that may change on a live backend (xffl_set_option after xffl_set_global).
+struct LiveSettings {
+  int timeout_ms = 0;
+  xffl_log_level_t log_level = XFFL_LOG_WARN;
+  // A collective returns once enqueued on its stream instead of once complete (XFFL_OPT_ENQUEUE_ONLY).
+  bool stream_ordered = false;
+};
+
+// The execution device a backend chose (select_device) and how many it sees.
+struct DeviceChoice {
+  int device = 0;
+  int count = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -108,6 +126,38 @@ class Backend {
   virtual GroupIdentity claim_group(const std::vector<int> &sorted_members, uint32_t creation) = 0;
   // Never blocks, never throws.
   virtual void release_group(uint32_t slot) noexcept = 0;
+
+  // What the backend is: the state asks these instead of its kind. The defaults describe a host-memory
+  // backend without devices or eager communicators (NONE, UCX); a device backend (NCCL) overrides them.
+  virtual MemoryKind memory_kind() const { return MemoryKind::kHost; }
+  // Whether collectives take a stream (a device stream: cudaStream_t). Without, only NULL is valid.
+  virtual bool accepts_streams() const { return false; }
+  // Local: applies the settings that may change on a live backend (each backend takes what it has).
+  virtual void apply(const LiveSettings &settings) { (void)settings; }
+  // Local: where this rank sits on its node (xffl_set_node). A device backend may pick its default
+  // device from it, and may refuse (XFFL_EUNSUPPORTED) before the state changes.
+  virtual void set_node_place(int node_local_rank, int node_local_size) {
+    (void)node_local_rank;
+    (void)node_local_size;
+  }
+  // Local, for device execution (xffl_set_exec_device): device_index -1 chooses node_local_rank
+  // modulo the device count; the backend keeps `streams` streams on it. Default: XFFL_EUNSUPPORTED.
+  virtual DeviceChoice select_device(int device_index, int node_local_rank, int streams);
+  // The device's stream `index` (a cudaStream_t), for the caller's own kernels. Default: XFFL_EUNSUPPORTED.
+  virtual void *stream(int index);
+  // Local: which group is the world (a backend may keep a communicator of its own for it).
+  virtual void register_world(const GroupSpec &world) { (void)world; }
+  // Collective over the world for a backend that makes communicators eagerly (NCCL: one split per rank
+  // per family), every rank the same families in the same order. Returns true when the group's
+  // communicator must be made now, in layout order; the default makes them lazily (false).
+  virtual bool prepare_family(const GroupSpec &group, int instance) {
+    (void)group;
+    (void)instance;
+    return false;
+  }
+  // Local, before any layout, for a backend whose maker says takes_crossing (backend_table.h): groups
+  // that cross facilities go over `host` instead. Default: XFFL_EINTERNAL (the factory never calls it).
+  virtual void set_crossing_backend(std::shared_ptr<Backend> host);
 };
 
 }  // namespace xffl::comm

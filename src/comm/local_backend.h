@@ -3,6 +3,7 @@
 #ifndef XFFL_SRC_COMM_LOCAL_BACKEND_H
 #define XFFL_SRC_COMM_LOCAL_BACKEND_H
 
+#include "comm/backend_table.h"
 #include "comm/communicator.h"
 
 namespace xffl::comm {
@@ -17,6 +18,9 @@ class LocalBackend final : public Backend {
  private:
   uint64_t groups_made_ = 0;
 };
+
+// The factory's maker (backend_table.cpp): local, no rendezvous.
+extern const BackendMaker kLocalMaker;
 
 }  // namespace xffl::comm
 

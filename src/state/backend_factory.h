@@ -1,13 +1,14 @@
-// Brings up the backend chosen in xffl_set_global (none, UCX over the rendezvous store, or NCCL with its
-// ids passed through the store) and reaches the backend-specific parts the state needs: the world group
-// and layout families of NCCL, the CUDA device and its streams.
+// Brings up the backend chosen in xffl_set_global from its line in the table of backends
+// (comm/backend_table.h): the rendezvous through the store when its maker needs one, the backend, the
+// crossing backend (XFFL_OPT_CROSS_FACILITY_BACKEND) when it takes one. Everything else the state asks
+// of a backend goes through comm::Backend's virtual methods.
 #ifndef XFFL_SRC_STATE_BACKEND_FACTORY_H
 #define XFFL_SRC_STATE_BACKEND_FACTORY_H
 
 #include <memory>
 #include <string>
-#include <utility>
 
+#include "comm/backend_table.h"
 #include "comm/communicator.h"
 #include "state/options.h"
 
@@ -21,31 +22,17 @@ struct GlobalConfig {
   int world_size = 1;
 };
 
-// Collective for UCX and NCCL: rendezvous through the store (rank 0 serves it), then the backend's own
-// bring-up; for UCX a bring-up barrier, so that set_global returns on a rank only once every rank has
-// published its address.
+// The table's line of `kind`: XFFL_EINVAL naming the known kinds when no line names it.
+const comm::BackendEntry &backend_entry(int kind);
+
+// Collective when the backend (or its crossing backend) needs the rendezvous: rank 0 serves the store,
+// then the backends' own bring-up; a bring-up barrier for the makers that ask for one (UCX), so that
+// set_global returns on a rank only once every rank has published its address. XFFL_EUNSUPPORTED,
+// before any rendezvous, when this build lacks the backend.
 std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Options &options);
 
-// Applies changed options (timeout, log level) to a live backend.
-void apply_options(comm::Backend &backend, const Options &options);
-
-// Local: tells the backend which group is the world (NCCL keeps its world communicator for it).
-void register_world_group(comm::Backend &backend, const comm::GroupSpec &world);
-
-// Collective over the world for backends that make communicators eagerly (NCCL: one split per rank per
-// family). Returns true when the group's communicator must be made now, in layout order.
-bool prepare_family_group(comm::Backend &backend, const comm::GroupSpec &group, int instance);
-
-// Local: tells the backend where this rank sits on its node (NCCL picks the default device from it,
-// and refuses a node with more ranks than devices). Nothing for other backends.
-void note_node_place(comm::Backend &backend, int node_local_rank, int node_local_size);
-
-// CUDA execution: chooses the device (-1: node_local_rank modulo the count) and the K-stream pool.
-// Returns {device, device count}. XFFL_EUNSUPPORTED without the NCCL backend.
-std::pair<int, int> select_cuda_device(comm::Backend &backend, int device_index, int node_local_rank, int streams);
-
-// The pool's stream `index` (a cudaStream_t). XFFL_EUNSUPPORTED without the NCCL backend.
-void *exec_stream(comm::Backend &backend, int index);
+// The options a live backend takes (comm::Backend::apply).
+comm::LiveSettings live_settings(const Options &options);
 
 }  // namespace xffl
 

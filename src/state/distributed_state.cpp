@@ -85,20 +85,27 @@ void DistributedState::require_layout(Layout layout, const char *call) const {
 void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_type, const std::string &master_addr,
                                   int master_port, int rank, int world_size) {
   if (is_global_setup()) fail(XFFL_ESTATE, "xffl_set_global was already called on this state");
-  if (backend < XFFL_BACKEND_NONE || backend > XFFL_BACKEND_NCCL)
-    fail(XFFL_EINVAL, "backend ", static_cast<int>(backend), " is not XFFL_BACKEND_NONE, UCX or NCCL");
+  const comm::BackendEntry &entry = backend_entry(backend);
   if (device_type != XFFL_DEVICE_CPU && device_type != XFFL_DEVICE_CUDA)
     fail(XFFL_EINVAL, "device type ", static_cast<int>(device_type), " is not XFFL_DEVICE_CPU or XFFL_DEVICE_CUDA");
   if (master_addr.empty()) fail(XFFL_EINVAL, "master address is empty");
   if (master_port < 0 || master_port > 65535) fail(XFFL_EINVAL, "master port ", master_port, " outside [0, 65535]");
   topology::check_rank(rank, world_size);
-  if (backend == XFFL_BACKEND_NCCL && device_type != XFFL_DEVICE_CUDA)
-    fail(XFFL_EINVAL, "backend nccl needs device type cuda");
-  if (device_type == XFFL_DEVICE_CUDA && backend != XFFL_BACKEND_NCCL)
-    fail(XFFL_EUNSUPPORTED, "device type cuda needs backend nccl (UCX and none move host memory)");
+  // The execution device must hold the memory the backend moves: checked from the table, before any
+  // rendezvous.
+  const bool device_memory = entry.memory == comm::MemoryKind::kDevice;
+  if (device_memory && device_type != XFFL_DEVICE_CUDA)
+    fail(XFFL_EINVAL, "backend ", entry.name, " needs device type cuda");
+  if (device_type == XFFL_DEVICE_CUDA && !device_memory) {
+    std::string device_backends;
+    for (const comm::BackendEntry &line : comm::backend_table())
+      if (line.memory == comm::MemoryKind::kDevice)
+        device_backends += (device_backends.empty() ? "" : " or ") + std::string(line.name);
+    fail(XFFL_EUNSUPPORTED, "device type cuda needs backend ", device_backends, " (", entry.name,
+         " moves host memory)");
+  }
 
   backend_ = make_backend(GlobalConfig{backend, master_addr, master_port, rank, world_size}, options_);
-  apply_options(*backend_, options_);  // what the backend's constructor does not take (NCCL's completion mode)
   backend_kind_ = backend;
   device_type_ = device_type;
   master_addr_ = master_addr;
@@ -108,7 +115,7 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
   device_count_ = 1;
   comm::GroupSpec world{topology::RankList::progression(0, 1, world_size), rank, "world group", layout_tag(0, XFFL_GROUP_WORLD, 0)};
   groups_[XFFL_GROUP_WORLD].push_back(std::make_unique<xffl_group>(std::move(world), backend_, call_gate_));
-  register_world_group(*backend_, groups_[XFFL_GROUP_WORLD].back()->spec());
+  backend_->register_world(groups_[XFFL_GROUP_WORLD].back()->spec());
 }
 
 void DistributedState::require_settable(xffl_option_t option) const {
@@ -122,7 +129,7 @@ void DistributedState::set_option(xffl_option_t option, int value) {
   if (Options::read_by_set_global(option) && !Options::is_string_option(option) && value == options_.get(option)) return;
   require_settable(option);
   options_.set(option, value);
-  if (backend_) apply_options(*backend_, options_);
+  if (backend_) backend_->apply(live_settings(options_));
 }
 
 void DistributedState::set_node(int local_rank, int local_size, int node_rank, int node_world_size) {
@@ -139,7 +146,7 @@ void DistributedState::set_node(int local_rank, int local_size, int node_rank, i
          local_size, " = ", world_size_ / local_size);
   if (node_rank < 0 || node_rank >= node_world_size)
     fail(XFFL_EINVAL, "node rank ", node_rank, " outside [0, ", node_world_size, ")");
-  note_node_place(*backend_, local_rank, local_size);  // may refuse: before anything changes
+  backend_->set_node_place(local_rank, local_size);  // may refuse: before anything changes
   node_ = NodeInfo{local_rank, local_size, node_rank, node_world_size};
 }
 
@@ -155,7 +162,7 @@ void DistributedState::set_exec_device(int device_index, int streams) {
     fail(XFFL_EINVAL, "streams ", streams, " outside [1, ", kMaxStreams, "]");
   if (device_index < -1) fail(XFFL_EINVAL, "device index ", device_index, " must be -1 (choose) or a device index");
   if (device_type_ == XFFL_DEVICE_CUDA) {
-    const auto [device, count] = select_cuda_device(*backend_, device_index, node_ ? node_->local_rank : 0, streams);
+    const auto [device, count] = backend_->select_device(device_index, node_ ? node_->local_rank : 0, streams);
     current_device_ = device;
     device_count_ = count;
     streams_ = streams;
@@ -188,8 +195,9 @@ void DistributedState::add_group(xffl_group_kind_t kind, int instances, const to
     comm::GroupSpec spec{members, my_index, std::move(text), layout_tag(layout_generation_, kind, instance)};
     spec.crosses_facilities = kind == XFFL_GROUP_FEDERATED;
     auto group = std::make_unique<xffl_group>(std::move(spec), backend_, call_gate_);
-    // NCCL makes communicators eagerly: one split per family, every rank in the same layout order.
-    if (prepare_family_group(*backend_, group->spec(), instance)) group->communicator();
+    // A backend that makes communicators eagerly (NCCL: one split per family) makes them here, every
+    // rank in the same layout order.
+    if (backend_->prepare_family(group->spec(), instance)) group->communicator();
     groups_[kind].push_back(std::move(group));
   }
 }
@@ -312,7 +320,7 @@ void *DistributedState::stream(int index) const {
   require_global("xffl_get_stream");
   if (index < 0 || index >= streams_) fail(XFFL_EINVAL, "stream index ", index, " outside [0, ", streams_, ")");
   if (device_type_ != XFFL_DEVICE_CUDA) fail(XFFL_EUNSUPPORTED, "streams exist only for cuda execution");
-  return exec_stream(*backend_, index);
+  return backend_->stream(index);
 }
 
 const std::string &DistributedState::master_addr() const {

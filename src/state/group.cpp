@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "comm/backend_names.h"
 #include "common/error.h"
 
 namespace xffl {
@@ -29,8 +30,9 @@ void Group::retire(const char *ending_call) {
 }
 
 void Group::check_stream(const void *stream) const {
-  if (stream && backend_kind() != XFFL_BACKEND_NCCL)
-    fail(XFFL_EINVAL, "stream must be NULL for host memory (backend is not NCCL)");
+  if (stream && !backend_->accepts_streams())
+    fail(XFFL_EINVAL, "stream must be NULL for host memory (backend ", comm::backend_name(backend_->kind()),
+         " takes no stream)");
 }
 
 }  // namespace xffl

@@ -29,6 +29,8 @@ class Group {
   const std::string &description() const { return spec_.description; }
   bool owned() const { return claimed_slot_.has_value(); }
   xffl_backend_t backend_kind() const { return backend_->kind(); }
+  // The memory the group's collectives read and write (device memory is never copied through the host).
+  comm::MemoryKind memory_kind() const { return backend_->memory_kind(); }
   // XFFL_ESTATE once the group was retired.
   comm::Communicator &communicator();
   // Ends a borrowed group with its layout (ending_call: "xffl_unset_hsdp"): its communicator goes,
@@ -36,7 +38,8 @@ class Group {
   void retire(const char *ending_call);
   // The state's call gate, shared: calls on a group and on its state never overlap.
   CallGate &call_gate() const { return *gate_; }
-  // A stream is a cudaStream_t for NCCL; host-memory backends take NULL (XFFL_EINVAL otherwise).
+  // A stream is a cudaStream_t for a backend that accepts streams (NCCL); the others take NULL
+  // (XFFL_EINVAL otherwise).
   void check_stream(const void *stream) const;
 
  private:

@@ -181,6 +181,29 @@ void a_missing_partner_times_out_the_staged_sender(void **) {
   for (int rank : {0, 2, 4}) assert_int_equal(outcomes[static_cast<size_t>(rank)].status, XFFL_OK);
 }
 
+// Options applied to the live NCCL backend (Backend::apply, as xffl_set_option does) reach its crossing
+// UCX backend too.
+void live_settings_reach_the_crossing_backend(void **) {
+  auto fake = std::make_shared<FakeNccl>(1);
+  harness::MemoryExchange ucx_exchange;
+  std::vector<int> seen(2, 0);
+  auto outcomes = harness::run_ranks(fake, 2, 20000, [&](int rank, NcclBackend &backend) {
+    auto ucx = std::make_shared<UcxBackend>(rank, 2, ucx_exchange, 20000, XFFL_LOG_ERROR);
+    backend.set_crossing_backend(ucx);
+    LiveSettings settings;
+    settings.timeout_ms = 1234 + rank;
+    settings.log_level = XFFL_LOG_ERROR;
+    backend.apply(settings);
+    if (backend.timeout_ms() != settings.timeout_ms)
+      (xffl::fail)(XFFL_EINTERNAL, "rank ", rank, ": NCCL's timeout is ", backend.timeout_ms());
+    seen[static_cast<size_t>(rank)] = ucx->timeout_ms();
+  });
+  for (const harness::Outcome &outcome : outcomes)
+    if (outcome.status != XFFL_OK) fail_msg("%s", outcome.message.c_str());
+  assert_int_equal(seen[0], 1234);
+  assert_int_equal(seen[1], 1235);
+}
+
 }  // namespace
 
 int main(void) {
@@ -190,6 +213,7 @@ int main(void) {
       cmocka_unit_test(many_buckets_stay_on_the_device_side),
       cmocka_unit_test(staged_collectives_match_their_definitions),
       cmocka_unit_test(a_missing_partner_times_out_the_staged_sender),
+      cmocka_unit_test(live_settings_reach_the_crossing_backend),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

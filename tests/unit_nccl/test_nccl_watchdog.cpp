@@ -147,7 +147,7 @@ void an_aborted_communicator_is_never_polled_again(void **) {
   assert_contains(later.message, "was aborted earlier");
 }
 
-// XFFL_OPT_ENQUEUE_ONLY as the state applies it (apply_options): with 1 a collective whose peer never
+// XFFL_OPT_ENQUEUE_ONLY as the state applies it (Backend::apply of live_settings): with 1 a collective whose peer never
 // comes returns once enqueued, as NCCL's do; with 0 (the default) the same call waits and times out.
 void enqueue_only_returns_before_the_peer_arrives(void **) {
   auto fake = std::make_shared<FakeNccl>(1);
@@ -160,7 +160,7 @@ void enqueue_only_returns_before_the_peer_arrives(void **) {
       Options options;
       options.timeout_ms = kShortTimeoutMs;
       options.enqueue_only = enqueue_only == 1;
-      apply_options(backend, options);
+      backend.apply(live_settings(options));
       int x = 1;
       try {
         group->allreduce(&x, &x, 1, XFFL_I32, XFFL_SUM, nullptr);

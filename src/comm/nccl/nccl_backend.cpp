@@ -87,19 +87,20 @@ void NcclBackend::set_node_place(int node_local_rank, int node_local_size) {
   node_local_size_ = node_local_size;
 }
 
-void NcclBackend::select_device(int device_index, int node_local_rank, int streams) {
+DeviceChoice NcclBackend::select_device(int device_index, int node_local_rank, int streams) {
   const int device = choose_device(device_index, node_local_rank, device_count_);
   if (streams < 1) fail(XFFL_EINVAL, "streams ", streams, " must be at least 1");
   if (context_->device && context_->device->device() == device) {
     context_->device->grow(streams);
     context_->device->make_current();
-    return;
+    return DeviceChoice{device, device_count_};
   }
   if (context_->device && (world_ || communicators_created_ > 0))
     fail(XFFL_ESTATE, "rank ", context_->rank, ": NCCL communicators already exist on CUDA device ",
          context_->device->device(), "; choose the device (xffl_set_exec_device) before the first collective");
   context_->device.reset();
   context_->device = std::make_unique<DeviceStreams>(context_->api, device, streams);
+  return DeviceChoice{device, device_count_};
 }
 
 void NcclBackend::ensure_device() {
@@ -130,6 +131,12 @@ void *NcclBackend::stream(int index) {
 void NcclBackend::set_timeout_ms(int timeout_ms) {
   if (timeout_ms <= 0) fail(XFFL_EINVAL, "NCCL backend: timeout ", timeout_ms, " ms is not positive");
   context_->timeout_ms = timeout_ms;
+}
+
+void NcclBackend::apply(const LiveSettings &settings) {
+  set_timeout_ms(settings.timeout_ms);
+  set_stream_ordered(settings.stream_ordered);
+  if (crossing_) crossing_->apply(settings);
 }
 
 std::shared_ptr<NcclComm> NcclBackend::init_communicator(const UniqueId &id, int size, int index,
@@ -187,11 +194,11 @@ std::unique_ptr<Communicator> NcclBackend::create_staged(const GroupSpec &group,
   return std::make_unique<HostStagedCommunicator>(context_, crossing_->create_communicator(group), group, instance);
 }
 
-void NcclBackend::prepare_family(const GroupSpec &group, int instance) {
+bool NcclBackend::prepare_family(const GroupSpec &group, int instance) {
   check_member(group);
   if (crosses(group)) {  // every rank skips the split alike: crosses_facilities is per family
     prepared_[group.tag] = Prepared{nullptr, instance, true};
-    return;
+    return true;
   }
   const std::shared_ptr<NcclComm> &world = ensure_world();
   std::shared_ptr<NcclComm> existing = find_made(group.members, instance);
@@ -230,6 +237,7 @@ void NcclBackend::prepare_family(const GroupSpec &group, int instance) {
     made_.push_back(Made{group.members, instance, child});
   }
   prepared_[group.tag] = prepared;
+  return true;
 }
 
 std::shared_ptr<NcclComm> NcclBackend::create_own_id_communicator(const GroupSpec &group) {

@@ -51,29 +51,34 @@ class NcclBackend final : public Backend {
   // Where this rank sits on its node (xffl_set_node): the default device is node_local_rank modulo
   // the count. A node with more ranks than devices is XFFL_EUNSUPPORTED at once (NCCL needs a device
   // per rank; it would otherwise fail late, at init, with "Duplicate GPU detected").
-  void set_node_place(int node_local_rank, int node_local_size);
+  void set_node_place(int node_local_rank, int node_local_size) override;
   // Local. device_index -1 chooses node_local_rank modulo the device count. Makes the device current
   // and the pool hold `streams` streams. XFFL_ESTATE once communicators exist on another device.
-  void select_device(int device_index, int node_local_rank, int streams);
+  DeviceChoice select_device(int device_index, int node_local_rank, int streams) override;
   int device() const;  // chooses the default device (as select_device(-1)) when none was selected
   int device_count() const { return device_count_; }
   int streams() const;
   // The pool's stream `index` (a cudaStream_t), for the caller's own kernels.
-  void *stream(int index);
+  void *stream(int index) override;
 
   // Local: remembers which GroupSpec is the world group.
-  void register_world(const GroupSpec &world);
-  // Collective over the world: every rank, the same families in the same order.
-  void prepare_family(const GroupSpec &group, int instance);
+  void register_world(const GroupSpec &world) override;
+  // Collective over the world: every rank, the same families in the same order. Always true: the
+  // group's communicator is to be made now.
+  bool prepare_family(const GroupSpec &group, int instance) override;
 
   // Local, before any layout: groups with crosses_facilities go over `host` (a host-memory backend,
   // UCX) through pinned host memory, instead of NCCL.
-  void set_crossing_backend(std::shared_ptr<Backend> host);
-  Backend *crossing_backend() const { return crossing_.get(); }
+  void set_crossing_backend(std::shared_ptr<Backend> host) override;
 
   void set_timeout_ms(int timeout_ms);
   int timeout_ms() const { return context_->timeout_ms; }
   void set_stream_ordered(bool on) { context_->stream_ordered = on; }
+  // The timeout and the completion mode here, everything on the crossing backend too.
+  void apply(const LiveSettings &settings) override;
+
+  MemoryKind memory_kind() const override { return MemoryKind::kDevice; }
+  bool accepts_streams() const override { return true; }
 
   // What this rank made so far (tests, benchmark).
   int communicators_created() const { return communicators_created_; }

@@ -8,6 +8,27 @@
 
 namespace xffl::comm {
 
+namespace {
+
+std::shared_ptr<Backend> make_ucx(const BackendSetup &setup) {
+  if (!setup.exchange) fail(XFFL_EINTERNAL, "UCX backend: made without the job's store");
+  // The backend and the store it reads from, in one allocation: the backend is destroyed first.
+  struct WithStore {
+    explicit WithStore(const BackendSetup &from)
+        : store(from.exchange),
+          backend(from.rank, from.world_size, *store, from.timeout_ms, from.log_level, from.process_settings) {}
+    std::shared_ptr<Exchange> store;
+    UcxBackend backend;
+  };
+  auto owner = std::make_shared<WithStore>(setup);
+  return std::shared_ptr<Backend>(owner, &owner->backend);  // shares the owner's lifetime
+}
+
+}  // namespace
+
+const BackendMaker kUcxMaker{&UcxBackend::load_ucx, /*rendezvous=*/true, /*barrier=*/true, /*takes_crossing=*/false,
+                             &make_ucx};
+
 UcxBackend::UcxBackend(int rank, int world_size, Exchange &exchange, int timeout_ms, xffl_log_level_t log_level,
                        bool process_settings)
     : exchange_(exchange) {
@@ -60,6 +81,11 @@ void UcxBackend::set_timeout_ms(int timeout_ms) {
 
 int UcxBackend::timeout_ms() const { return worker_->settings().timeout_ms; }
 void UcxBackend::set_log_level(xffl_log_level_t level) { worker_->settings().log_level = level; }
+
+void UcxBackend::apply(const LiveSettings &settings) {
+  set_timeout_ms(settings.timeout_ms);
+  set_log_level(settings.log_level);
+}
 void UcxBackend::set_tuning(const algorithms::Tuning &tuning) { worker_->settings().tuning = tuning; }
 const algorithms::Tuning &UcxBackend::tuning() const { return worker_->settings().tuning; }
 void UcxBackend::set_peer_failure_detection_on_host(bool on) { worker_->settings().peer_failure_detection_on_host = on; }

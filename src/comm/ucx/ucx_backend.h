@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "comm/algorithms/point_to_point.h"
+#include "comm/backend_table.h"
 #include "comm/communicator.h"
 #include "comm/exchange.h"
 
@@ -45,6 +46,8 @@ class UcxBackend final : public Backend {
   void set_timeout_ms(int timeout_ms);
   int timeout_ms() const;
   void set_log_level(xffl_log_level_t level);
+  // The timeout and the log level (stream ordering means nothing to host memory).
+  void apply(const LiveSettings &settings) override;
   void set_tuning(const algorithms::Tuning &tuning);
   const algorithms::Tuning &tuning() const;
   // Applies to endpoints made afterwards; see UcxSettings::peer_failure_detection_on_host.
@@ -54,6 +57,11 @@ class UcxBackend final : public Backend {
   std::shared_ptr<ucx::UcxWorker> worker_;
   Exchange &exchange_;
 };
+
+// The factory's maker (backend_table.cpp): loads UCX before the rendezvous; the backend made keeps
+// the job's store (BackendSetup::exchange) alive as long as itself, since endpoints are made lazily
+// from the addresses in it; set_global waits for every rank's address (barrier).
+extern const BackendMaker kUcxMaker;
 
 }  // namespace xffl::comm
 

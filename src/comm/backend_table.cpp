@@ -1,0 +1,66 @@
+#include "comm/backend_table.h"
+
+#include <strings.h>
+
+#include <atomic>
+
+#include "comm/local_backend.h"
+#include "common/error.h"
+
+// A backend that a build may lack: its maker when it is built in, else null (the line then says why).
+#ifdef XFFL_HAVE_UCX
+#include "comm/ucx/ucx_backend.h"
+#define XFFL_UCX_MAKER &kUcxMaker
+#else
+#define XFFL_UCX_MAKER nullptr
+#endif
+#ifdef XFFL_HAVE_NCCL
+#include "comm/nccl/nccl_maker.h"
+#define XFFL_NCCL_MAKER &kNcclMaker
+#else
+#define XFFL_NCCL_MAKER nullptr
+#endif
+
+namespace xffl::comm {
+
+namespace {
+
+// Lines are added (register_backend) only before the table is first read; then it is fixed. Atomic:
+// states on several threads read the table at once.
+std::atomic<bool> table_read{false};
+
+std::vector<BackendEntry> &table() {
+  static std::vector<BackendEntry> lines = {
+      {XFFL_BACKEND_NONE, "none", MemoryKind::kHost, &kLocalMaker, nullptr},
+      {XFFL_BACKEND_UCX, "ucx", MemoryKind::kHost, XFFL_UCX_MAKER, "this build of xffl has no UCX support"},
+      {XFFL_BACKEND_NCCL, "nccl", MemoryKind::kDevice, XFFL_NCCL_MAKER, "this build of xffl has no CUDA and NCCL support"},
+  };
+  return lines;
+}
+
+}  // namespace
+
+const std::vector<BackendEntry> &backend_table() {
+  table_read = true;
+  return table();
+}
+
+const BackendEntry *find_backend(int kind) {
+  for (const BackendEntry &entry : backend_table())
+    if (entry.kind == kind) return &entry;
+  return nullptr;
+}
+
+void register_backend(const BackendEntry &entry) {
+  if (!entry.name || (!entry.maker && !entry.missing))
+    fail(XFFL_EINVAL, "backend ", static_cast<int>(entry.kind), ": a line needs a name, and a maker or why not");
+  if (table_read)
+    fail(XFFL_ESTATE, "backend '", entry.name, "' registered after the table of backends was first read");
+  for (const BackendEntry &line : table())
+    if (line.kind == entry.kind || strcasecmp(line.name, entry.name) == 0)
+      fail(XFFL_EINVAL, "backend ", static_cast<int>(entry.kind), " '", entry.name, "': the table has backend ",
+           static_cast<int>(line.kind), " '", line.name, "' already");
+  table().push_back(entry);
+}
+
+}  // namespace xffl::comm

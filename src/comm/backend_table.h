@@ -1,0 +1,71 @@
+// The one table of backends: every kind this library knows of (built in or not), its name (as
+// XFFL_BACKEND and XFFL_CROSS_FACILITY_BACKEND take it, as xffl_state_describe and xffl-topo print it),
+// the memory it moves, and its maker. Adding a backend is its folder under comm/ and its line in
+// backend_table.cpp; the factory (state/backend_factory.cpp) brings up whatever a line names.
+#ifndef XFFL_SRC_COMM_BACKEND_TABLE_H
+#define XFFL_SRC_COMM_BACKEND_TABLE_H
+
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/exchange.h"
+#include "xffl/types.h"
+
+namespace xffl::comm {
+
+// What a maker gets from the factory.
+struct BackendSetup {
+  int rank = 0;
+  int world_size = 1;
+  int timeout_ms = 0;
+  xffl_log_level_t log_level = XFFL_LOG_WARN;
+  // Whether the backend may change process-wide settings of the library it loads
+  // (XFFL_OPT_UCX_PROCESS_SETTINGS).
+  bool process_settings = false;
+  // The job's rendezvous store, for a maker with `rendezvous`; null otherwise. Shared with the backend,
+  // which keeps it as long as it needs it.
+  std::shared_ptr<Exchange> exchange;
+};
+
+// How the factory brings a backend up, in this order on every rank: load (every backend involved),
+// the rendezvous (when one needs it), make, set_crossing_backend, the barrier (when one needs it).
+struct BackendMaker {
+  // Local work that can fail on this rank alone (loading a library), done before the rendezvous so
+  // that such a rank fails before the others wait for it. May be null.
+  void (*load)();
+  bool rendezvous;  // needs the job's store (BackendSetup::exchange)
+  // xffl_set_global returns on a rank only once every rank made its backend (UCX: every worker
+  // address is published before any rank looks one up).
+  bool barrier;
+  // Groups that cross facilities may run on another backend (XFFL_OPT_CROSS_FACILITY_BACKEND), given
+  // by Backend::set_crossing_backend.
+  bool takes_crossing;
+  // Collective when `rendezvous`. Throws xffl::Error.
+  std::shared_ptr<Backend> (*make)(const BackendSetup &setup);
+};
+
+struct BackendEntry {
+  xffl_backend_t kind;
+  const char *name;  // lower case
+  // What Backend::memory_kind() of the backend will say, known before it is made (xffl_set_global
+  // checks the device type against it first).
+  MemoryKind memory;
+  const BackendMaker *maker;  // null: this build of xffl lacks the backend
+  const char *missing;        // why, when maker is null: "this build of xffl has no UCX support"
+};
+
+// Every line, built in or not: the built-in ones in enum order, then any registered.
+const std::vector<BackendEntry> &backend_table();
+
+// The line of `kind`, or null for a kind no line names.
+const BackendEntry *find_backend(int kind);
+
+// Adds a line (tests register a fake backend this way): only before the table is first read (any
+// state, name lookup or describe), else XFFL_ESTATE; so the table is fixed while anyone reads it. Not
+// thread-safe. XFFL_EINVAL when the kind or the name (case-insensitive) is already in the table.
+void register_backend(const BackendEntry &entry);
+
+}  // namespace xffl::comm
+
+#endif
