@@ -1,6 +1,10 @@
 // The federated strategies a state picks from by XFFL_OPT_FEDERATED_STRATEGY: the built-in ones
 // (registry.cpp, one line each) and any that code inside the process adds to its state's table (the
 // tests' strategies). Each state owns its table: nothing global changes.
+//
+// A new built-in strategy: its file in src/federated/ (a Strategy and a function that returns it),
+// its declaration and table row in registry.cpp, its line in src/CMakeLists.txt, and its enumerator
+// in include/xffl/types.h (public API: the bindings and the ABI baseline follow).
 #ifndef XFFL_SRC_FEDERATED_REGISTRY_H
 #define XFFL_SRC_FEDERATED_REGISTRY_H
 
