@@ -1,11 +1,10 @@
-// extern "C" shims of xffl/federated.h: argument checks, then the state's roles and federated/average.
+// extern "C" shims of xffl/federated.h: argument checks, then the state's federated strategy.
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "capi/guard.h"
 #include "comm/dtype.h"
-#include "federated/average.h"
 #include "state/distributed_state.h"
 #include "xffl/federated.h"
 
@@ -34,7 +33,7 @@ XFFL_API xffl_status_t xffl_federated_average(xffl_state_t *st, void *buf, size_
   require_arg(st, "st");
   XFFL_API_ENTER(st, "xffl_federated_average");
   check_buffer(buf, count, dtype, "buf");
-  xffl::federated::average(st->federated_roles(stream), buf, count, dtype, stream);
+  st->federated_averaging(stream).average(buf, count, dtype, stream);
   XFFL_API_END("xffl_federated_average")
 }
 
@@ -56,7 +55,7 @@ XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const
                  "] = ", counts[i], ")");
     total_bytes += bytes;
   }
-  xffl::federated::average_many(st->federated_roles(stream), bufs, counts, n, dtype, stream);
+  st->federated_averaging(stream).average_many(bufs, counts, n, dtype, stream);
   XFFL_API_END("xffl_federated_average_many")
 }
 

@@ -128,6 +128,7 @@ void DistributedState::set_option(xffl_option_t option, int value) {
   // Setting an option xffl_set_global read to the value it already has changes nothing: allowed.
   if (Options::read_by_set_global(option) && !Options::is_string_option(option) && value == options_.get(option)) return;
   require_settable(option);
+  if (option == XFFL_OPT_FEDERATED_STRATEGY) federated_strategies_.require(value);
   options_.set(option, value);
   if (backend_) backend_->apply(live_settings(options_));
 }

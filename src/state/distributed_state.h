@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "federated/average.h"
+#include "federated/registry.h"
+#include "federated/strategy.h"
 #include "state/call_gate.h"
 #include "state/group.h"
 #include "state/options.h"
@@ -87,9 +88,12 @@ class DistributedState {
   // FedAvg weights per federated group; empty means the plain mean.
   void set_federated_weights(const std::vector<double> &weights);
   const std::vector<double> &federated_weights() const { return federated_weights_; }
-  // This rank's communicators and role in federated averaging (federated/average.h). XFFL_ESTATE
-  // without federated scaling; XFFL_EINVAL for a host stream or FLAT over unequal federated groups.
-  federated::Roles federated_roles(void *stream) const;
+  // The strategy of XFFL_OPT_FEDERATED_STRATEGY with this rank's roles in it (federated/strategy.h).
+  // XFFL_ESTATE without federated scaling; XFFL_EINVAL for a host stream or a layout the strategy
+  // refuses (FLAT over unequal federated groups).
+  federated::Averaging federated_averaging(void *stream) const;
+  // The strategies XFFL_OPT_FEDERATED_STRATEGY picks from: the built-in ones, and any a test adds.
+  federated::StrategyTable &federated_strategies() { return federated_strategies_; }
   // The execution device's stream `index` (a cudaStream_t); CUDA only.
   void *stream(int index) const;
 
@@ -136,6 +140,7 @@ class DistributedState {
   // groups of one list in the same order, so the count names the same group on every member.
   std::map<std::vector<int>, uint32_t> custom_group_counts_;
   std::vector<double> federated_weights_;
+  federated::StrategyTable federated_strategies_;
 };
 
 }  // namespace xffl

@@ -84,9 +84,7 @@ void Options::set(xffl_option_t option, int value) {
       if (value < 1) fail(XFFL_EINVAL, "timeout ", value, " ms must be at least 1");
       timeout_ms = value;
       return;
-    case XFFL_OPT_FEDERATED_STRATEGY:
-      if (value != XFFL_FEDAVG_HIERARCHICAL && value != XFFL_FEDAVG_FLAT)
-        fail(XFFL_EINVAL, "federated strategy ", value, " is not XFFL_FEDAVG_HIERARCHICAL (0) or XFFL_FEDAVG_FLAT (1)");
+    case XFFL_OPT_FEDERATED_STRATEGY:  // checked by the state against its strategy table first (federated/registry.h)
       strategy = static_cast<xffl_federated_strategy_t>(value);
       return;
     case XFFL_OPT_LOG_LEVEL:

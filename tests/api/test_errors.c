@@ -885,6 +885,45 @@ static void test_federated_average_one_group(void **state) {
   }
 }
 
+/* FLAT over unequal federated sizes is refused with the same message on every rank, before any
+ * message, and after the stream check; its refusal comes before the weighted-dtype one. Rank 5 of
+ * (4, 8) with HSDP 2 is a non-sender: its FEDERATED group is itself alone, so backend NONE reaches the
+ * strategy's check. */
+static void test_federated_flat_unequal_sizes(void **state) {
+  (void)state;
+  const char *flat_refusal = "strategy FLAT needs equal federated sizes (non-senders of unequal groups have no "
+                             "partner across groups); use XFFL_FEDAVG_HIERARCHICAL";
+  char expected[512];
+  const int sizes[] = {4, 8};
+  xffl_state_t *st = api_global_state(12, 5);
+  assert_xffl_ok(xffl_federated_scaling(st, sizes, 2, 2));
+  assert_xffl_ok(xffl_set_option(st, XFFL_OPT_FEDERATED_STRATEGY, XFFL_FEDAVG_FLAT));
+  float x[4] = {1, 2, 3, 4};
+  void *bufs[1] = {x};
+  size_t counts[1] = {4};
+  assert_xffl_status(xffl_federated_average(st, x, 4, XFFL_F32, NULL), XFFL_EINVAL);
+  snprintf(expected, sizeof expected, "xffl_federated_average: %s", flat_refusal);
+  assert_string_equal(xffl_last_error_message(), expected);
+  assert_xffl_status(xffl_federated_average_many(st, bufs, counts, 1, XFFL_F32, NULL), XFFL_EINVAL);
+  snprintf(expected, sizeof expected, "xffl_federated_average_many: %s", flat_refusal);
+  assert_string_equal(xffl_last_error_message(), expected);
+  assert_true(x[0] == 1 && x[3] == 4);
+  int fake_stream = 0;
+  assert_xffl_status(xffl_federated_average(st, x, 4, XFFL_F32, &fake_stream), XFFL_EINVAL);
+  assert_string_equal(xffl_last_error_message(),
+                      "xffl_federated_average: stream must be NULL for host memory (backend is not NCCL)");
+  const double weights[] = {1.0, 3.0};
+  int ints[2] = {3, 4};
+  assert_xffl_ok(xffl_set_federated_weights(st, weights, 2));
+  assert_xffl_status(xffl_federated_average(st, ints, 2, XFFL_I32, NULL), XFFL_EINVAL);
+  snprintf(expected, sizeof expected, "xffl_federated_average: %s", flat_refusal);
+  assert_string_equal(xffl_last_error_message(), expected);
+  assert_xffl_status(xffl_set_option(st, XFFL_OPT_FEDERATED_STRATEGY, 2), XFFL_EINVAL);
+  assert_string_equal(xffl_last_error_message(),
+                      "xffl_set_option: federated strategy 2 is not XFFL_FEDAVG_HIERARCHICAL (0) or XFFL_FEDAVG_FLAT (1)");
+  xffl_state_destroy(st);
+}
+
 /* ---------------------------------------------------------------- options and environment */
 
 static void test_options(void **state) {
@@ -1019,6 +1058,7 @@ int main(void) {
       cmocka_unit_test(test_collectives_one_member),
       cmocka_unit_test(test_collectives_many_members_unsupported),
       cmocka_unit_test(test_federated_average_one_group),
+      cmocka_unit_test(test_federated_flat_unequal_sizes),
       cmocka_unit_test(test_options),
       cmocka_unit_test(test_environment),
   };

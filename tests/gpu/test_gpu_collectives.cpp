@@ -19,7 +19,7 @@
 #include "comm/nccl/device_streams.h"
 #include "comm/nccl/host_staged_communicator.h"
 #include "comm/nccl/nccl_backend.h"
-#include "federated/average.h"
+#include "federated/registry.h"
 #ifdef XFFL_GPU_TEST_UCX
 #include "comm/ucx/ucx_backend.h"
 #endif
@@ -209,7 +209,8 @@ void run_staged_rank(int rank, std::shared_ptr<Exchange> nccl_exchange, Exchange
   roles.federated_rank = rank;
   roles.weight_factor = 2.0 * (rank == 0 ? 1.0 : 3.0) / 4.0;  // weights (1, 3)
   a.put(std::vector<float>(n, rank == 0 ? 4.0f : 8.0f), pool0);
-  federated::average(roles, a.ptr, n, XFFL_F32, backend.stream(0));
+  const federated::StrategyTable strategies;
+  strategies.get(XFFL_FEDAVG_HIERARCHICAL).average(roles, a.ptr, n, XFFL_F32, backend.stream(0));
   check(a.get(pool0)[12345] == 7.0f, "weighted federated average over UCX");
   std::printf("rank %d: staged allreduce (2 chunks), allgather, broadcast, weighted average over UCX passed; "
               "NCCL communicators made: %d\n", rank, backend.communicators_created());

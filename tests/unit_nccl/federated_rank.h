@@ -7,7 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "federated/average.h"
+#include "federated/registry.h"
+#include "federated/strategy.h"
 #include "nccl_harness.h"
 #include "topology/plan.h"
 
@@ -15,7 +16,19 @@ namespace harness {
 
 struct FederatedRank {
   std::unique_ptr<xffl::comm::Communicator> federated, replica;
+  const xffl::federated::Strategy *strategy = nullptr;  // HIERARCHICAL
   xffl::federated::Roles roles;
+};
+
+// The two communicators, as the state hands them to a strategy.
+class TwoGroups final : public xffl::federated::Groups {
+ public:
+  explicit TwoGroups(FederatedRank &made) : made_(made) {}
+  xffl::comm::Communicator &federated() override { return *made_.federated; }
+  xffl::comm::Communicator &replica() override { return *made_.replica; }
+
+ private:
+  FederatedRank &made_;
 };
 
 // weights: empty for the plain mean. crossing: mark the FEDERATED family as crossing facilities.
@@ -35,19 +48,19 @@ inline FederatedRank make_federated_rank(xffl::comm::NcclBackend &backend, int r
   FederatedRank made;
   made.federated = backend.create_communicator(federated);
   made.replica = backend.create_communicator(replica);
-  federated::Roles &roles = made.roles;
-  roles.federated = made.federated.get();
-  roles.replica = made.replica.get();
-  roles.is_sender = *plan.is_sender;
-  roles.sender_index = plan.replica_group->index_of(plan.receive_from.value_or(rank));
-  roles.federated_groups = static_cast<int>(sizes.size());
-  roles.federated_rank = *plan.federated_rank;
-  if (!weights.empty()) {
-    roles.weighted = true;
-    double sum = 0;
-    for (double w : weights) sum += w;
-    roles.weight_factor = static_cast<double>(weights.size()) * weights[static_cast<size_t>(roles.federated_rank)] / sum;
-  }
+  // The roles from the plan's numbers, as DistributedState::federated_averaging hands them over.
+  federated::Placement placement;
+  placement.federated_groups = *plan.federated_world_size;
+  placement.federated_rank = *plan.federated_rank;
+  placement.is_sender = *plan.is_sender;
+  placement.hsdp = true;
+  placement.sender_index = plan.replica_group->index_of(plan.receive_from.value_or(rank));
+  placement.federated_sizes = sizes;
+  placement.weights = weights;
+  static const federated::StrategyTable strategies;
+  made.strategy = &strategies.get(XFFL_FEDAVG_HIERARCHICAL);
+  TwoGroups groups(made);
+  made.roles = made.strategy->roles(placement, groups);
   return made;
 }
 

@@ -78,7 +78,7 @@ void weighted_average_crosses_over_ucx_and_relays_over_nccl(void **) {
     FederatedRank me = make_federated_rank(backend, rank, {1.0, 3.0});
     std::vector<float> shard(1001);
     fill(shard, me.roles);
-    federated::average(me.roles, shard.data(), shard.size(), XFFL_F32, nullptr);
+    me.strategy->average(me.roles, shard.data(), shard.size(), XFFL_F32, nullptr);
     check_mean(shard, rank, 1.0, 3.0, "weighted average");
   });
   assert_all_ok(outcomes);
@@ -108,7 +108,7 @@ void many_buckets_stay_on_the_device_side(void **) {
       fill(buffers.back(), me.roles);
     }
     for (auto &buffer : buffers) bufs.push_back(buffer.data());
-    federated::average_many(me.roles, bufs.data(), counts.data(), counts.size(), XFFL_F32, nullptr);
+    me.strategy->average_many(me.roles, bufs.data(), counts.data(), counts.size(), XFFL_F32, nullptr);
     for (const auto &buffer : buffers) check_mean(buffer, rank, 1, 1, "_many");
   });
   assert_all_ok(outcomes);
@@ -170,7 +170,7 @@ void a_missing_partner_times_out_the_staged_sender(void **) {
     if (rank == 5 || rank == 3) return;  // 5 is away; 3 would wait on 5's relay (its replica group)
     std::vector<float> shard(64);
     fill(shard, me.roles);
-    federated::average(me.roles, shard.data(), shard.size(), XFFL_F32, nullptr);
+    me.strategy->average(me.roles, shard.data(), shard.size(), XFFL_F32, nullptr);
   });
   const harness::Outcome &partner = outcomes[1];
   // Rank 5's thread ends and takes its UCX worker with it: rank 1 either waits out the timeout or

@@ -41,7 +41,7 @@ void check_weighted_average(bool in_progress) {
     FederatedRank me = make_federated_rank(backend, rank, weights);
     std::vector<float> shard(1001);
     fill(shard, me);
-    federated::average(me.roles, shard.data(), shard.size(), XFFL_F32, nullptr);
+    me.strategy->average(me.roles, shard.data(), shard.size(), XFFL_F32, nullptr);
     for (size_t i = 0; i < shard.size(); ++i) {
       const float expected = (1.0f * facility_value(0, i) + 3.0f * facility_value(1, i)) / 4.0f;
       if (shard[i] != expected)
@@ -80,7 +80,7 @@ void unweighted_average_stays_native_avg(void **) {
     FederatedRank me = make_federated_rank(backend, rank, {});
     std::vector<float> shard(64);
     fill(shard, me);
-    federated::average(me.roles, shard.data(), shard.size(), XFFL_F32, nullptr);
+    me.strategy->average(me.roles, shard.data(), shard.size(), XFFL_F32, nullptr);
     for (size_t i = 0; i < shard.size(); ++i)
       if (shard[i] != (facility_value(0, i) + facility_value(1, i)) / 2)
         (xffl::fail)(XFFL_EINTERNAL, "rank ", rank, ": element ", i, " is ", shard[i]);
@@ -97,7 +97,7 @@ void weights_on_integers_are_refused_with_the_dtype(void **) {
   auto outcomes = harness::run_ranks(fake, kWorld, 20000, [&](int rank, NcclBackend &backend) {
     FederatedRank me = make_federated_rank(backend, rank, {1.0, 2.0});
     int values[4] = {1, 2, 3, 4};
-    federated::average(me.roles, values, 4, XFFL_I32, nullptr);
+    me.strategy->average(me.roles, values, 4, XFFL_I32, nullptr);
   });
   // Every rank refuses, non-senders too: had only the senders (who scale) refused, the others would
   // wait for their relay until the timeout. Nothing reaches NCCL.
@@ -123,7 +123,7 @@ void many_coalesces_small_device_buffers_into_one_bucket(void **) {
       fill(buffers.back(), me);
     }
     for (auto &buffer : buffers) bufs.push_back(buffer.data());
-    federated::average_many(me.roles, bufs.data(), counts.data(), counts.size(), XFFL_F32, nullptr);
+    me.strategy->average_many(me.roles, bufs.data(), counts.data(), counts.size(), XFFL_F32, nullptr);
     for (size_t b = 0; b < buffers.size(); ++b)
       for (size_t i = 0; i < buffers[b].size(); ++i)
         if (buffers[b][i] != (facility_value(0, i) + facility_value(1, i)) / 2)

@@ -28,11 +28,6 @@ bool allreduce_uses_ring(size_t count, xffl_dtype_t dtype, int members, const Tu
          count >= static_cast<size_t>(members);
 }
 
-size_t ring_chunk_elements(xffl_dtype_t dtype, xffl_redop_t op, const Tuning &tuning) {
-  const size_t reduce_element = dtype_size(accumulation_dtype(dtype, op));
-  return chunk_elements(tuning.chunk_bytes, std::max(reduce_element, dtype_size(dtype)));
-}
-
 void ring_allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype,
                     xffl_redop_t op, const Tuning &tuning, const std::function<void(size_t, size_t)> &delivered) {
   const int n = p2p.size();
@@ -42,7 +37,6 @@ void ring_allreduce(PointToPoint &p2p, const void *send, void *recv, size_t coun
   const bool widened = reduce_type != dtype;
 
   RingReduce job;
-  job.bounds = balanced_bounds(count, n);
   job.type = reduce_type;
   job.op = op;
   job.output = recv;
@@ -61,7 +55,7 @@ void ring_allreduce(PointToPoint &p2p, const void *send, void *recv, size_t coun
     if (op == XFFL_AVG) divide(reduced, chunk, reduce_type, n);
     if (widened) convert(reduced, reduce_type, at(recv, first, element), dtype, chunk);
   };
-  ring_reduce(p2p, job, tuning);
+  ring_reduce(p2p, RingChunks::for_allreduce(count, dtype, op, n, tuning), job, tuning);
 }
 
 void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
@@ -96,7 +90,6 @@ void reduce_scatter(PointToPoint &p2p, const void *send, void *recv, size_t recv
   // Partial sums need room of their own: send is read-only and recv holds one segment.
   Scratch work(p2p, count * reduce_element);
   RingReduce job;
-  job.bounds = block_bounds(recv_count, n);
   job.type = reduce_type;
   job.op = op;
   job.partial = work.data();
@@ -111,7 +104,9 @@ void reduce_scatter(PointToPoint &p2p, const void *send, void *recv, size_t recv
     if (op == XFFL_AVG) divide(reduced, chunk, reduce_type, n);
     convert(reduced, reduce_type, at(recv, first - my_first, element), dtype, chunk);
   };
-  ring_reduce(p2p, job, tuning);
+  // Messages of chunk_bytes in the reduce type: the output is written by finish, never sent.
+  ring_reduce(p2p, RingChunks(block_bounds(recv_count, n), chunk_elements(tuning.chunk_bytes, reduce_element)), job,
+              tuning);
 }
 
 void broadcast(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t dtype, int root, const Tuning &tuning) {

@@ -21,13 +21,11 @@ void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xf
 bool allreduce_uses_ring(size_t count, xffl_dtype_t dtype, int members, const Tuning &tuning);
 
 // The ring path of allreduce (requires allreduce_uses_ring). `delivered(first, count)`, when set, is
-// called as each chunk of recv becomes final, in the order of ring_delivery_order (schedules.h).
+// called as each chunk of recv becomes final, in the order of the delivery_order of
+// RingChunks::for_allreduce (chunks.h).
 void ring_allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype,
                     xffl_redop_t op, const Tuning &tuning,
                     const std::function<void(size_t first, size_t count)> &delivered = {});
-
-// Elements per ring message for this dtype and op (the ring carries the accumulation type).
-size_t ring_chunk_elements(xffl_dtype_t dtype, xffl_redop_t op, const Tuning &tuning);
 
 void broadcast(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t dtype, int root, const Tuning &tuning);
 void allgather(PointToPoint &p2p, const void *send, void *recv, size_t send_count, xffl_dtype_t dtype,

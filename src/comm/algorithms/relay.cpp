@@ -57,8 +57,9 @@ void relay_receive(PointToPoint &relay, int root, void *buffer, size_t count, xf
   const bool has_next = me + 1 < n;
   const int next = absolute(me + 1, root, n);
   const int previous = absolute(me - 1, root, n);
-  const std::vector<Span> order = ring_delivery_order(
-      federated_size, sender_index, balanced_bounds(count, federated_size), ring_chunk_elements(dtype, op, tuning));
+  // The sender's ring, planned as ring_allreduce plans it: its chunks in the order it forwards them.
+  const std::vector<Span> order =
+      RingChunks::for_allreduce(count, dtype, op, federated_size, tuning).delivery_order(sender_index);
   auto *bytes = static_cast<unsigned char *>(buffer);
 
   std::vector<RequestId> receives(order.size());

@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "comm/algorithms/chunks.h"
 #include "comm/algorithms/point_to_point.h"
 #include "xffl/types.h"
 
@@ -15,12 +16,11 @@ namespace xffl::comm::algorithms {
 
 // Ring reduce-scatter, optionally followed by the ring all-gather, pipelined chunk by chunk: a chunk
 // is forwarded as soon as it is reduced, receives are posted `window` chunks ahead into staging.
-// Member i ends the reduce-scatter owning segment i [bounds[i], bounds[i+1]). 2(n-1) steps with the
-// all-gather, n-1 without.
+// The segments and chunks are those of `chunks` (chunks.h): member i ends the reduce-scatter owning
+// segment i. 2(n-1) steps with the all-gather, n-1 without.
 struct RingReduce {
-  const void *input = nullptr;  // my contribution (reduce type), bounds.back() elements
+  const void *input = nullptr;  // my contribution (reduce type), chunks.bounds().back() elements
   void *partial = nullptr;      // where partial sums are built (reduce type, same extent; may be input)
-  std::vector<size_t> bounds;   // size() + 1 segment offsets
   xffl_dtype_t type = XFFL_F32;
   xffl_redop_t op = XFFL_SUM;
   // Called once per fully reduced chunk of my own segment, [first, first + count) in elements,
@@ -29,20 +29,11 @@ struct RingReduce {
   void *output = nullptr;       // all-gather target, same element positions; nullptr: reduce-scatter only
   size_t output_element_size = 0;
   // Optional, with the all-gather: called once per chunk as soon as `output` holds its final values,
-  // in the order of ring_delivery_order (a relay forwards chunks from here while the ring goes on).
+  // in the order of RingChunks::delivery_order (a relay forwards chunks from here while the ring goes on).
   std::function<void(size_t first, size_t count)> delivered;
 };
-void ring_reduce(PointToPoint &p2p, const RingReduce &job, const Tuning &tuning);
-
-// A chunk of a buffer, in elements.
-struct Span {
-  size_t first = 0;
-  size_t count = 0;
-};
-
-// The chunks whose final values member `me` of n learns, in the order it learns them in ring_reduce
-// with the all-gather: its own segment first, then the gathered ones. per_chunk as ring_reduce uses.
-std::vector<Span> ring_delivery_order(int n, int me, const std::vector<size_t> &bounds, size_t per_chunk);
+// chunks.per_chunk() elements of the wider of job.type and the output fit one message.
+void ring_reduce(PointToPoint &p2p, const RingChunks &chunks, const RingReduce &job, const Tuning &tuning);
 
 // Recursive doubling over the largest power of two p <= n, with the other n - p members folded into
 // their neighbours first and sent the result last. Operands are always combined lower half on the
