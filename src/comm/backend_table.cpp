@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "comm/backend_names.h"
 #include "comm/local_backend.h"
 #include "common/error.h"
 
@@ -29,11 +30,19 @@ namespace {
 // states on several threads read the table at once.
 std::atomic<bool> table_read{false};
 
+const char *builtin_name(xffl_backend_t kind) {
+  for (const BackendName &entry : backend_names())
+    if (entry.kind == kind) return entry.name;
+  fail(XFFL_EINTERNAL, "backend ", static_cast<int>(kind), " has no line in backend_names.cpp");
+}
+
 std::vector<BackendEntry> &table() {
   static std::vector<BackendEntry> lines = {
-      {XFFL_BACKEND_NONE, "none", MemoryKind::kHost, &kLocalMaker, nullptr},
-      {XFFL_BACKEND_UCX, "ucx", MemoryKind::kHost, XFFL_UCX_MAKER, "this build of xffl has no UCX support"},
-      {XFFL_BACKEND_NCCL, "nccl", MemoryKind::kDevice, XFFL_NCCL_MAKER, "this build of xffl has no CUDA and NCCL support"},
+      {XFFL_BACKEND_NONE, builtin_name(XFFL_BACKEND_NONE), MemoryKind::kHost, &kLocalMaker, nullptr},
+      {XFFL_BACKEND_UCX, builtin_name(XFFL_BACKEND_UCX), MemoryKind::kHost, XFFL_UCX_MAKER,
+       "this build of xffl has no UCX support"},
+      {XFFL_BACKEND_NCCL, builtin_name(XFFL_BACKEND_NCCL), MemoryKind::kDevice, XFFL_NCCL_MAKER,
+       "this build of xffl has no CUDA and NCCL support"},
   };
   return lines;
 }
@@ -49,6 +58,17 @@ const BackendEntry *find_backend(int kind) {
   for (const BackendEntry &entry : backend_table())
     if (entry.kind == kind) return &entry;
   return nullptr;
+}
+
+const char *backend_name(int kind) {
+  const BackendEntry *entry = find_backend(kind);
+  return entry ? entry->name : "unknown";
+}
+
+std::optional<xffl_backend_t> backend_from_name(const std::string &name) {
+  for (const BackendEntry &entry : backend_table())
+    if (strcasecmp(name.c_str(), entry.name) == 0) return entry.kind;
+  return std::nullopt;
 }
 
 void register_backend(const BackendEntry &entry) {

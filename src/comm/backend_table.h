@@ -1,11 +1,12 @@
-// The one table of backends: every kind this library knows of (built in or not), its name (as
-// XFFL_BACKEND and XFFL_CROSS_FACILITY_BACKEND take it, as xffl_state_describe and xffl-topo print it),
-// the memory it moves, and its maker. Adding a backend is its folder under comm/ and its line in
+// The one table of backends: every kind this library knows of (built in or not), its name (built-in
+// ones from backend_names.h), the memory it moves, and its maker. Adding a backend is its folder under comm/ and its line in
 // backend_table.cpp; the factory (state/backend_factory.cpp) brings up whatever a line names.
 #ifndef XFFL_SRC_COMM_BACKEND_TABLE_H
 #define XFFL_SRC_COMM_BACKEND_TABLE_H
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -57,6 +58,12 @@ struct BackendEntry {
 
 // Every line, built in or not: the built-in ones in enum order, then any registered.
 const std::vector<BackendEntry> &backend_table();
+
+// The name of `kind`'s line (registered lines too); "unknown" for a kind no line names.
+const char *backend_name(int kind);
+
+// The line named `name` (case-insensitive), or nullopt.
+std::optional<xffl_backend_t> backend_from_name(const std::string &name);
 
 // The line of `kind`, or null for a kind no line names.
 const BackendEntry *find_backend(int kind);

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "comm/backend_names.h"
+#include "comm/backend_table.h"
 #include "common/error.h"
 #include "common/format.h"
 #include "state/distributed_state.h"

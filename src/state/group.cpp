@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "comm/backend_names.h"
+#include "comm/backend_table.h"
 #include "common/error.h"
 
 namespace xffl {
