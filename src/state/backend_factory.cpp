@@ -27,8 +27,10 @@ std::shared_ptr<bootstrap::Store> open_store(const GlobalConfig &config, const O
 }
 
 // The line's maker: XFFL_EUNSUPPORTED in the line's words when this build lacks the backend.
-const comm::BackendMaker &maker_of(const comm::BackendEntry &entry, const char *role) {
-  if (!entry.maker) fail(XFFL_EUNSUPPORTED, role, " ", entry.name, ": ", entry.missing);
+// crossing: the entry is the cross-facility backend (XFFL_OPT_CROSS_FACILITY_BACKEND), not the main one.
+const comm::BackendMaker &maker_of(const comm::BackendEntry &entry, bool crossing) {
+  if (!entry.maker)
+    fail(XFFL_EUNSUPPORTED, crossing ? "cross-facility backend " : "backend ", entry.name, ": ", entry.missing);
   return *entry.maker;
 }
 
@@ -59,7 +61,7 @@ const comm::BackendEntry &backend_entry(int kind) {
 std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Options &options) {
   const Logger logger(options.log_level, config.rank);
   const comm::BackendEntry &entry = backend_entry(config.backend);
-  const comm::BackendMaker &maker = maker_of(entry, "backend");
+  const comm::BackendMaker &maker = maker_of(entry, false);
   const comm::BackendEntry *crossing = nullptr;
   if (maker.takes_crossing && options.cross_facility_backend != XFFL_BACKEND_NONE) {
     crossing = &backend_entry(options.cross_facility_backend);
@@ -68,7 +70,7 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
   }
   // What can fail on this rank alone fails here, before the others wait for it in the rendezvous.
   if (maker.load) maker.load();
-  if (crossing && maker_of(*crossing, "cross-facility backend").load) crossing->maker->load();
+  if (crossing && maker_of(*crossing, true).load) crossing->maker->load();
 
   comm::BackendSetup setup;
   setup.rank = config.rank;

@@ -911,7 +911,7 @@ static void test_federated_flat_unequal_sizes(void **state) {
   int fake_stream = 0;
   assert_xffl_status(xffl_federated_average(st, x, 4, XFFL_F32, &fake_stream), XFFL_EINVAL);
   assert_string_equal(xffl_last_error_message(),
-                      "xffl_federated_average: stream must be NULL for host memory (backend is not NCCL)");
+                      "xffl_federated_average: stream must be NULL for host memory (backend none takes no stream)");
   const double weights[] = {1.0, 3.0};
   int ints[2] = {3, 4};
   assert_xffl_ok(xffl_set_federated_weights(st, weights, 2));
