@@ -74,6 +74,9 @@ XFFL_API void xffl_state_destroy(xffl_state_t *st);
  * Afterwards xffl_set_exec_device may still choose another device index with the same stream count
  * (with NCCL only before any communicator exists on the first device), and xffl_set_init_device
  * another init device.
+ * Without MASTER_ADDR under Open MPI's mpirun or srun --mpi=pmix, rank 0 serves the rendezvous store
+ * on MASTER_PORT (else a free port) and tells the other ranks where through PMIx (libpmix.so.2, loaded
+ * only then); xffl_get_master_addr then answers "pmix".
  * @param[out] out the new state, owned by the caller; written only on success.
  * @return XFFL_OK; XFFL_EINVAL naming a missing, malformed or contradictory variable (also those that
  *         xffl_state_create reads); any status of the calls above.
@@ -283,7 +286,8 @@ XFFL_API xffl_status_t xffl_get_int(const xffl_state_t *st, xffl_attr_t attr, in
 XFFL_API xffl_status_t xffl_get_ints(const xffl_state_t *st, xffl_attr_t attr, int *buf, size_t cap, size_t *len);
 
 /**
- * @brief The master address given to xffl_set_global.
+ * @brief The master address given to xffl_set_global ("pmix" when xffl_state_from_env exchanged the
+ *        store's address through PMIx).
  * @param[out] buf receives the NUL-terminated string if cap > len
  * @param[out] len string length without the NUL, written on XFFL_OK and XFFL_EBUFSIZE
  * @return XFFL_OK; XFFL_EINVAL; XFFL_ENOTSET before set_global; XFFL_EBUFSIZE when cap <= len.

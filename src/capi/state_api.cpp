@@ -28,7 +28,7 @@ XFFL_API xffl_status_t xffl_state_from_env(xffl_state_t **out) {
   if (env.log_level) st->set_option(XFFL_OPT_LOG_LEVEL, *env.log_level);
   // A launcher environment means several processes: communicate over UCX unless told otherwise.
   st->set_global(env.backend.value_or(XFFL_BACKEND_UCX), env.device.value_or(XFFL_DEVICE_CPU), env.master_addr,
-                 env.master_port, env.rank, env.world_size);
+                 env.master_port, env.rank, env.world_size, env.store_address_from_pmix);
   if (env.node) st->set_node(env.node->local_rank, env.node->local_size, env.node->node_rank, env.node->node_world_size);
   st->set_exec_device(-1, env.streams.value_or(1));
   if (env.federated_sizes) {

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "bootstrap/pmix_store.h"
 #include "bootstrap/store.h"
 #include "comm/local_backend.h"
 #include "common/error.h"
@@ -30,6 +31,7 @@ namespace {
   store_config.timeout_ms = options.timeout_ms;
   store_config.logger = logger;
   PhaseTimer timer(logger, "rendezvous");
+  if (config.store_address_from_pmix) return bootstrap::open_store_through_pmix(std::move(store_config));
   return std::make_unique<bootstrap::Store>(store_config);
 }
 

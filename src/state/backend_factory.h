@@ -19,6 +19,7 @@ struct GlobalConfig {
   int master_port = 0;
   int rank = 0;
   int world_size = 1;
+  bool store_address_from_pmix = false;  // master_addr is empty: PMIx supplies it (bootstrap/pmix_store.h)
 };
 
 // Collective for UCX and NCCL: rendezvous through the store (rank 0 serves it), then the backend's own
