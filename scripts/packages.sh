@@ -6,7 +6,9 @@
 # cmocka (tests); UCX (backend); OpenSSL (store authentication); libabigail (abi);
 # clang 14 and its runtime libraries (fuzzers); Open MPI (peer benchmarks); gfortran (Fortran bindings);
 # bindgen (Rust bindings check); graphviz (xffl-topo pictures); python3 (checker scripts);
-# iproute2 (two simulated facilities in network namespaces); procps (process checks).
+# iproute2 (two simulated facilities in network namespaces); procps (process checks);
+# PMIx headers (mpirun and srun --mpi=pmix without MASTER_ADDR; libpmix2 is loaded at run time) and
+# SLURM's daemons and client (tests/launchers starts a one-node cluster).
 xffl_packages=(
   build-essential cmake ninja-build ccache pkg-config binutils libtsan2
   libcmocka-dev libucx-dev libssl-dev
@@ -14,6 +16,7 @@ xffl_packages=(
   clang-14 libclang-rt-14-dev llvm-14
   libopenmpi-dev openmpi-bin
   gfortran bindgen graphviz python3 iproute2 procps valgrind
+  libpmix-dev slurmctld slurmd slurm-client
 )
 
 # xffl_install_packages: installs what dpkg does not know as installed; root, or sudo.

@@ -42,12 +42,13 @@ show_logs() {
   for log in "$dir"/log/*; do echo "--- $log"; tail -n 20 "$log"; done
 }
 
-mkdir -p "$dir/state" "$dir/spool" "$dir/log"
+mkdir -p "$dir/state" "$dir/spool" "$dir/log" "$dir/tmp"
 read -r ctld_port slurmd_port < <(python3 -c '
 import socket
 sockets = [socket.socket() for _ in range(2)]
 for s in sockets: s.bind(("127.0.0.1", 0))
 print(*[s.getsockname()[1] for s in sockets])')
+first_job_id=$((1000 + (RANDOM * 32768 + RANDOM) % 60000000))
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=xffltest
 SlurmctldHost=localhost(127.0.0.1)
@@ -68,6 +69,10 @@ SelectTypeParameters=CR_Core
 # The node declares 8 CPUs on any host (a 2-core box too): config_overrides trusts this file.
 SlurmdParameters=config_overrides
 ReturnToService=2
+# Apart from any other test cluster on this host (another build's tests): SLURM's PMIx plugin names
+# its folders in TmpFS by job id, and every fresh cluster would start at job 1.
+TmpFS=$dir/tmp
+FirstJobId=$first_job_id
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool
 SlurmctldPidFile=$dir/slurmctld.pid
