@@ -64,8 +64,9 @@ XFFL_API void xffl_state_destroy(xffl_state_t *st);
  * MASTER_ADDR, MASTER_PORT), SLURM (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NODEID, ...),
  * Open MPI (OMPI_COMM_WORLD_*) and xffl's own variables (XFFL_BACKEND, XFFL_DEVICE, XFFL_FEDERATED,
  * XFFL_FEDERATED_LOCAL_WORLD_SIZE, XFFL_HSDP, XFFL_STREAMS, XFFL_TIMEOUT, XFFL_AUTH_TOKEN,
- * XFFL_LOG_LEVEL, XFFL_JOB_ID); explicit XFFL_* values win over torchrun, torchrun over SLURM, SLURM
- * over Open MPI. Then calls set_global, set_node, set_exec_device (device -1: node_local_rank modulo the
+ * XFFL_LOG_LEVEL, XFFL_JOB_ID); explicit XFFL_* values win over torchrun, torchrun over Open MPI, Open
+ * MPI over SLURM (the innermost launcher: mpirun inside a SLURM job inherits the job's variables).
+ * Then calls set_global, set_node, set_exec_device (device -1: node_local_rank modulo the
  * device count), the layout (federated scaling if XFFL_FEDERATED* is set, else HSDP if XFFL_HSDP is set,
  * else FSDP) and, as xFFL's setup does, set_init_device: XFFL_DEVICE_CPU without meta initialization,
  * unless CUDA execution sees more than one device; then meta initialization on every rank, and

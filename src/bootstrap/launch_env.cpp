@@ -162,9 +162,11 @@ void apply_xffl_overrides(const Environment &env, Identity &id) {
 }
 
 Identity read_identity(const Environment &env) {
+  // The innermost launcher first: torchrun or mpirun inside a SLURM job inherit the job's SLURM
+  // variables, which number the agents or mpirun's daemons, not these processes.
   std::optional<Identity> found = read_torchrun(env);
-  if (!found) found = read_slurm(env);
   if (!found) found = read_openmpi(env);
+  if (!found) found = read_slurm(env);
   Identity id;
   if (found) {
     id = std::move(*found);

@@ -107,7 +107,8 @@ void check_numbering(const PmixSession &session, const StoreConfig &config) {
   if (session.self().rank != static_cast<pmix_rank_t>(config.rank))
     fail(XFFL_EINVAL, "rank ", config.rank, ": PMIx numbers this process rank ", session.self().rank,
          " of namespace '", session.nspace(),
-         "', so PMIx cannot say where rank 0 runs (XFFL_RANK renumbered the ranks?); set MASTER_ADDR to name rank 0's host");
+         "', so PMIx cannot say where rank 0 runs (XFFL_RANK, or variables of an outer launcher, numbered it "
+         "otherwise?); set MASTER_ADDR to name rank 0's host");
   std::optional<uint32_t> size = job_attribute(session, PMIX_JOB_SIZE, config.timeout_ms);
   if (size && *size != static_cast<uint32_t>(config.world_size))
     fail(XFFL_EINVAL, "rank ", config.rank, ": PMIx namespace '", session.nspace(), "' has ", *size,

@@ -104,7 +104,8 @@ void test_precedence(void **) {
   for (const auto &[name, value] : without(kOpenMpi, {"MASTER_ADDR"})) both[name] = value;
   const GoodCase cases[] = {
       {"torchrun over slurm and open mpi", both, {Launcher::Torchrun, 5, 8, "10.0.0.1", 29400, NodePlacement{1, 4, 1, 2}, {}}},
-      {"slurm over open mpi", with(kSlurm, kOpenMpi), {Launcher::Slurm, 6, 11, "head", 29500, NodePlacement{2, 4, 1, 3}, {}}},
+      // mpirun inside an sbatch script: the SLURM variables number mpirun's daemons, not the ranks.
+      {"open mpi over slurm", with(kSlurm, kOpenMpi), {Launcher::OpenMpi, 5, 8, "head", 29500, NodePlacement{1, 4, 1, 2}, {}}},
       {"xffl variables replace single fields",
        with(kTorchrun, {{"XFFL_MASTER_ADDR", "override"}, {"XFFL_MASTER_PORT", "31000"}}),
        {Launcher::Torchrun, 5, 8, "override", 31000, NodePlacement{1, 4, 1, 2}, {}}},
