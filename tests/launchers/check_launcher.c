@@ -9,6 +9,8 @@
  *                                                      ranks come after rank 0's timeout and must fail
  *   check_launcher 2 no-server                         one process with PMIx variables but no server:
  *                                                      XFFL_EBACKEND naming PMIx_Init
+ *   check_launcher EXPECTED_WORLD_SIZE port-taken      rank 0's MASTER_PORT is taken: every rank fails
+ *                                                      at once, the others with rank 0's reason
  *
  * The launcher's own numbering is read from its variables (OMPI_COMM_WORLD_RANK / SLURM_PROCID and the
  * local ones) to compare with what the state says. With MASTER "pmix" two states are made one after the
@@ -19,6 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <xffl.h>
 
@@ -148,14 +154,52 @@ static int check_no_server(void) {
   return 0;
 }
 
+/* Rank 0 holds 127.0.0.1:P and sets MASTER_PORT=P (the others learn the port through PMIx, so only rank
+ * 0 reads it): rank 0's store cannot start, rank 0 fails with the bind error, and the other ranks fail
+ * at once with rank 0's reason instead of waiting for their timeout. */
+static int check_port_taken(void) {
+  rank = launcher_value("OMPI_COMM_WORLD_RANK", "SLURM_PROCID");
+  int holder = -1;
+  if (rank == 0) {
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    holder = socket(AF_INET, SOCK_STREAM, 0);
+    if (holder < 0 || bind(holder, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(holder, 1) != 0 ||
+        getsockname(holder, (struct sockaddr *)&addr, &len) != 0) {
+      perror("rank 0: holding a loopback port");
+      return 1;
+    }
+    char port[16];
+    snprintf(port, sizeof port, "%d", ntohs(addr.sin_port));
+    setenv("MASTER_PORT", port, 1);
+  }
+  xffl_state_t *st = NULL;
+  xffl_status_t rc = xffl_state_from_env(&st);
+  const char *message = xffl_last_error_message();
+  const char *expected = rank == 0 ? "rank 0" : "rank 0 could not start the store";
+  if (rc == XFFL_OK || rc == XFFL_ETIMEOUT || !strstr(message, expected)) {
+    fprintf(stderr, "rank %d: expected an error naming '%s' (not a timeout), got %s: %s\n", rank, expected,
+            xffl_status_string(rc), message);
+    xffl_state_destroy(st);
+    return 1;
+  }
+  printf("rank %d: port-taken check passed: %s: %s\n", rank, xffl_status_string(rc), message);
+  if (holder >= 0) close(holder);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: %s EXPECTED_WORLD_SIZE MASTER|timeout|no-server\n", argv[0]);
+    fprintf(stderr, "usage: %s EXPECTED_WORLD_SIZE MASTER|timeout|no-server|port-taken\n", argv[0]);
     return 2;
   }
   const int world_size = atoi(argv[1]);
   if (strcmp(argv[2], "timeout") == 0) return check_timeout();
   if (strcmp(argv[2], "no-server") == 0) return check_no_server();
+  if (strcmp(argv[2], "port-taken") == 0) return check_port_taken();
   check_state(world_size, argv[2]);
   /* Through PMIx, a second state of the same process exchanges a second address (on a free port). With
    * a fixed MASTER_PORT the first store's port may still be held by its lingering close. */
