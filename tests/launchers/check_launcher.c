@@ -13,10 +13,13 @@
  *                                                      at once, the others with rank 0's reason
  *
  * The launcher's own numbering is read from its variables (OMPI_COMM_WORLD_RANK / SLURM_PROCID and the
- * local ones) to compare with what the state says. With MASTER "pmix" two states are made one after the
+ * local ones) to compare with what the state says, and libpmix.so.2 must be loaded exactly when MASTER is
+ * "pmix". With MASTER "pmix" two states are made one after the
  * other, so that a second exchange in one process works too. Prints "rank R: launcher checks passed"
  * and exits 0, or names the first failure and exits 1.
  */
+#define _GNU_SOURCE /* RTLD_NOLOAD */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +87,15 @@ static void check_state(int world_size, const char *master) {
       exit(1);
     }
   }
+
+  /* PMIx is loaded only where the address went through it: a plain launch never maps it. */
+  void *pmix = dlopen("libpmix.so.2", RTLD_NOW | RTLD_NOLOAD);
+  if ((pmix != NULL) != (strcmp(master, "pmix") == 0)) {
+    fprintf(stderr, "rank %d: libpmix.so.2 is %s after a launch with master '%s'\n", rank,
+            pmix ? "loaded" : "not loaded", master);
+    exit(1);
+  }
+  if (pmix) dlclose(pmix); /* only the reference RTLD_NOLOAD took */
 
   xffl_group_t *world = NULL;
   CHECK(xffl_get_group(st, XFFL_GROUP_WORLD, 0, &world));
