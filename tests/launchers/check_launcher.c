@@ -4,9 +4,9 @@
  *
  *   check_launcher EXPECTED_WORLD_SIZE MASTER          the checks; MASTER is the master address the
  *                                                      state must report ("pmix", a host, or "any")
- *   check_launcher EXPECTED_WORLD_SIZE timeout         rank 0 calls xffl_state_from_env alone and must get
- *                                                      XFFL_ETIMEOUT naming the PMIx fence; the other
- *                                                      ranks come after rank 0's timeout and must fail
+ *   check_launcher 2 timeout                           rank 0 calls xffl_state_from_env alone and must get
+ *                                                      XFFL_ETIMEOUT naming the PMIx fence; rank 1 comes
+ *                                                      after rank 0 gave up and must fail
  *   check_launcher 2 no-server                         one process with PMIx variables but no server:
  *                                                      XFFL_EBACKEND naming PMIx_Init
  *   check_launcher EXPECTED_WORLD_SIZE port-taken      rank 0's MASTER_PORT is taken: every rank fails
@@ -121,13 +121,31 @@ static void check_state(int world_size, const char *master) {
   xffl_state_destroy(st);
 }
 
+/* "check_launcher.<PMIx namespace>.rank0-gave-up" in the working folder (the launcher starts every rank
+ * in the same one): rank 0 creates it once its fence has timed out, and the others wait for it. */
+static void gave_up_path(char *path, size_t cap) {
+  const char *nspace = getenv("PMIX_NAMESPACE");
+  snprintf(path, cap, "check_launcher.%s.rank0-gave-up", nspace ? nspace : "none");
+}
+
 static int check_timeout(void) {
   rank = launcher_value("OMPI_COMM_WORLD_RANK", "SLURM_PROCID");
+  char path[512];
+  gave_up_path(path, sizeof path);
   xffl_state_t *st = NULL;
   if (rank != 0) {
-    /* Longer than rank 0's XFFL_TIMEOUT, so that rank 0 sees a timeout, not a departed rank. Then join
-     * late, as mpirun wants every rank to meet PMIx once it is used: this fence can only fail. */
-    sleep(4);
+    /* Join only after rank 0 gave up (bounded: 120 s), so that rank 0 sees a timeout, not a departed
+     * rank; then join, as mpirun wants every rank to meet PMIx once one did: this fence can only fail. */
+    int waited_ms = 0;
+    while (access(path, F_OK) != 0) {
+      if (waited_ms >= 120000) {
+        fprintf(stderr, "rank %d: rank 0 did not give up within 120 s (no %s)\n", rank, path);
+        return 1;
+      }
+      usleep(50000);
+      waited_ms += 50;
+    }
+    unlink(path); /* the only other rank: nobody else waits for it */
     xffl_status_t rc = xffl_state_from_env(&st);
     if (rc == XFFL_OK) {
       fprintf(stderr, "rank %d: a late rank joined a store that rank 0 gave up on\n", rank);
@@ -138,16 +156,18 @@ static int check_timeout(void) {
            xffl_last_error_message());
     return 0;
   }
+  unlink(path);
   xffl_status_t rc = xffl_state_from_env(&st);
   const char *message = xffl_last_error_message();
-  if (rc != XFFL_ETIMEOUT || !strstr(message, "rank 0") || !strstr(message, "PMIx_Fence")) {
+  int passed = rc == XFFL_ETIMEOUT && strstr(message, "rank 0") && strstr(message, "PMIx_Fence");
+  if (passed) printf("rank 0: timeout check passed: %s\n", message);
+  else
     fprintf(stderr, "rank 0: expected XFFL_ETIMEOUT naming rank 0 and PMIx_Fence, got %s: %s\n",
             xffl_status_string(rc), message);
-    xffl_state_destroy(st);
-    return 1;
-  }
-  printf("rank 0: timeout check passed: %s\n", message);
-  return 0;
+  xffl_state_destroy(st);
+  FILE *gave_up = fopen(path, "w"); /* the others may come now, whatever happened here */
+  if (gave_up) fclose(gave_up);
+  return passed ? 0 : 1;
 }
 
 /* PMIX_RANK and PMIX_NAMESPACE set by hand, no PMIx server: XFFL_EBACKEND naming PMIx_Init, at once. */
