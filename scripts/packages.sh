@@ -7,7 +7,9 @@
 # clang 14 and its runtime libraries (fuzzers); Open MPI (peer benchmarks); gfortran (Fortran bindings);
 # bindgen (Rust bindings check); graphviz (xffl-topo pictures); python3 (checker scripts);
 # iproute2 (two simulated facilities in network namespaces); procps (process checks); doxygen (the API
-# reference, target docs, and its test docs.api_reference).
+# reference, target docs, and its test docs.api_reference); PMIx headers (mpirun and srun --mpi=pmix
+# without MASTER_ADDR; libpmix2 is loaded at run time) and SLURM's daemons and client (tests/launchers
+# starts a one-node cluster).
 xffl_packages=(
   build-essential cmake ninja-build ccache pkg-config binutils libtsan2
   libcmocka-dev libucx-dev libssl-dev
@@ -16,6 +18,7 @@ xffl_packages=(
   libopenmpi-dev openmpi-bin
   gfortran bindgen graphviz python3 iproute2 procps valgrind
   doxygen
+  libpmix-dev slurmctld slurmd slurm-client
 )
 
 # xffl_install_packages: installs what dpkg does not know as installed; root, or sudo.

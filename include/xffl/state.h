@@ -67,8 +67,9 @@ XFFL_API void xffl_state_destroy(xffl_state_t *st);
  * MASTER_ADDR, MASTER_PORT), SLURM (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NODEID, ...),
  * Open MPI (OMPI_COMM_WORLD_*) and xffl's own variables (XFFL_BACKEND, XFFL_DEVICE, XFFL_FEDERATED,
  * XFFL_FEDERATED_LOCAL_WORLD_SIZE, XFFL_HSDP, XFFL_STREAMS, XFFL_TIMEOUT, XFFL_AUTH_TOKEN,
- * XFFL_LOG_LEVEL, XFFL_JOB_ID); explicit XFFL_* values win over torchrun, torchrun over SLURM, SLURM
- * over Open MPI. Then calls set_global, set_node, set_exec_device (device -1: node_local_rank modulo the
+ * XFFL_LOG_LEVEL, XFFL_JOB_ID); explicit XFFL_* values win over torchrun, torchrun over Open MPI, Open
+ * MPI over SLURM (the innermost launcher: mpirun inside a SLURM job inherits the job's variables).
+ * Then calls set_global, set_node, set_exec_device (device -1: node_local_rank modulo the
  * device count), the layout (federated scaling if XFFL_FEDERATED* is set, else HSDP if XFFL_HSDP is set,
  * else FSDP) and, as xFFL's setup does, set_init_device: XFFL_DEVICE_CPU without meta initialization,
  * unless CUDA execution sees more than one device; then meta initialization on every rank, and
@@ -77,6 +78,9 @@ XFFL_API void xffl_state_destroy(xffl_state_t *st);
  * Afterwards xffl_set_exec_device may still choose another device index with the same stream count
  * (with NCCL only before any communicator exists on the first device), and xffl_set_init_device
  * another init device.
+ * Without MASTER_ADDR under Open MPI's mpirun or srun --mpi=pmix, rank 0 serves the rendezvous store
+ * on MASTER_PORT (else a free port) and tells the other ranks where through PMIx (libpmix.so.2, loaded
+ * only then); xffl_get_master_addr then answers "pmix".
  * @param[out] out the new state, owned by the caller; written only on success.
  * @return XFFL_OK; XFFL_EINVAL naming a missing, malformed or contradictory variable (also those that
  *         xffl_state_create reads); any status of the calls above.
@@ -367,7 +371,8 @@ XFFL_API xffl_status_t xffl_get_int(const xffl_state_t *st, xffl_attr_t attr, in
 XFFL_API xffl_status_t xffl_get_ints(const xffl_state_t *st, xffl_attr_t attr, int *buf, size_t cap, size_t *len);
 
 /**
- * @brief The master address given to xffl_set_global.
+ * @brief The master address given to xffl_set_global ("pmix" when xffl_state_from_env exchanged the
+ *        store's address through PMIx).
  * @param[in] st the state
  * @param[out] buf receives the NUL-terminated string if cap > len; may be NULL when cap is 0
  * @param[in] cap capacity of buf in bytes

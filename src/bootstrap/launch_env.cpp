@@ -24,6 +24,7 @@ struct Identity {
   std::optional<std::string> master_addr;
   std::string master_addr_variable;
   std::optional<Setting> master_port;
+  bool store_address_from_pmix = false;
 };
 
 void require_both(const std::optional<Setting> &a, const char *a_name, const std::optional<Setting> &b,
@@ -44,6 +45,9 @@ void read_master_addr(const Environment &env, const char *variable, Identity &id
     id.master_addr_variable = variable;
   }
 }
+
+// mpirun and srun --mpi=pmix start every process as a PMIx client: its server is there to ask.
+bool offers_pmix(const Environment &env) { return lookup(env, "PMIX_RANK") && lookup(env, "PMIX_NAMESPACE"); }
 
 std::optional<Identity> read_torchrun(const Environment &env) {
   Identity id;
@@ -97,7 +101,7 @@ std::optional<Identity> read_slurm(const Environment &env) {
   if (!id.local_size) id.local_size = read_count(env, "SLURM_NTASKS_PER_NODE", 1);
 
   read_master_addr(env, "MASTER_ADDR", id);
-  if (!id.master_addr) {
+  if (!id.master_addr && !offers_pmix(env)) {  // with PMIx, rank 0 tells where it serves (read_identity)
     for (const char *variable : {"SLURM_STEP_NODELIST", "SLURM_NODELIST", "SLURM_JOB_NODELIST"}) {
       std::optional<std::string> text = lookup(env, variable);
       if (!text) continue;
@@ -129,10 +133,7 @@ std::optional<Identity> read_openmpi(const Environment &env) {
       id.nodes = Setting{world / local, "", "OMPI_COMM_WORLD_SIZE / OMPI_COMM_WORLD_LOCAL_SIZE"};
     }
   }
-  read_master_addr(env, "MASTER_ADDR", id);
-  if (!id.master_addr)
-    fail(XFFL_EINVAL, "MASTER_ADDR is not set: under Open MPI (OMPI_COMM_WORLD_RANK=", id.rank->value,
-         ") it must name the host of rank 0, where the store runs");
+  read_master_addr(env, "MASTER_ADDR", id);  // without it, PMIx tells where rank 0 serves (read_identity)
   id.master_port = read_port(env, "MASTER_PORT");
   if (!id.master_port) id.master_port = Setting{kDefaultPort, "", "the default port"};
   return id;
@@ -157,9 +158,11 @@ void apply_xffl_overrides(const Environment &env, Identity &id) {
 }
 
 Identity read_identity(const Environment &env) {
+  // The innermost launcher first: torchrun or mpirun inside a SLURM job inherit the job's SLURM
+  // variables, which number the agents or mpirun's daemons, not these processes.
   std::optional<Identity> found = read_torchrun(env);
-  if (!found) found = read_slurm(env);
   if (!found) found = read_openmpi(env);
+  if (!found) found = read_slurm(env);
   Identity id;
   if (found) {
     id = std::move(*found);
@@ -173,7 +176,19 @@ Identity read_identity(const Environment &env) {
     fail(XFFL_EINVAL, "no launcher environment found: expected RANK and WORLD_SIZE (torchrun, xffl-run), "
                       "SLURM_PROCID and SLURM_NTASKS (srun), OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE (mpirun), "
                       "or XFFL_RANK and XFFL_WORLD_SIZE");
+  if (!id.master_addr && (id.launcher == Launcher::OpenMpi || id.launcher == Launcher::Slurm) && offers_pmix(env)) {
+    id.store_address_from_pmix = true;
+    // Rank 0 serves on MASTER_PORT when given, else on a port the kernel chooses (two jobs on one
+    // host then never collide); the others learn it through PMIx.
+    if (!lookup(env, "MASTER_PORT") && !lookup(env, "XFFL_MASTER_PORT"))
+      id.master_port = Setting{0, "", "a free port chosen by rank 0"};
+    return id;
+  }
   if (!id.master_addr) {
+    if (id.launcher == Launcher::OpenMpi)
+      fail(XFFL_EINVAL, "MASTER_ADDR is not set: under Open MPI (", id.rank->shown(),
+           ") without PMIx (PMIX_RANK and PMIX_NAMESPACE are not set) it must name the host of rank 0, "
+           "where the store runs");
     if (id.launcher == Launcher::Slurm)
       fail(XFFL_EINVAL, "MASTER_ADDR is not set and no SLURM_NODELIST or SLURM_JOB_NODELIST names the first host");
     fail(XFFL_EINVAL, "MASTER_ADDR is not set (", id.rank->shown(), "): it must name the host of rank 0");
@@ -291,7 +306,8 @@ LaunchEnv read_launch_env(const Environment &env) {
   out.launcher = id.launcher;
   out.rank = id.rank->value;
   out.world_size = id.world->value;
-  out.master_addr = *id.master_addr;
+  out.master_addr = id.master_addr.value_or("");
+  out.store_address_from_pmix = id.store_address_from_pmix;
   out.master_port = id.master_port->value;
   if (id.local_rank) out.local_rank = id.local_rank->value;
   if (id.local_size) out.local_world_size = id.local_size->value;

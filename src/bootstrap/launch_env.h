@@ -11,21 +11,29 @@
 //      XFFL_LOCAL_WORLD_SIZE, XFFL_NODE_RANK, XFFL_NODE_WORLD_SIZE, XFFL_MASTER_ADDR, XFFL_MASTER_PORT;
 //   2. torchrun (present when RANK or WORLD_SIZE is set): RANK, WORLD_SIZE, LOCAL_RANK,
 //      LOCAL_WORLD_SIZE, GROUP_RANK (node rank), GROUP_WORLD_SIZE (nodes), MASTER_ADDR, MASTER_PORT;
-//   3. SLURM (present when SLURM_PROCID is set): SLURM_PROCID, SLURM_NTASKS (or SLURM_NPROCS),
+//   3. Open MPI (present when OMPI_COMM_WORLD_RANK is set): OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK,
+//      _LOCAL_SIZE; master = MASTER_ADDR, else PMIx (below); without either it is an error (Open MPI
+//      does not say where rank 0 runs), MASTER_PORT defaults to 29500. Open MPI has no node-index
+//      variable (OMPI_COMM_WORLD_NODE_RANK counts processes of all jobs on this node), so node rank
+//      and count are derived only when the ranks are placed in blocks (rank mod LOCAL_SIZE ==
+//      LOCAL_RANK and LOCAL_SIZE divides SIZE);
+//   4. SLURM (present when SLURM_PROCID is set): SLURM_PROCID, SLURM_NTASKS (or SLURM_NPROCS),
 //      SLURM_LOCALID, SLURM_NODEID, nodes from SLURM_STEP_NUM_NODES, SLURM_NNODES or
 //      SLURM_JOB_NUM_NODES (the step's count first: a step may use part of the allocation), tasks on
 //      this node from SLURM_STEP_TASKS_PER_NODE, SLURM_TASKS_PER_NODE ("4(x2),3", indexed by
 //      SLURM_NODEID) or SLURM_NTASKS_PER_NODE; master = MASTER_ADDR, else the first host of
 //      SLURM_STEP_NODELIST, SLURM_NODELIST or SLURM_JOB_NODELIST ("gpu[003-005],login1" -> gpu003,
-//      where srun places task 0); port = MASTER_PORT, else 29500 (torchrun's default);
-//   4. Open MPI (present when OMPI_COMM_WORLD_RANK is set): OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK,
-//      _LOCAL_SIZE; MASTER_ADDR is required (Open MPI does not say where rank 0 runs), MASTER_PORT
-//      defaults to 29500. Open MPI has no node-index variable (OMPI_COMM_WORLD_NODE_RANK counts
-//      processes of all jobs on this node), so node rank and count are derived only when the ranks
-//      are placed in blocks (rank mod LOCAL_SIZE == LOCAL_RANK and LOCAL_SIZE divides SIZE).
-// Only one launcher supplies the identity (torchrun inside an sbatch script sees SLURM variables too,
-// and SLURM_PROCID then numbers torchrun's agents, not the workers): the first present in the order
-// above. The xFFL variables then replace single fields of it.
+//      where srun places task 0); port = MASTER_PORT, else 29500 (torchrun's default).
+// PMIx: under Open MPI or SLURM, when neither MASTER_ADDR nor XFFL_MASTER_ADDR is set and the process
+// is a PMIx client (PMIX_RANK and PMIX_NAMESPACE set: mpirun, srun --mpi=pmix), the store's address is
+// exchanged through PMIx (bootstrap/pmix_store.h): master_addr stays empty, store_address_from_pmix is
+// set, and the port is MASTER_PORT (or XFFL_MASTER_PORT), else 0 (rank 0 lets the kernel choose). This
+// replaces SLURM's first host of the node list, which names no free port and may not be where task 0
+// runs. An explicit MASTER_ADDR always wins.
+// Only one launcher supplies the identity, the first present in the order above: the innermost one.
+// torchrun or mpirun inside an sbatch script see SLURM variables too, and SLURM_PROCID then numbers
+// torchrun's agents or mpirun's daemons, not the workers. The xFFL variables then replace single
+// fields of it.
 //
 // xFFL's own settings: XFFL_FEDERATED (group sizes in processes, "4,8"; one value F expands to W/F
 // groups), XFFL_FEDERATED_LOCAL_WORLD_SIZE (group sizes in NODES, as xFFL's Python reads it; one value
@@ -64,8 +72,9 @@ struct LaunchEnv {
   Launcher launcher = Launcher::Xffl;  // which launcher's variables gave the identity
   int rank = 0;
   int world_size = 1;
-  std::string master_addr;
-  int master_port = 0;
+  std::string master_addr;  // empty when store_address_from_pmix
+  int master_port = 0;       // 0: rank 0 chooses (PMIx only)
+  bool store_address_from_pmix = false;  // rank 0 publishes the store's address through PMIx
 
   // Rank on this node and ranks on this node, for choosing a device; may be known without the node.
   std::optional<int> local_rank;

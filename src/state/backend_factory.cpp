@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "bootstrap/pmix_store.h"
 #include "bootstrap/store.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -23,6 +24,7 @@ std::shared_ptr<bootstrap::Store> open_store(const GlobalConfig &config, const O
   store_config.timeout_ms = options.timeout_ms;
   store_config.logger = logger;
   PhaseTimer timer(logger, "rendezvous");
+  if (config.store_address_from_pmix) return bootstrap::open_store_through_pmix(std::move(store_config));
   return std::make_shared<bootstrap::Store>(store_config);
 }
 

@@ -20,6 +20,7 @@ struct GlobalConfig {
   int master_port = 0;
   int rank = 0;
   int world_size = 1;
+  bool store_address_from_pmix = false;  // master_addr is empty: PMIx supplies it (bootstrap/pmix_store.h)
 };
 
 // The table's line of `kind`: XFFL_EINVAL naming the known kinds when no line names it.

@@ -83,12 +83,12 @@ void DistributedState::require_layout(Layout layout, const char *call) const {
 }
 
 void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_type, const std::string &master_addr,
-                                  int master_port, int rank, int world_size) {
+                                  int master_port, int rank, int world_size, bool store_address_from_pmix) {
   if (is_global_setup()) fail(XFFL_ESTATE, "xffl_set_global was already called on this state");
   const comm::BackendEntry &entry = backend_entry(backend);
   if (device_type != XFFL_DEVICE_CPU && device_type != XFFL_DEVICE_CUDA)
     fail(XFFL_EINVAL, "device type ", static_cast<int>(device_type), " is not XFFL_DEVICE_CPU or XFFL_DEVICE_CUDA");
-  if (master_addr.empty()) fail(XFFL_EINVAL, "master address is empty");
+  if (master_addr.empty() && !store_address_from_pmix) fail(XFFL_EINVAL, "master address is empty");
   if (master_port < 0 || master_port > 65535) fail(XFFL_EINVAL, "master port ", master_port, " outside [0, 65535]");
   topology::check_rank(rank, world_size);
   // The execution device must hold the memory the backend moves: checked from the table, before any
@@ -105,10 +105,11 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
          " moves host memory)");
   }
 
-  backend_ = make_backend(GlobalConfig{backend, master_addr, master_port, rank, world_size}, options_);
+  backend_ = make_backend(GlobalConfig{backend, master_addr, master_port, rank, world_size, store_address_from_pmix},
+                          options_);
   backend_kind_ = backend;
   device_type_ = device_type;
-  master_addr_ = master_addr;
+  master_addr_ = store_address_from_pmix ? "pmix" : master_addr;
   master_port_ = master_port;
   rank_ = rank;
   world_size_ = world_size;

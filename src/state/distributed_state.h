@@ -37,8 +37,10 @@ class DistributedState {
   DistributedState(const DistributedState &) = delete;
   DistributedState &operator=(const DistributedState &) = delete;
 
+  // store_address_from_pmix: master_addr is empty and PMIx supplies the store's address
+  // (bootstrap/pmix_store.h); master_addr() then answers "pmix".
   void set_global(xffl_backend_t backend, xffl_device_t device_type, const std::string &master_addr, int master_port,
-                  int rank, int world_size);
+                  int rank, int world_size, bool store_address_from_pmix = false);
   void set_node(int local_rank, int local_size, int node_rank, int node_world_size);
   void set_exec_device(int device_index, int streams);
   void set_init_device(xffl_device_t init_device, bool meta_initialization);

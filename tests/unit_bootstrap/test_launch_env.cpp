@@ -105,7 +105,8 @@ void test_precedence(void **) {
   for (const auto &[name, value] : without(kOpenMpi, {"MASTER_ADDR"})) both[name] = value;
   const GoodCase cases[] = {
       {"torchrun over slurm and open mpi", both, {Launcher::Torchrun, 5, 8, "10.0.0.1", 29400, NodePlacement{1, 4, 1, 2}, {}}},
-      {"slurm over open mpi", with(kSlurm, kOpenMpi), {Launcher::Slurm, 6, 11, "head", 29500, NodePlacement{2, 4, 1, 3}, {}}},
+      // mpirun inside an sbatch script: the SLURM variables number mpirun's daemons, not the ranks.
+      {"open mpi over slurm", with(kSlurm, kOpenMpi), {Launcher::OpenMpi, 5, 8, "head", 29500, NodePlacement{1, 4, 1, 2}, {}}},
       {"xffl variables replace single fields",
        with(kTorchrun, {{"XFFL_MASTER_ADDR", "override"}, {"XFFL_MASTER_PORT", "31000"}}),
        {Launcher::Torchrun, 5, 8, "override", 31000, NodePlacement{1, 4, 1, 2}, {}}},
@@ -150,6 +151,43 @@ void test_xffl_settings(void **) {
   assert_false(read_launch_env(with(kTorchrun, {{"XFFL_BACKEND", ""}})).backend.has_value());
 }
 
+// mpirun and srun --mpi=pmix make every process a PMIx client: without MASTER_ADDR the store's
+// address goes through PMIx (master_addr empty, port MASTER_PORT or 0); an explicit address wins.
+void test_store_address_from_pmix(void **) {
+  const Environment pmix = {{"PMIX_RANK", "5"}, {"PMIX_NAMESPACE", "1234"}};
+  struct PmixCase {
+    GoodCase good;
+    bool from_pmix;
+  };
+  const PmixCase cases[] = {
+      {{"open mpi with pmix", with(without(kOpenMpi, {"MASTER_ADDR"}), pmix),
+        {Launcher::OpenMpi, 5, 8, "", 0, NodePlacement{1, 4, 1, 2}, {}}}, true},
+      {{"open mpi with pmix and MASTER_PORT", with(without(kOpenMpi, {"MASTER_ADDR"}), with(pmix, {{"MASTER_PORT", "31000"}})),
+        {Launcher::OpenMpi, 5, 8, "", 31000, NodePlacement{1, 4, 1, 2}, {}}}, true},
+      {{"open mpi with pmix and XFFL_MASTER_PORT", with(without(kOpenMpi, {"MASTER_ADDR"}), with(pmix, {{"XFFL_MASTER_PORT", "31001"}})),
+        {Launcher::OpenMpi, 5, 8, "", 31001, NodePlacement{1, 4, 1, 2}, {}}}, true},
+      {{"open mpi MASTER_ADDR wins over pmix", with(kOpenMpi, pmix),
+        {Launcher::OpenMpi, 5, 8, "head", 29500, NodePlacement{1, 4, 1, 2}, {}}}, false},
+      {{"open mpi XFFL_MASTER_ADDR wins over pmix", with(without(kOpenMpi, {"MASTER_ADDR"}), with(pmix, {{"XFFL_MASTER_ADDR", "h"}})),
+        {Launcher::OpenMpi, 5, 8, "h", 29500, NodePlacement{1, 4, 1, 2}, {}}}, false},
+      {{"srun --mpi=pmix: pmix over the first host of the node list", with(kSlurm, pmix),
+        {Launcher::Slurm, 6, 11, "", 0, NodePlacement{2, 4, 1, 3}, {}}}, true},
+      {{"srun --mpi=pmix with MASTER_ADDR", with(kSlurm, with(pmix, {{"MASTER_ADDR", "ib0-host"}})),
+        {Launcher::Slurm, 6, 11, "ib0-host", 29500, NodePlacement{2, 4, 1, 3}, {}}}, false},
+      {{"plain srun keeps the node list", kSlurm, {Launcher::Slurm, 6, 11, "gpu003", 29500, NodePlacement{2, 4, 1, 3}, {}}},
+       false},
+  };
+  for (const PmixCase &c : cases) {
+    check(c.good);
+    if (read_launch_env(c.good.env).store_address_from_pmix != c.from_pmix)
+      fail_msg("%s: store_address_from_pmix is not %d", c.good.name, c.from_pmix);
+  }
+  // torchrun names its master itself: a PMIx server around it changes nothing.
+  bootstrap_test::Outcome outcome = outcome_of([&] { read_launch_env(with(without(kTorchrun, {"MASTER_ADDR"}), pmix)); });
+  assert_int_equal(outcome.status, XFFL_EINVAL);
+  assert_true(contains(outcome.message, "MASTER_ADDR is not set"));
+}
+
 struct BadCase {
   const char *name;
   Environment env;
@@ -182,7 +220,8 @@ void test_errors_name_the_variable(void **) {
        {"SLURM_JOB_NODELIST='gpu[003-005' is not a SLURM host list"}},
       {"slurm without ntasks", without(kSlurm, {"SLURM_NTASKS"}), {"SLURM_PROCID=6 is set but SLURM_NTASKS is not"}},
       {"slurm without any node list", without(kSlurm, {"SLURM_JOB_NODELIST"}), {"MASTER_ADDR is not set", "SLURM_NODELIST"}},
-      {"open mpi without MASTER_ADDR", without(kOpenMpi, {"MASTER_ADDR"}), {"MASTER_ADDR is not set", "Open MPI"}},
+      {"open mpi without MASTER_ADDR", without(kOpenMpi, {"MASTER_ADDR"}),
+       {"MASTER_ADDR is not set", "Open MPI", "without PMIx (PMIX_RANK and PMIX_NAMESPACE are not set)"}},
       {"federated sum", with(kTorchrun, {{"XFFL_FEDERATED", "4,2"}}), {"XFFL_FEDERATED='4,2' adds up to 6 processes but WORLD_SIZE=8"}},
       {"federated does not divide", with(kTorchrun, {{"XFFL_FEDERATED", "3"}}), {"XFFL_FEDERATED=3 does not divide WORLD_SIZE=8"}},
       {"federated malformed", with(kTorchrun, {{"XFFL_FEDERATED", "4,x"}}), {"XFFL_FEDERATED='4,x' is not a comma-separated list"}},
@@ -230,6 +269,7 @@ int main(void) {
       cmocka_unit_test(test_precedence),
       cmocka_unit_test(test_federated_sizes),
       cmocka_unit_test(test_xffl_settings),
+      cmocka_unit_test(test_store_address_from_pmix),
       cmocka_unit_test(test_errors_name_the_variable),
       cmocka_unit_test(test_process_environment_wrapper),
   };

@@ -507,8 +507,9 @@ extern "C" {
     #[doc = " MASTER_ADDR, MASTER_PORT), SLURM (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NODEID, ...),"]
     #[doc = " Open MPI (OMPI_COMM_WORLD_*) and xffl's own variables (XFFL_BACKEND, XFFL_DEVICE, XFFL_FEDERATED,"]
     #[doc = " XFFL_FEDERATED_LOCAL_WORLD_SIZE, XFFL_HSDP, XFFL_STREAMS, XFFL_TIMEOUT, XFFL_AUTH_TOKEN,"]
-    #[doc = " XFFL_LOG_LEVEL, XFFL_JOB_ID); explicit XFFL_* values win over torchrun, torchrun over SLURM, SLURM"]
-    #[doc = " over Open MPI. Then calls set_global, set_node, set_exec_device (device -1: node_local_rank modulo the"]
+    #[doc = " XFFL_LOG_LEVEL, XFFL_JOB_ID); explicit XFFL_* values win over torchrun, torchrun over Open MPI, Open"]
+    #[doc = " MPI over SLURM (the innermost launcher: mpirun inside a SLURM job inherits the job's variables)."]
+    #[doc = " Then calls set_global, set_node, set_exec_device (device -1: node_local_rank modulo the"]
     #[doc = " device count), the layout (federated scaling if XFFL_FEDERATED* is set, else HSDP if XFFL_HSDP is set,"]
     #[doc = " else FSDP) and, as xFFL's setup does, set_init_device: XFFL_DEVICE_CPU without meta initialization,"]
     #[doc = " unless CUDA execution sees more than one device; then meta initialization on every rank, and"]
@@ -517,6 +518,9 @@ extern "C" {
     #[doc = " Afterwards xffl_set_exec_device may still choose another device index with the same stream count"]
     #[doc = " (with NCCL only before any communicator exists on the first device), and xffl_set_init_device"]
     #[doc = " another init device."]
+    #[doc = " Without MASTER_ADDR under Open MPI's mpirun or srun --mpi=pmix, rank 0 serves the rendezvous store"]
+    #[doc = " on MASTER_PORT (else a free port) and tells the other ranks where through PMIx (libpmix.so.2, loaded"]
+    #[doc = " only then); xffl_get_master_addr then answers \"pmix\"."]
     #[doc = " @param[out] out the new state, owned by the caller; written only on success."]
     #[doc = " @return XFFL_OK; XFFL_EINVAL naming a missing, malformed or contradictory variable (also those that"]
     #[doc = "         xffl_state_create reads); any status of the calls above."]
@@ -838,7 +842,8 @@ extern "C" {
     ) -> xffl_status_t;
 }
 extern "C" {
-    #[doc = " @brief The master address given to xffl_set_global."]
+    #[doc = " @brief The master address given to xffl_set_global (\"pmix\" when xffl_state_from_env exchanged the"]
+    #[doc = "        store's address through PMIx)."]
     #[doc = " @param[in] st the state"]
     #[doc = " @param[out] buf receives the NUL-terminated string if cap > len; may be NULL when cap is 0"]
     #[doc = " @param[in] cap capacity of buf in bytes"]
