@@ -11,7 +11,8 @@
 !> groups from st%create_process_group are owned and must be destroyed before their state.
 module xffl
   use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_int, c_size_t, c_double, c_char, &
-                                         c_null_char, c_loc, c_associated, c_f_pointer
+                                         c_null_char, c_loc, c_associated, c_f_pointer, c_funloc, &
+                                         c_null_funptr
   use, intrinsic :: iso_fortran_env, only: real32, real64, int32, int64
   use xffl_c
   implicit none
@@ -19,6 +20,7 @@ module xffl
 
   public :: xffl_state, xffl_group
   public :: xffl_status_name, xffl_library_version, xffl_get_version, xffl_device_mesh
+  public :: xffl_log_handler, xffl_set_log_handler, xffl_clear_log_handler
   ! every constant of xffl_c, so that `use xffl` is enough
   public :: XFFL_OK, XFFL_EINVAL, XFFL_ESTATE, XFFL_ENOTSET, XFFL_ENOMEM, XFFL_EUNSUPPORTED, XFFL_ETIMEOUT
   public :: XFFL_EPEER, XFFL_EAUTH, XFFL_ENETWORK, XFFL_EBACKEND, XFFL_EBUFSIZE, XFFL_EINTERNAL
@@ -113,6 +115,19 @@ module xffl
                                  group_reduce_scatter_i32, group_reduce_scatter_i64
   end type xffl_group
 
+  !> A receiver of the library's log lines (xffl_set_log_handler): the level (XFFL_LOG_ERROR ..
+  !> XFFL_LOG_DEBUG), the rank of the state that wrote it (-1 while unknown) and the text without the
+  !> "[xffl rank N] LEVEL: " prefix.
+  abstract interface
+    subroutine xffl_log_handler(level, rank, message)
+      integer, intent(in) :: level, rank
+      character(len=*), intent(in) :: message
+    end subroutine xffl_log_handler
+  end interface
+
+  ! The installed handler: process-wide, as the C callback it stands behind.
+  procedure(xffl_log_handler), pointer, save :: installed_log_handler => null()
+
   interface
     ! libc's strlen, to read the C strings the library returns (not part of the xffl ABI).
     pure function c_strlen(s) bind(C, name="strlen") result(n)
@@ -178,6 +193,46 @@ contains
   end subroutine fail_here
 
   ! ---- module procedures ------------------------------------------------------------------------
+
+  !> The C callback behind xffl_set_log_handler: hands the line to the Fortran handler.
+  subroutine log_line_from_c(level, rank, message, user_data) bind(C)
+    integer(c_int), value :: level, rank
+    type(c_ptr), value :: message, user_data  ! user_data: always NULL (the handler is module state)
+    if (c_associated(user_data)) return
+    if (associated(installed_log_handler)) call installed_log_handler(int(level), int(rank), from_c(message))
+  end subroutine log_line_from_c
+
+  !> Sends every later log line of the library (every state of the process) to handler instead of
+  !> stderr; which lines exist is still chosen per state by XFFL_OPT_LOG_LEVEL. Process-wide. The
+  !> handler runs on whichever thread writes the line (also the library's own threads), one line at a
+  !> time; it must not call xffl (stat = XFFL_ESTATE for this procedure called from inside it).
+  subroutine xffl_set_log_handler(handler, stat, errmsg)
+    procedure(xffl_log_handler) :: handler
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer(c_int) :: rc
+    ! Stop the old handler first, so no line reaches a half-switched pointer.
+    rc = xffl_set_log_callback(c_null_funptr, c_null_ptr)
+    if (rc == XFFL_OK) then
+      installed_log_handler => handler
+      rc = xffl_set_log_callback(c_funloc(log_line_from_c), c_null_ptr)
+    end if
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine xffl_set_log_handler
+
+  !> Log lines go to stderr again.
+  subroutine xffl_clear_log_handler(stat, errmsg)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer(c_int) :: rc
+    rc = xffl_set_log_callback(c_null_funptr, c_null_ptr)
+    if (rc == XFFL_OK) installed_log_handler => null()
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine xffl_clear_log_handler
 
   !> "XFFL_EINVAL: invalid argument" for any status value.
   function xffl_status_name(status) result(text)

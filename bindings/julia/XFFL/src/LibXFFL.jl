@@ -246,6 +246,11 @@ xffl_reduce_scatter(group, send, recv, recv_count, dtype, op, stream) =
 xffl_barrier(group) =
     @ccall libxffl.xffl_barrier(group::Ptr{xffl_group_t})::Cint
 
+# ---- xffl/log.h ---------------------------------------------------------------------------------------
+# callback: a `@cfunction(f, Cvoid, (Cint, Cint, Cstring, Ptr{Cvoid}))` pointer, or C_NULL for stderr.
+xffl_set_log_callback(callback, user_data) =
+    @ccall libxffl.xffl_set_log_callback(callback::Ptr{Cvoid}, user_data::Ptr{Cvoid})::Cint
+
 # ---- xffl/federated.h ----------------------------------------------------------------------------------
 xffl_federated_average(st, buf, count, dtype, stream) =
     @ccall libxffl.xffl_federated_average(st::Ptr{xffl_state_t}, buf::Ptr{Cvoid}, count::Csize_t, dtype::Cint,

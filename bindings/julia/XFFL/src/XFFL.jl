@@ -88,6 +88,71 @@ end
 "`version_string()`: the loaded library's version as \"MAJOR.MINOR.PATCH\"."
 version_string() = unsafe_string(L.xffl_version_string())
 
+# ---- log lines ----------------------------------------------------------------------------------------
+
+# xffl calls its log callback on whichever thread writes a line: the Julia thread inside a ccall, or
+# one of the library's own threads (rank 0's store server, UCX's threads), where no Julia task runs. So
+# the C callback only queues the line and wakes an AsyncCondition (uv_async_send is safe from any
+# thread); the user's function runs later on an ordinary Julia task, where it may do anything (print,
+# @info, even call XFFL). Julia adopts foreign threads that enter a @cfunction only from 1.9 on.
+const LOG_LOCK = Threads.SpinLock()
+const LOG_QUEUE = Tuple{Cint,Cint,String}[]
+const LOG_WAKE = Ref{Union{Nothing,Base.AsyncCondition}}(nothing)
+const LOG_HANDLER = Ref{Any}(nothing)
+
+function log_line_from_c(level::Cint, rank::Cint, message::Cstring, ::Ptr{Cvoid})::Cvoid
+    text = unsafe_string(message)
+    lock(LOG_LOCK)
+    try
+        push!(LOG_QUEUE, (level, rank, text))
+    finally
+        unlock(LOG_LOCK)
+    end
+    wake = LOG_WAKE[]
+    wake === nothing || ccall(:uv_async_send, Cint, (Ptr{Cvoid},), wake.handle)
+    return nothing
+end
+
+function drain_log_lines(handler)
+    lock(LOG_LOCK)
+    lines = copy(LOG_QUEUE)
+    empty!(LOG_QUEUE)
+    unlock(LOG_LOCK)
+    for (level, rank, text) in lines
+        handler(Int(level), rank < 0 ? nothing : Int(rank), text)
+    end
+end
+
+"""
+    XFFL.set_log_callback(f)        # f(level::Int, rank::Union{Int,Nothing}, text::String)
+    XFFL.set_log_callback(nothing)  # back to stderr
+
+Send every later log line of the library (every state of the process) to `f` instead of stderr:
+its level (`XFFL.LOG_ERROR` .. `XFFL.LOG_DEBUG`), the rank of the state that wrote it (`nothing` while
+unknown) and the text without the `[xffl rank N] LEVEL: ` prefix. Which lines exist is still chosen per
+state by `XFFL.OPT_LOG_LEVEL`. Process-wide, like libgit2's `git_trace_set`.
+
+`f` runs on a Julia task of its own, soon after the line was written (the library may write from
+threads Julia does not run tasks on), in the order the lines were written. Needs Julia 1.9 or later.
+"""
+function set_log_callback(f)
+    VERSION >= v"1.9" || error("XFFL.set_log_callback needs Julia 1.9 (adoption of the library's own threads)")
+    old_wake, old_handler = LOG_WAKE[], LOG_HANDLER[]
+    if f === nothing
+        @check L.xffl_set_log_callback(C_NULL, C_NULL)
+        LOG_WAKE[] = nothing
+    else
+        LOG_WAKE[] = Base.AsyncCondition(_ -> drain_log_lines(f))
+        callback = @cfunction(log_line_from_c, Cvoid, (Cint, Cint, Cstring, Ptr{Cvoid}))
+        @check L.xffl_set_log_callback(callback, C_NULL)
+    end
+    LOG_HANDLER[] = f
+    # Lines queued before the switch still go to the function that was installed when they were written.
+    old_handler === nothing || drain_log_lines(old_handler)
+    old_wake === nothing || close(old_wake)
+    return nothing
+end
+
 # ---- State --------------------------------------------------------------------------------------------
 
 """
