@@ -97,9 +97,11 @@ void Logger::write(xffl_log_level_t level, const std::string &message) const {
   if (sink_) {
     (*sink_)(line);
   } else if (host.callback) {
-    delivering_to_host = true;
+    struct Delivering {  // reset even if a (C++) callback throws through here against the contract
+      Delivering() { delivering_to_host = true; }
+      ~Delivering() { delivering_to_host = false; }
+    } delivering;
     host.callback(level, rank_, message.c_str(), host.user_data);
-    delivering_to_host = false;
   } else {
     std::fwrite(line.data(), 1, line.size(), stderr);
     std::fflush(stderr);

@@ -14,6 +14,22 @@ type Callback = dyn Fn(LogLevel, Option<i32>, &str) + Send + Sync + 'static;
 /// thin pointer.
 static INSTALLED: Mutex<Option<Box<Box<Callback>>>> = Mutex::new(None);
 
+thread_local! {
+    /// True while this thread runs the closure: set_log_callback / clear_log_callback from inside it
+    /// would wait for INSTALLED, held by a thread that waits for the line being delivered.
+    static IN_CALLBACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn refuse_inside_callback() -> Result<()> {
+    if IN_CALLBACK.with(|flag| flag.get()) {
+        return Err(crate::error::Error::new(
+            crate::ErrorKind::State,
+            "xffl::set_log_callback / clear_log_callback called from inside the log callback, which must not call xffl",
+        ));
+    }
+    Ok(())
+}
+
 impl LogLevel {
     fn from_raw(level: sys::xffl_log_level_t) -> LogLevel {
         match level {
@@ -38,7 +54,9 @@ unsafe extern "C" fn trampoline(
     let text = unsafe { CStr::from_ptr(message) }.to_string_lossy();
     let rank = if rank >= 0 { Some(rank) } else { None };
     // A panic must not unwind into C: it is swallowed here (the line is lost, nothing else).
+    IN_CALLBACK.with(|flag| flag.set(true));
     let _ = catch_unwind(AssertUnwindSafe(|| callback(LogLevel::from_raw(level), rank, &text)));
+    IN_CALLBACK.with(|flag| flag.set(false));
 }
 
 /// Sends every later log line of the library (from every state of the process) to `callback`
@@ -63,6 +81,7 @@ pub fn set_log_callback<F>(callback: F) -> Result<()>
 where
     F: Fn(LogLevel, Option<i32>, &str) + Send + Sync + 'static,
 {
+    refuse_inside_callback()?;
     let boxed: Box<Box<Callback>> = Box::new(Box::new(callback));
     let mut installed = INSTALLED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let user_data = &*boxed as *const Box<Callback> as *mut c_void;
@@ -75,6 +94,7 @@ where
 
 /// Restores the default: log lines go to stderr again. The previous callback is dropped.
 pub fn clear_log_callback() -> Result<()> {
+    refuse_inside_callback()?;
     let mut installed = INSTALLED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     // SAFETY: NULL restores stderr; no pointer is handed over.
     check(unsafe { sys::xffl_set_log_callback(None, std::ptr::null_mut()) })?;
