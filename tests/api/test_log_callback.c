@@ -9,6 +9,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -133,12 +135,60 @@ static void test_callback_calling_xffl_is_refused(void **state) {
   api_expect_message_contains("inside the log callback", "xffl_set_log_callback from the callback");
 }
 
+/* ---- replacing the callback while other threads log ---------------------------------------------- */
+
+#define LOGGERS 3
+#define ROUNDS 500
+
+static atomic_int counts[2];      /* lines received by callback 0 and callback 1 */
+static atomic_int loggers_done;
+
+static void count_line(xffl_log_level_t level, int rank, const char *message, void *user_data) {
+  (void)level, (void)rank, (void)message;
+  atomic_fetch_add((atomic_int *)user_data, 1);
+}
+
+static void *log_repeatedly(void *unused) {
+  (void)unused;
+  for (int i = 0; i < ROUNDS; ++i) run_layout(XFFL_LOG_INFO);
+  atomic_fetch_add(&loggers_done, 1);
+  return NULL;
+}
+
+/* Once xffl_set_log_callback returns, the replaced callback receives nothing more, however many threads
+ * are logging at that moment: its count, read right after the switch, never moves again. */
+static void test_replaced_callback_gets_no_more_lines(void **state) {
+  (void)state;
+  pthread_t threads[LOGGERS];
+  atomic_store(&counts[0], 0);
+  atomic_store(&counts[1], 0);
+  atomic_store(&loggers_done, 0);
+  assert_xffl_ok(xffl_set_log_callback(count_line, &counts[0]));
+  for (int t = 0; t < LOGGERS; ++t) assert_int_equal(pthread_create(&threads[t], NULL, log_repeatedly, NULL), 0);
+  int switches = 0;
+  while (atomic_load(&loggers_done) < LOGGERS) {
+    const int to = (switches + 1) % 2, from = switches % 2;
+    assert_xffl_ok(xffl_set_log_callback(count_line, &counts[to]));
+    const int frozen = atomic_load(&counts[from]);
+    assert_xffl_ok(xffl_set_log_callback(count_line, &counts[to])); /* a barrier for lines in flight */
+    if (atomic_load(&counts[from]) != frozen)
+      fail_msg("callback %d received a line after it was replaced (%d, then %d)", from, frozen,
+               atomic_load(&counts[from]));
+    atomic_store(&counts[from], 0);
+    ++switches;
+  }
+  for (int t = 0; t < LOGGERS; ++t) pthread_join(threads[t], NULL);
+  assert_xffl_ok(xffl_set_log_callback(NULL, NULL));
+  assert_true(switches > 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lines_reach_the_callback),
       cmocka_unit_test(test_level_still_filters),
       cmocka_unit_test(test_null_restores_stderr),
       cmocka_unit_test(test_callback_calling_xffl_is_refused),
+      cmocka_unit_test(test_replaced_callback_gets_no_more_lines),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
