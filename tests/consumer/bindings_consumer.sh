@@ -6,7 +6,8 @@
 # LD_LIBRARY_PATH (nor XFFL_LIB_DIR, CARGO_TARGET_DIR, RUSTFLAGS). Then checks what it printed, and that
 # the program it built finds libxffl through its own run-time path.
 #   rust     a new crate depending on the installed `xffl` crate by path (cargo --offline)
-#   fortran  a program passing a 2-D array to allreduce and to the federated average, on 4 processes
+#   fortran  a program passing a 2-D array to allreduce and to the federated average, on 4 processes;
+#            then the same program through the CMake package (xffl::xffl_fortran), on 2
 # Exit 77 (skipped) when the language's tool (cargo, gfortran) is missing; under XFFL_STRICT_CHECKS=1 that
 # fails instead.
 # Usage: bindings_consumer.sh LANGUAGE BUILD_DIR SOURCE_DIR WORK_DIR
@@ -76,4 +77,25 @@ case ":$runpath:" in *":$libdir:"*) ;; *) die "run-time path of $binary is '$run
 resolved=$(env -u LD_LIBRARY_PATH ldd "$binary" | awk '$1 == "libxffl.so.0" {print $3}')
 case "$(readlink -f "$resolved")" in "$(readlink -f "$prefix")"/*) ;; *) die "$binary loads libxffl from '$resolved'" ;; esac
 echo "run-time path $runpath; libxffl.so.0 => $resolved"
+
+# Fortran: the same program through the CMake package, as README says (find_package(xffl) gives
+# xffl::xffl_fortran), run on 2 ranks: (0 + 1) * (1 + federated rank) averaged over 2 groups = 1.5.
+if [ "$language" = fortran ]; then
+  mkdir -p "$work/cmake_project"
+  cp "$work/project/average_layers.f90" "$work/cmake_project/"
+  cat >"$work/cmake_project/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(average_layers Fortran)
+find_package(xffl 0.1 REQUIRED)
+add_executable(average_layers average_layers.f90)
+target_link_libraries(average_layers PRIVATE xffl::xffl_fortran)
+CMAKE
+  cmake -S "$work/cmake_project" -B "$work/cmake_project/build" -DCMAKE_PREFIX_PATH="$prefix" \
+    >"$work/cmake.log" 2>&1 && cmake --build "$work/cmake_project/build" >>"$work/cmake.log" 2>&1 ||
+    { cat "$work/cmake.log"; die "the CMake project with find_package(xffl) and xffl::xffl_fortran"; }
+  env -u LD_LIBRARY_PATH "$prefix/bin/xffl-run" -n 2 --federated 1 --backend ucx -- \
+    "$work/cmake_project/build/average_layers" >"$work/cmake_run.log" 2>&1 || { cat "$work/cmake_run.log"; die "CMake-built run"; }
+  cat "$work/cmake_run.log"
+  [ "$(grep -c ': federated average 1.5' "$work/cmake_run.log")" -eq 2 ] || die "CMake-built program: expected 1.5 on 2 ranks"
+fi
 echo "bindings_consumer ($language): all checks passed"
