@@ -148,15 +148,19 @@ end
 # On a Julia task: takes the waiting lines out of the ring, then hands them to handler in order.
 function drain_log_lines(handler)
     lines = Tuple{Int,Union{Int,Nothing},String}[]
+    dropped = 0
     lock(LOG_LOCK)
-    while LOG_COUNTS[2] < LOG_COUNTS[1]
-        slot = LOG_COUNTS[2] % LOG_SLOTS + 1
-        text = String(LOG_BYTES[1:LOG_LENGTHS[slot], slot])
-        push!(lines, (Int(LOG_LEVELS[slot]), LOG_RANKS[slot] < 0 ? nothing : Int(LOG_RANKS[slot]), text))
-        LOG_COUNTS[2] += 1
+    try
+        while LOG_COUNTS[2] < LOG_COUNTS[1]
+            slot = LOG_COUNTS[2] % LOG_SLOTS + 1
+            text = String(LOG_BYTES[1:LOG_LENGTHS[slot], slot])
+            push!(lines, (Int(LOG_LEVELS[slot]), LOG_RANKS[slot] < 0 ? nothing : Int(LOG_RANKS[slot]), text))
+            LOG_COUNTS[2] += 1
+        end
+        dropped, LOG_COUNTS[3] = LOG_COUNTS[3], 0
+    finally
+        unlock(LOG_LOCK)
     end
-    dropped, LOG_COUNTS[3] = LOG_COUNTS[3], 0
-    unlock(LOG_LOCK)
     dropped > 0 && push!(lines, (Int(L.XFFL_LOG_WARN), nothing, "$dropped log lines dropped: more than " *
                                  "$LOG_SLOTS were waiting for the Julia task that delivers them"))
     for (level, rank, text) in lines
