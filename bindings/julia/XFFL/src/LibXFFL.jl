@@ -47,9 +47,11 @@ function __init__()
     # Julia's GC stops threads through SIGSEGV (safepoints). Loading UCX (at the first UCX set_global)
     # runs libucs's constructor, which installs UCX's own SIGSEGV handler; libxffl puts the host's back
     # right after the load, but a Julia thread reaching a safepoint during it would meet UCX's handler
-    # (MPI.jl issue #337). With UCX_ERROR_SIGNALS empty UCX installs no error handler at all, and
-    # libxffl, seeing the variable set, then leaves the (untouched) handlers alone. MPI.jl does the
-    # same. A value the user set is theirs: left alone.
+    # (MPI.jl issue #337). With UCX_ERROR_SIGNALS empty UCX installs no error handler at all (checked
+    # by the C test ucx_loading.ucx_no_error_signals), and libxffl, seeing the variable set, leaves the
+    # untouched handlers alone. MPI.jl does the same, keeping SIGILL, SIGBUS and SIGFPE for UCX; we keep
+    # none. What remains: the thread that loads UCX gets UCX's alternate signal stack (valid memory;
+    # Julia's handler moves on to its own signal stack to throw). A value the user set is left alone.
     haskey(ENV, "UCX_ERROR_SIGNALS") || (ENV["UCX_ERROR_SIGNALS"] = "")
     global libxffl = library_path()
     # Open it now so a wrong path fails at `using XFFL` with the loader's words, not at the first call.
