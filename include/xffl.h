@@ -13,6 +13,7 @@
 #include "xffl/types.h"
 #include "xffl/status.h"
 #include "xffl/version.h"
+#include "xffl/log.h"
 #include "xffl/state.h"
 #include "xffl/group.h"
 #include "xffl/mesh.h"

@@ -5,6 +5,7 @@
 # sources; a second run recompiles only what changed); gcc's ThreadSanitizer runtime (tsan preset);
 # cmocka (tests); UCX (backend); OpenSSL (store authentication); libabigail (abi);
 # clang 14 and its runtime libraries (fuzzers); Open MPI (peer benchmarks); gfortran (Fortran bindings);
+# fypp (the Fortran bindings' per-kind procedures are generated from one template);
 # bindgen (Rust bindings check); graphviz (xffl-topo pictures); python3 (checker scripts);
 # iproute2 (two simulated facilities in network namespaces); procps (process checks); doxygen (the API
 # reference, target docs, and its test docs.api_reference); PMIx headers (mpirun and srun --mpi=pmix
@@ -17,7 +18,7 @@ xffl_packages=(
   clang-14 libclang-rt-14-dev llvm-14
   libopenmpi-dev openmpi-bin
   gfortran bindgen graphviz python3 iproute2 procps valgrind
-  doxygen
+  doxygen fypp
   libpmix-dev slurmctld slurmd slurm-client
 )
 

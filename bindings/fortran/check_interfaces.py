@@ -36,6 +36,9 @@ def _accepts(ftype: str, by_value: bool, is_array: bool, ctype: "c_api.CType") -
                (ctype.base == "float" and ctype.depth == 1)
     if ftype == "character(kind=c_char)":
         return not by_value and is_array and ctype.base == "char" and ctype.depth == 1
+    if ftype == "type(c_funptr)":
+        # a callback (c_funloc of a bind(C) procedure), passed as the code address itself
+        return by_value and ctype.base == "fnptr" and ctype.depth == 0
     if ftype == "type(c_ptr)":
         # by value: the pointer itself (T *); by reference: the address of a c_ptr or of an array of them (T **)
         return ctype.depth == 1 if by_value else ctype.depth == 2

@@ -163,6 +163,8 @@ def compatible(jl_text: str, ctype: c_api.CType) -> bool:
     jt = julia_type(jl_text)
     if jt is None:
         return False
+    if ctype.base == "fnptr":  # a callback: the Ptr{Cvoid} that @cfunction gives (or C_NULL)
+        return jl_text == "Ptr{Cvoid}"
     if jl_text == "Cstring":  # Julia converts a String (NUL-checked); only for strings C will not write to
         return ctype.base == "char" and ctype.depth == 1 and ctype.const_pointee
     return jt.base == ctype.base and jt.depth == ctype.depth

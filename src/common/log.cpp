@@ -19,6 +19,22 @@ std::mutex &line_lock() {
   return lock;
 }
 
+// The host's receiver of log lines (xffl_set_log_callback). Process-wide by contract, as libgit2's
+// git_trace_set; read and written only under line_lock(), so a replaced callback is never called again.
+struct LogCallback {
+  xffl_log_callback_t callback = nullptr;
+  void *user_data = nullptr;
+};
+
+LogCallback &log_callback() {
+  static LogCallback installed;
+  return installed;
+}
+
+// True while this thread runs the host's callback, which holds line_lock(): a line the callback
+// causes goes straight to stderr, and xffl_set_log_callback is refused, instead of a self-deadlock.
+thread_local bool delivering_to_host = false;
+
 }  // namespace
 
 xffl_log_level_t parse_log_level(const std::string &text, const char *variable) {
@@ -37,6 +53,12 @@ const char *log_level_name(xffl_log_level_t level) {
     case XFFL_LOG_DEBUG: return "DEBUG";
   }
   return "LOG";
+}
+
+void set_log_callback(xffl_log_callback_t callback, void *user_data) {
+  if (delivering_to_host) fail(XFFL_ESTATE, "called from inside the log callback, which must not call xffl");
+  std::lock_guard<std::mutex> hold(line_lock());
+  log_callback() = LogCallback{callback, callback ? user_data : nullptr};
 }
 
 Logger::Logger(xffl_log_level_t level, int rank, Sink sink)
@@ -61,9 +83,20 @@ void Logger::write(xffl_log_level_t level, const std::string &message) const {
   line += ": ";
   line += message;
   line += '\n';
+  if (delivering_to_host) {  // this thread already holds line_lock(), inside the callback
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    return;
+  }
   std::lock_guard<std::mutex> hold(line_lock());
+  const LogCallback &host = log_callback();
   if (sink_) {
     (*sink_)(line);
+  } else if (host.callback) {
+    struct Delivering {  // reset even if a (C++) callback throws through here against the contract
+      Delivering() { delivering_to_host = true; }
+      ~Delivering() { delivering_to_host = false; }
+    } delivering;
+    host.callback(level, rank_, message.c_str(), host.user_data);
   } else {
     std::fwrite(line.data(), 1, line.size(), stderr);
     std::fflush(stderr);

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "xffl/log.h"
 #include "xffl/types.h"
 
 namespace xffl {
@@ -23,6 +24,11 @@ xffl_log_level_t parse_log_level(const std::string &text, const char *variable =
 // "ERROR", "WARN", "INFO", "DEBUG".
 const char *log_level_name(xffl_log_level_t level);
 
+// The process-wide receiver of every logger without a sink of its own (xffl_set_log_callback); a null
+// callback restores stderr. Taken under the lock that writes lines, so once this returns no line
+// reaches the previous callback.
+void set_log_callback(xffl_log_callback_t callback, void *user_data);
+
 class Logger {
  public:
   // Receives one complete line, newline included. Called with the logger's lock held.
@@ -30,7 +36,8 @@ class Logger {
 
   // Warn level, no rank, stderr.
   Logger() = default;
-  // rank < 0 means "not known yet": the prefix is then "[xffl] ". An empty sink means stderr.
+  // rank < 0 means "not known yet": the prefix is then "[xffl] ". An empty sink means the process's
+  // log callback (set_log_callback), or stderr when there is none.
   explicit Logger(xffl_log_level_t level, int rank = -1, Sink sink = {});
 
   xffl_log_level_t level() const { return level_; }

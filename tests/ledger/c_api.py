@@ -30,7 +30,7 @@ SCALARS = {
 @dataclass(frozen=True)
 class CType:
     """A C type as an FFI sees it: base kind, pointer depth, constness of the pointee."""
-    base: str          # int32, size_t, double, char, void, struct:xffl_state, ...
+    base: str          # int32, size_t, double, char, void, struct:xffl_state, fnptr (a callback), ...
     depth: int = 0     # number of '*'
     const_pointee: bool = False  # `const T *`: only meaningful when depth >= 1
 
@@ -72,6 +72,10 @@ def dump_ast(header: str, include_dir: str, clang: Optional[str] = None) -> dict
 def _parse_type(text: str, typedefs: Dict[str, str]) -> CType:
     """Reduce a clang qualType string ("const xffl_state_t *", "void *const *") to a CType."""
     text = text.strip()
+    if re.match(r"^[\w\s\*]+\(\*\)\(.*\)$", text):
+        # A callback (xffl_log_callback_t): crosses the ABI as a code address; the bindings pass their
+        # own function's address (Julia @cfunction, Fortran c_funloc, Rust extern "C" fn).
+        return CType("fnptr", 0)
     if "(" in text or "[" in text:
         raise ValueError("c_api: unsupported C type %r (function pointer or array)" % text)
     depth = text.count("*")

@@ -10,6 +10,10 @@
  *                   its environment, and UCX's log handlers are UCX's own only.
  *   ucx_signals     the same with UCX_ERROR_SIGNALS set (by the test's environment): the user asked for
  *                   UCX's handlers, so SIGSEGV is handled by libucs.
+ *   ucx_no_error_signals  UCX_ERROR_SIGNALS set to "" (what the Julia package's __init__ does before
+ *                   the load, unless the user set it): UCX installs no error handler at all, so the
+ *                   host's handlers never change, not even while UCX loads; UCX works. (The loading
+ *                   thread's alternate signal stack does become UCX's: see the scenario.)
  *   process_settings  XFFL_OPT_UCX_PROCESS_SETTINGS=1: the library exports UCX_TCP_PUT_ENABLE=n
  *                   (unset before) and installs its one UCX log handler, as the option documents.
  *
@@ -221,6 +225,18 @@ int main(int argc, char **argv) {
           where.dli_fname ? where.dli_fname : "?");
     CHECK(is_host_handler(SIGHUP), "SIGHUP (not asked for with UCX_DEBUG_SIGNO) is no longer the host's");
     xffl_state_destroy(st);
+  } else if (strcmp(scenario, "ucx_no_error_signals") == 0) {
+    const char *asked = getenv("UCX_ERROR_SIGNALS");
+    CHECK(asked && *asked == '\0', "the test's environment must set UCX_ERROR_SIGNALS to the empty string");
+    xffl_state_t *st = make_state(XFFL_BACKEND_UCX, 0);
+    CHECK(is_mapped("libucs.so"), "set_global(UCX) succeeded but libucs.so is not mapped");
+    check_allreduce(st);
+    check_host_signals(HOST_SIGNALS);
+    /* Not checked: libucs still gives the loading thread its own alternate signal stack (148 KB), and
+     * libxffl, seeing UCX_ERROR_SIGNALS set, leaves it there. A host's handler then runs on that stack,
+     * which is valid memory; putting the host's back when the variable is empty is a library change. */
+    check_safepoint();
+    xffl_state_destroy(st);
   } else if (strcmp(scenario, "process_settings") == 0) {
     CHECK(getenv("UCX_TCP_PUT_ENABLE") == NULL, "the test's environment must leave UCX_TCP_PUT_ENABLE unset");
     xffl_state_t *st = make_state(XFFL_BACKEND_UCX, 1);
@@ -237,7 +253,7 @@ int main(int argc, char **argv) {
     printf(failures ? "FAIL %s\n" : "PASS %s\n", scenario);
     return failures ? 1 : 0;
   } else {
-    fprintf(stderr, "usage: %s none|ucx|ucx_signals|process_settings\n", argv[0]);
+    fprintf(stderr, "usage: %s none|ucx|ucx_signals|ucx_no_error_signals|process_settings\n", argv[0]);
     return 2;
   }
 

@@ -11,14 +11,18 @@
 !> groups from st%create_process_group are owned and must be destroyed before their state.
 module xffl
   use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_int, c_size_t, c_double, c_char, &
-                                         c_null_char, c_loc, c_associated, c_f_pointer
-  use, intrinsic :: iso_fortran_env, only: real32, real64, int32, int64
-  use xffl_c
+                                         c_null_char, c_loc, c_associated, c_f_pointer, c_funloc, &
+                                         c_null_funptr
+  use, intrinsic :: iso_fortran_env, only: real32, real64, int8, int32, int64
+  ! The reductions are typed handles here (type xffl_op below); xffl_c's integers keep their names there.
+  use xffl_c, C_XFFL_SUM => XFFL_SUM, C_XFFL_AVG => XFFL_AVG, C_XFFL_MIN => XFFL_MIN, C_XFFL_MAX => XFFL_MAX, &
+              C_XFFL_PROD => XFFL_PROD
   implicit none
   private
 
-  public :: xffl_state, xffl_group
+  public :: xffl_state, xffl_group, xffl_op
   public :: xffl_status_name, xffl_library_version, xffl_get_version, xffl_device_mesh
+  public :: xffl_log_handler, xffl_set_log_handler, xffl_clear_log_handler
   ! every constant of xffl_c, so that `use xffl` is enough
   public :: XFFL_OK, XFFL_EINVAL, XFFL_ESTATE, XFFL_ENOTSET, XFFL_ENOMEM, XFFL_EUNSUPPORTED, XFFL_ETIMEOUT
   public :: XFFL_EPEER, XFFL_EAUTH, XFFL_ENETWORK, XFFL_EBACKEND, XFFL_EBUFSIZE, XFFL_EINTERNAL
@@ -39,6 +43,28 @@ module xffl
   public :: XFFL_GROUP_WORLD, XFFL_GROUP_FSDP, XFFL_GROUP_HSDP_REPLICA, XFFL_GROUP_HSDP_SHARD
   public :: XFFL_GROUP_FEDERATED, XFFL_GROUP_REPLICA, XFFL_GROUP_FEDERATION, XFFL_MESH_FSDP
   public :: XFFL_MESH_HSDP, XFFL_FORMAT_TEXT, XFFL_FORMAT_JSON
+
+  !> A reduction: XFFL_SUM, XFFL_AVG, XFFL_MIN, XFFL_MAX or XFFL_PROD. Typed rather than an integer, so
+  !> an op is never taken for a count or a rank, and the in-place allreduce(buf, op) stays distinct from
+  !> allreduce(send, recv, op) for integer arrays of any rank.
+  type :: xffl_op
+    private
+    integer(c_int) :: value = 0
+  end type xffl_op
+
+  type(xffl_op), parameter :: XFFL_SUM = xffl_op(C_XFFL_SUM)
+  type(xffl_op), parameter :: XFFL_AVG = xffl_op(C_XFFL_AVG)
+  type(xffl_op), parameter :: XFFL_MIN = xffl_op(C_XFFL_MIN)
+  type(xffl_op), parameter :: XFFL_MAX = xffl_op(C_XFFL_MAX)
+  type(xffl_op), parameter :: XFFL_PROD = xffl_op(C_XFFL_PROD)
+
+  !> An array as C sees it: its first element's address (NULL unless contiguous), its element count
+  !> and whether it is one block of memory.
+  type :: buffer_view
+    type(c_ptr) :: address = c_null_ptr
+    integer(c_size_t) :: count = 0
+    logical :: contiguous = .true.
+  end type buffer_view
 
   !> One process's distributed state (xFFL's DistributedState). Not thread-safe.
   type :: xffl_state
@@ -79,10 +105,8 @@ module xffl
     procedure :: get_option_string => state_get_option_string
     procedure :: stream => state_stream
     procedure :: set_federated_weights => state_set_federated_weights
-    procedure, private :: state_federated_average_r32, state_federated_average_r64
-    procedure, private :: state_federated_average_i32, state_federated_average_i64
-    generic :: federated_average => state_federated_average_r32, state_federated_average_r64, &
-                                    state_federated_average_i32, state_federated_average_i64
+    ! federated_average(buf): one specific per kind, arrays of any rank (generated: xffl_typed.fypp)
+    include "xffl_state_bindings.inc"
   end type xffl_state
 
   !> A process group: borrowed from the state's layout, or owned (create_process_group).
@@ -97,21 +121,23 @@ module xffl
     procedure :: ranks => group_ranks
     procedure :: description => group_description
     procedure :: barrier => group_barrier
-    procedure, private :: group_allreduce_r32, group_allreduce_r64, group_allreduce_i32, group_allreduce_i64
-    procedure, private :: group_allreduce_inplace_r32, group_allreduce_inplace_r64
-    procedure, private :: group_allreduce_inplace_i32, group_allreduce_inplace_i64
-    generic :: allreduce => group_allreduce_r32, group_allreduce_r64, group_allreduce_i32, group_allreduce_i64, &
-                            group_allreduce_inplace_r32, group_allreduce_inplace_r64, &
-                            group_allreduce_inplace_i32, group_allreduce_inplace_i64
-    procedure, private :: group_broadcast_r32, group_broadcast_r64, group_broadcast_i32, group_broadcast_i64
-    generic :: broadcast => group_broadcast_r32, group_broadcast_r64, group_broadcast_i32, group_broadcast_i64
-    procedure, private :: group_allgather_r32, group_allgather_r64, group_allgather_i32, group_allgather_i64
-    generic :: allgather => group_allgather_r32, group_allgather_r64, group_allgather_i32, group_allgather_i64
-    procedure, private :: group_reduce_scatter_r32, group_reduce_scatter_r64
-    procedure, private :: group_reduce_scatter_i32, group_reduce_scatter_i64
-    generic :: reduce_scatter => group_reduce_scatter_r32, group_reduce_scatter_r64, &
-                                 group_reduce_scatter_i32, group_reduce_scatter_i64
+    ! allreduce(send, recv, op), allreduce(buf, op), broadcast(buf, root), allgather(send, recv),
+    ! reduce_scatter(send, recv, op): one specific per kind, arrays of any rank (generated: xffl_typed.fypp)
+    include "xffl_group_bindings.inc"
   end type xffl_group
+
+  !> A receiver of the library's log lines (xffl_set_log_handler): the level (XFFL_LOG_ERROR ..
+  !> XFFL_LOG_DEBUG), the rank of the state that wrote it (-1 while unknown) and the text without the
+  !> "[xffl rank N] LEVEL: " prefix.
+  abstract interface
+    subroutine xffl_log_handler(level, rank, message)
+      integer, intent(in) :: level, rank
+      character(len=*), intent(in) :: message
+    end subroutine xffl_log_handler
+  end interface
+
+  ! The installed handler: process-wide, as the C callback it stands behind.
+  procedure(xffl_log_handler), pointer, save :: installed_log_handler => null()
 
   interface
     ! libc's strlen, to read the C strings the library returns (not part of the xffl ABI).
@@ -178,6 +204,46 @@ contains
   end subroutine fail_here
 
   ! ---- module procedures ------------------------------------------------------------------------
+
+  !> The C callback behind xffl_set_log_handler: hands the line to the Fortran handler.
+  subroutine log_line_from_c(level, rank, message, user_data) bind(C)
+    integer(c_int), value :: level, rank
+    type(c_ptr), value :: message, user_data  ! user_data: always NULL (the handler is module state)
+    if (c_associated(user_data)) return
+    if (associated(installed_log_handler)) call installed_log_handler(int(level), int(rank), from_c(message))
+  end subroutine log_line_from_c
+
+  !> Sends every later log line of the library (every state of the process) to handler instead of
+  !> stderr; which lines exist is still chosen per state by XFFL_OPT_LOG_LEVEL. Process-wide. The
+  !> handler runs on whichever thread writes the line (also the library's own threads), one line at a
+  !> time; it must not call xffl (stat = XFFL_ESTATE for this procedure called from inside it).
+  subroutine xffl_set_log_handler(handler, stat, errmsg)
+    procedure(xffl_log_handler) :: handler
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer(c_int) :: rc
+    ! Stop the old handler first, so no line reaches a half-switched pointer.
+    rc = xffl_set_log_callback(c_null_funptr, c_null_ptr)
+    if (rc == XFFL_OK) then
+      installed_log_handler => handler
+      rc = xffl_set_log_callback(c_funloc(log_line_from_c), c_null_ptr)
+    end if
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine xffl_set_log_handler
+
+  !> Log lines go to stderr again.
+  subroutine xffl_clear_log_handler(stat, errmsg)
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer(c_int) :: rc
+    rc = xffl_set_log_callback(c_null_funptr, c_null_ptr)
+    if (rc == XFFL_OK) installed_log_handler => null()
+    call check(rc, stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine xffl_clear_log_handler
 
   !> "XFFL_EINVAL: invalid argument" for any status value.
   function xffl_status_name(status) result(text)
@@ -849,382 +915,132 @@ contains
     if (present(errmsg)) errmsg = why
   end subroutine group_barrier
 
-  ! ---- typed collectives and federated averaging (one specific per element type; same shape) -----
+  ! ---- collectives and federated averaging: one procedure per operation, for every kind and rank ----
+  ! The generated specifics (xffl_typed_procedures.inc) describe their array as a buffer_view and call
+  ! these; every check and message lives here once.
+
+  !> The element count of a view as text, for messages.
+  function count_text(n) result(text)
+    integer(c_size_t), intent(in) :: n
+    character(len=:), allocatable :: text
+    character(len=24) :: digits
+    write (digits, '(i0)') n
+    text = trim(digits)
+  end function count_text
+
+  !> A failure found before calling C: why = message, then stat (or stop) as fail_here.
+  subroutine refuse(message, stat, why)
+    character(len=*), intent(in) :: message
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, intent(out) :: why
+    why = message
+    call fail_here(XFFL_EINVAL, message, stat)
+  end subroutine refuse
+
+  !> False (after refusing) when an array is a non-contiguous section: C needs one block of memory, and
+  !> the bindings never copy behind the caller's back (a copy-in/copy-out would hide the cost and break
+  !> in-place collectives).
+  logical function contiguous_or_refuse(call_name, arg_name, view, stat, why) result(ok)
+    character(len=*), intent(in) :: call_name, arg_name
+    type(buffer_view), intent(in) :: view
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, intent(out) :: why
+    ok = view%contiguous
+    if (.not. ok) call refuse(call_name // ": " // arg_name // " is not contiguous (an array section with a " // &
+                              "stride?); pass a contiguous array, or a contiguous copy of the section", stat, why)
+  end function contiguous_or_refuse
 
   !> Federated average of this rank's shard, in place (collective over the whole job).
-  subroutine state_federated_average_r32(self, buf, stat, errmsg)
+  subroutine state_federated_average_any(self, buf, dtype, stat, why)
     class(xffl_state), intent(in) :: self
-    real(real32), intent(inout), contiguous, target :: buf(:)
+    type(buffer_view), intent(in) :: buf
+    integer(c_int), intent(in) :: dtype
     integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    call check(xffl_federated_average(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_F32, c_null_ptr), &
-               stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine state_federated_average_r32
+    character(len=:), allocatable, intent(out) :: why
+    if (.not. contiguous_or_refuse("federated_average", "buf", buf, stat, why)) return
+    call check(xffl_federated_average(self%handle, buf%address, buf%count, dtype, c_null_ptr), stat, why)
+  end subroutine state_federated_average_any
 
-  !> recv = op over the members' send arrays.
-  subroutine group_allreduce_r32(self, send, recv, op, stat, errmsg)
+  !> recv = op over the members' send arrays; in_place: send and recv are the same array (buf). Shapes
+  !> may differ; element counts must match.
+  subroutine group_allreduce_any(self, send, recv, in_place, dtype, op, stat, why)
     class(xffl_group), intent(in) :: self
-    real(real32), intent(in), contiguous, target :: send(:)
-    real(real32), intent(inout), contiguous, target :: recv(:)
-    integer, intent(in) :: op
+    type(buffer_view), intent(in) :: send, recv
+    logical, intent(in) :: in_place
+    integer(c_int), intent(in) :: dtype
+    type(xffl_op), intent(in) :: op
     integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    if (size(recv) /= size(send)) then
-      if (present(errmsg)) errmsg = "allreduce: send and recv differ in size"
-      call fail_here(XFFL_EINVAL, "allreduce: send and recv differ in size", stat)
+    character(len=:), allocatable, intent(out) :: why
+    if (in_place) then
+      if (.not. contiguous_or_refuse("allreduce", "buf", send, stat, why)) return
+    else if (.not. contiguous_or_refuse("allreduce", "send", send, stat, why)) then
       return
     end if
-    call check(xffl_allreduce(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_F32, &
-                              int(op, c_int), c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_allreduce_r32
-
-  !> buf = op over the members' buf arrays, in place.
-  subroutine group_allreduce_inplace_r32(self, buf, op, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    real(real32), intent(inout), contiguous, target :: buf(:)
-    integer, intent(in) :: op
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    call check(xffl_allreduce(self%handle, c_loc(buf), c_loc(buf), size(buf, kind=c_size_t), XFFL_F32, &
-                              int(op, c_int), c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_allreduce_inplace_r32
+    if (.not. contiguous_or_refuse("allreduce", "recv", recv, stat, why)) return
+    if (recv%count /= send%count) then
+      call refuse("allreduce: send has " // count_text(send%count) // " elements, recv " // &
+                  count_text(recv%count) // "; they must be equal", stat, why)
+      return
+    end if
+    call check(xffl_allreduce(self%handle, send%address, recv%address, send%count, dtype, op%value, c_null_ptr), &
+               stat, why)
+  end subroutine group_allreduce_any
 
   !> buf of the member whose global rank is root, copied to every member.
-  subroutine group_broadcast_r32(self, buf, root, stat, errmsg)
+  subroutine group_broadcast_any(self, buf, dtype, root, stat, why)
     class(xffl_group), intent(in) :: self
-    real(real32), intent(inout), contiguous, target :: buf(:)
+    type(buffer_view), intent(in) :: buf
+    integer(c_int), intent(in) :: dtype
     integer, intent(in) :: root
     integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    call check(xffl_broadcast(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_F32, int(root, c_int), &
-                              c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_broadcast_r32
+    character(len=:), allocatable, intent(out) :: why
+    if (.not. contiguous_or_refuse("broadcast", "buf", buf, stat, why)) return
+    call check(xffl_broadcast(self%handle, buf%address, buf%count, dtype, int(root, c_int), c_null_ptr), stat, why)
+  end subroutine group_broadcast_any
 
   !> recv = the members' send arrays concatenated in group-rank order (size(recv) = size(send) * members).
-  subroutine group_allgather_r32(self, send, recv, stat, errmsg)
+  subroutine group_allgather_any(self, send, recv, dtype, stat, why)
     class(xffl_group), intent(in) :: self
-    real(real32), intent(in), contiguous, target :: send(:)
-    real(real32), intent(inout), contiguous, target :: recv(:)
+    type(buffer_view), intent(in) :: send, recv
+    integer(c_int), intent(in) :: dtype
     integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    if (size(recv, kind=c_size_t) /= size(send, kind=c_size_t) * int(self%size(), c_size_t)) then
-      if (present(errmsg)) errmsg = "allgather: size(recv) must be size(send) times the group size"
-      call fail_here(XFFL_EINVAL, "allgather: size(recv) must be size(send) times the group size", stat)
+    character(len=:), allocatable, intent(out) :: why
+    integer(c_size_t) :: members
+    if (.not. contiguous_or_refuse("allgather", "send", send, stat, why)) return
+    if (.not. contiguous_or_refuse("allgather", "recv", recv, stat, why)) return
+    members = int(self%size(), c_size_t)
+    if (recv%count /= send%count * members) then
+      call refuse("allgather: size(recv) must be size(send) times the group size: recv has " // &
+                  count_text(recv%count) // " elements, send " // count_text(send%count) // ", " // &
+                  count_text(members) // " members", stat, why)
       return
     end if
-    call check(xffl_allgather(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_F32, &
-                              c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_allgather_r32
+    call check(xffl_allgather(self%handle, send%address, recv%address, send%count, dtype, c_null_ptr), stat, why)
+  end subroutine group_allgather_any
 
   !> recv = this member's block of the reduction (size(send) = size(recv) * members).
-  subroutine group_reduce_scatter_r32(self, send, recv, op, stat, errmsg)
+  subroutine group_reduce_scatter_any(self, send, recv, dtype, op, stat, why)
     class(xffl_group), intent(in) :: self
-    real(real32), intent(in), contiguous, target :: send(:)
-    real(real32), intent(inout), contiguous, target :: recv(:)
-    integer, intent(in) :: op
+    type(buffer_view), intent(in) :: send, recv
+    integer(c_int), intent(in) :: dtype
+    type(xffl_op), intent(in) :: op
     integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    if (size(send, kind=c_size_t) /= size(recv, kind=c_size_t) * int(self%size(), c_size_t)) then
-      if (present(errmsg)) errmsg = "reduce_scatter: size(send) must be size(recv) times the group size"
-      call fail_here(XFFL_EINVAL, "reduce_scatter: size(send) must be size(recv) times the group size", stat)
+    character(len=:), allocatable, intent(out) :: why
+    integer(c_size_t) :: members
+    if (.not. contiguous_or_refuse("reduce_scatter", "send", send, stat, why)) return
+    if (.not. contiguous_or_refuse("reduce_scatter", "recv", recv, stat, why)) return
+    members = int(self%size(), c_size_t)
+    if (send%count /= recv%count * members) then
+      call refuse("reduce_scatter: size(send) must be size(recv) times the group size: send has " // &
+                  count_text(send%count) // " elements, recv " // count_text(recv%count) // ", " // &
+                  count_text(members) // " members", stat, why)
       return
     end if
-    call check(xffl_reduce_scatter(self%handle, c_loc(send), c_loc(recv), size(recv, kind=c_size_t), XFFL_F32, &
-                                   int(op, c_int), c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_reduce_scatter_r32
+    call check(xffl_reduce_scatter(self%handle, send%address, recv%address, recv%count, dtype, op%value, &
+                                   c_null_ptr), stat, why)
+  end subroutine group_reduce_scatter_any
 
-  !> Federated average of this rank's shard, in place (collective over the whole job).
-  subroutine state_federated_average_r64(self, buf, stat, errmsg)
-    class(xffl_state), intent(in) :: self
-    real(real64), intent(inout), contiguous, target :: buf(:)
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    call check(xffl_federated_average(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_F64, c_null_ptr), &
-               stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine state_federated_average_r64
-
-  !> recv = op over the members' send arrays.
-  subroutine group_allreduce_r64(self, send, recv, op, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    real(real64), intent(in), contiguous, target :: send(:)
-    real(real64), intent(inout), contiguous, target :: recv(:)
-    integer, intent(in) :: op
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    if (size(recv) /= size(send)) then
-      if (present(errmsg)) errmsg = "allreduce: send and recv differ in size"
-      call fail_here(XFFL_EINVAL, "allreduce: send and recv differ in size", stat)
-      return
-    end if
-    call check(xffl_allreduce(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_F64, &
-                              int(op, c_int), c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_allreduce_r64
-
-  !> buf = op over the members' buf arrays, in place.
-  subroutine group_allreduce_inplace_r64(self, buf, op, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    real(real64), intent(inout), contiguous, target :: buf(:)
-    integer, intent(in) :: op
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    call check(xffl_allreduce(self%handle, c_loc(buf), c_loc(buf), size(buf, kind=c_size_t), XFFL_F64, &
-                              int(op, c_int), c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_allreduce_inplace_r64
-
-  !> buf of the member whose global rank is root, copied to every member.
-  subroutine group_broadcast_r64(self, buf, root, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    real(real64), intent(inout), contiguous, target :: buf(:)
-    integer, intent(in) :: root
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    call check(xffl_broadcast(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_F64, int(root, c_int), &
-                              c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_broadcast_r64
-
-  !> recv = the members' send arrays concatenated in group-rank order (size(recv) = size(send) * members).
-  subroutine group_allgather_r64(self, send, recv, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    real(real64), intent(in), contiguous, target :: send(:)
-    real(real64), intent(inout), contiguous, target :: recv(:)
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    if (size(recv, kind=c_size_t) /= size(send, kind=c_size_t) * int(self%size(), c_size_t)) then
-      if (present(errmsg)) errmsg = "allgather: size(recv) must be size(send) times the group size"
-      call fail_here(XFFL_EINVAL, "allgather: size(recv) must be size(send) times the group size", stat)
-      return
-    end if
-    call check(xffl_allgather(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_F64, &
-                              c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_allgather_r64
-
-  !> recv = this member's block of the reduction (size(send) = size(recv) * members).
-  subroutine group_reduce_scatter_r64(self, send, recv, op, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    real(real64), intent(in), contiguous, target :: send(:)
-    real(real64), intent(inout), contiguous, target :: recv(:)
-    integer, intent(in) :: op
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    if (size(send, kind=c_size_t) /= size(recv, kind=c_size_t) * int(self%size(), c_size_t)) then
-      if (present(errmsg)) errmsg = "reduce_scatter: size(send) must be size(recv) times the group size"
-      call fail_here(XFFL_EINVAL, "reduce_scatter: size(send) must be size(recv) times the group size", stat)
-      return
-    end if
-    call check(xffl_reduce_scatter(self%handle, c_loc(send), c_loc(recv), size(recv, kind=c_size_t), XFFL_F64, &
-                                   int(op, c_int), c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_reduce_scatter_r64
-
-  !> Federated average of this rank's shard, in place (collective over the whole job).
-  subroutine state_federated_average_i32(self, buf, stat, errmsg)
-    class(xffl_state), intent(in) :: self
-    integer(int32), intent(inout), contiguous, target :: buf(:)
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    call check(xffl_federated_average(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_I32, c_null_ptr), &
-               stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine state_federated_average_i32
-
-  !> recv = op over the members' send arrays.
-  subroutine group_allreduce_i32(self, send, recv, op, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    integer(int32), intent(in), contiguous, target :: send(:)
-    integer(int32), intent(inout), contiguous, target :: recv(:)
-    integer, intent(in) :: op
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    if (size(recv) /= size(send)) then
-      if (present(errmsg)) errmsg = "allreduce: send and recv differ in size"
-      call fail_here(XFFL_EINVAL, "allreduce: send and recv differ in size", stat)
-      return
-    end if
-    call check(xffl_allreduce(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_I32, &
-                              int(op, c_int), c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_allreduce_i32
-
-  !> buf = op over the members' buf arrays, in place.
-  subroutine group_allreduce_inplace_i32(self, buf, op, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    integer(int32), intent(inout), contiguous, target :: buf(:)
-    integer, intent(in) :: op
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    call check(xffl_allreduce(self%handle, c_loc(buf), c_loc(buf), size(buf, kind=c_size_t), XFFL_I32, &
-                              int(op, c_int), c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_allreduce_inplace_i32
-
-  !> buf of the member whose global rank is root, copied to every member.
-  subroutine group_broadcast_i32(self, buf, root, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    integer(int32), intent(inout), contiguous, target :: buf(:)
-    integer, intent(in) :: root
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    call check(xffl_broadcast(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_I32, int(root, c_int), &
-                              c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_broadcast_i32
-
-  !> recv = the members' send arrays concatenated in group-rank order (size(recv) = size(send) * members).
-  subroutine group_allgather_i32(self, send, recv, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    integer(int32), intent(in), contiguous, target :: send(:)
-    integer(int32), intent(inout), contiguous, target :: recv(:)
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    if (size(recv, kind=c_size_t) /= size(send, kind=c_size_t) * int(self%size(), c_size_t)) then
-      if (present(errmsg)) errmsg = "allgather: size(recv) must be size(send) times the group size"
-      call fail_here(XFFL_EINVAL, "allgather: size(recv) must be size(send) times the group size", stat)
-      return
-    end if
-    call check(xffl_allgather(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_I32, &
-                              c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_allgather_i32
-
-  !> recv = this member's block of the reduction (size(send) = size(recv) * members).
-  subroutine group_reduce_scatter_i32(self, send, recv, op, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    integer(int32), intent(in), contiguous, target :: send(:)
-    integer(int32), intent(inout), contiguous, target :: recv(:)
-    integer, intent(in) :: op
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    if (size(send, kind=c_size_t) /= size(recv, kind=c_size_t) * int(self%size(), c_size_t)) then
-      if (present(errmsg)) errmsg = "reduce_scatter: size(send) must be size(recv) times the group size"
-      call fail_here(XFFL_EINVAL, "reduce_scatter: size(send) must be size(recv) times the group size", stat)
-      return
-    end if
-    call check(xffl_reduce_scatter(self%handle, c_loc(send), c_loc(recv), size(recv, kind=c_size_t), XFFL_I32, &
-                                   int(op, c_int), c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_reduce_scatter_i32
-
-  !> Federated average of this rank's shard, in place (collective over the whole job).
-  subroutine state_federated_average_i64(self, buf, stat, errmsg)
-    class(xffl_state), intent(in) :: self
-    integer(int64), intent(inout), contiguous, target :: buf(:)
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    call check(xffl_federated_average(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_I64, c_null_ptr), &
-               stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine state_federated_average_i64
-
-  !> recv = op over the members' send arrays.
-  subroutine group_allreduce_i64(self, send, recv, op, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    integer(int64), intent(in), contiguous, target :: send(:)
-    integer(int64), intent(inout), contiguous, target :: recv(:)
-    integer, intent(in) :: op
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    if (size(recv) /= size(send)) then
-      if (present(errmsg)) errmsg = "allreduce: send and recv differ in size"
-      call fail_here(XFFL_EINVAL, "allreduce: send and recv differ in size", stat)
-      return
-    end if
-    call check(xffl_allreduce(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_I64, &
-                              int(op, c_int), c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_allreduce_i64
-
-  !> buf = op over the members' buf arrays, in place.
-  subroutine group_allreduce_inplace_i64(self, buf, op, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    integer(int64), intent(inout), contiguous, target :: buf(:)
-    integer, intent(in) :: op
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    call check(xffl_allreduce(self%handle, c_loc(buf), c_loc(buf), size(buf, kind=c_size_t), XFFL_I64, &
-                              int(op, c_int), c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_allreduce_inplace_i64
-
-  !> buf of the member whose global rank is root, copied to every member.
-  subroutine group_broadcast_i64(self, buf, root, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    integer(int64), intent(inout), contiguous, target :: buf(:)
-    integer, intent(in) :: root
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    call check(xffl_broadcast(self%handle, c_loc(buf), size(buf, kind=c_size_t), XFFL_I64, int(root, c_int), &
-                              c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_broadcast_i64
-
-  !> recv = the members' send arrays concatenated in group-rank order (size(recv) = size(send) * members).
-  subroutine group_allgather_i64(self, send, recv, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    integer(int64), intent(in), contiguous, target :: send(:)
-    integer(int64), intent(inout), contiguous, target :: recv(:)
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    if (size(recv, kind=c_size_t) /= size(send, kind=c_size_t) * int(self%size(), c_size_t)) then
-      if (present(errmsg)) errmsg = "allgather: size(recv) must be size(send) times the group size"
-      call fail_here(XFFL_EINVAL, "allgather: size(recv) must be size(send) times the group size", stat)
-      return
-    end if
-    call check(xffl_allgather(self%handle, c_loc(send), c_loc(recv), size(send, kind=c_size_t), XFFL_I64, &
-                              c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_allgather_i64
-
-  !> recv = this member's block of the reduction (size(send) = size(recv) * members).
-  subroutine group_reduce_scatter_i64(self, send, recv, op, stat, errmsg)
-    class(xffl_group), intent(in) :: self
-    integer(int64), intent(in), contiguous, target :: send(:)
-    integer(int64), intent(inout), contiguous, target :: recv(:)
-    integer, intent(in) :: op
-    integer, optional, intent(out) :: stat
-    character(len=:), allocatable, optional, intent(out) :: errmsg
-    character(len=:), allocatable :: why
-    if (size(send, kind=c_size_t) /= size(recv, kind=c_size_t) * int(self%size(), c_size_t)) then
-      if (present(errmsg)) errmsg = "reduce_scatter: size(send) must be size(recv) times the group size"
-      call fail_here(XFFL_EINVAL, "reduce_scatter: size(send) must be size(recv) times the group size", stat)
-      return
-    end if
-    call check(xffl_reduce_scatter(self%handle, c_loc(send), c_loc(recv), size(recv, kind=c_size_t), XFFL_I64, &
-                                   int(op, c_int), c_null_ptr), stat, why)
-    if (present(errmsg)) errmsg = why
-  end subroutine group_reduce_scatter_i64
+  ! ---- the specifics of every kind (generated from xffl_typed.fypp) ---------------------------------
+  include "xffl_typed_procedures.inc"
 
 end module xffl

@@ -9,9 +9,9 @@
 !> dtype and `stream` are type(c_ptr), value. An argument that C allows to be NULL is `optional`
 !> (absent = NULL). Prefer module xffl, which does all of this for you.
 module xffl_c
-  use, intrinsic :: iso_c_binding, only: c_int, c_size_t, c_double, c_char, c_ptr
+  use, intrinsic :: iso_c_binding, only: c_int, c_size_t, c_double, c_char, c_ptr, c_funptr
   implicit none
-  private :: c_int, c_size_t, c_double, c_char, c_ptr
+  private :: c_int, c_size_t, c_double, c_char, c_ptr, c_funptr
 
   ! xffl_status_t
   integer(c_int), parameter, public :: XFFL_OK = 0
@@ -133,6 +133,16 @@ module xffl_c
       import :: c_ptr
       type(c_ptr) :: res
     end function xffl_version_string
+
+    ! ---- xffl/log.h -------------------------------------------------------------------------------
+    ! callback: c_funloc of a bind(C) subroutine (level, rank, message, user_data), all by value, or
+    ! c_null_funptr to restore stderr.
+    function xffl_set_log_callback(callback, user_data) bind(C, name="xffl_set_log_callback") result(res)
+      import :: c_int, c_ptr, c_funptr
+      type(c_funptr), value :: callback
+      type(c_ptr), value :: user_data
+      integer(c_int) :: res
+    end function xffl_set_log_callback
 
     ! ---- xffl/state.h -----------------------------------------------------------------------------
     function xffl_state_create(out) bind(C, name="xffl_state_create") result(res)

@@ -6,9 +6,12 @@
 !>   XFFL_HSDP                        replica size, 0 for none (default 0)
 !>   XFFL_BACKEND                     none, ucx or nccl (default ucx when WORLD_SIZE > 1, else none)
 !> Every rank of federated group f holds 100*(f+1) + shard + i/2 in element i; after the average every
-!> rank must hold mean_f(100*(f+1)) + shard + i/2 exactly. Exit 77 (skip) if the backend is not built.
+!> rank must hold mean_f(100*(f+1)) + shard + i/2 exactly. The same holds for a 2-D (real64, 40x25) and a
+!> 3-D (real32, 10x10x10) model, and an allreduce over WORLD of a 2-D and a 3-D array gives every rank the
+!> sum over ranks; a strided section is refused on every rank, and the job goes on. Exit 77 (skip) if the
+!> backend is not built.
 program test_federated_average
-  use, intrinsic :: iso_fortran_env, only: real32, real64, error_unit
+  use, intrinsic :: iso_fortran_env, only: real32, real64, int64, error_unit
   use xffl
   use xffl_fortran_testing
   implicit none
@@ -19,6 +22,11 @@ program test_federated_average
   character(len=:), allocatable :: addr, msg
   real(real64) :: model(n), expected(n), base
   real(real32) :: small(n)
+  real(real64) :: model2(40, 25), expected2(40, 25)
+  real(real32) :: model3(10, 10, 10)
+  integer(int64) :: counts2(3, 4), sums2(3, 4)
+  integer :: counts3(2, 3, 2), j, k
+  type(xffl_group) :: world_group
 
   rank = env_int("RANK", 0)
   world = env_int("WORLD_SIZE", 1)
@@ -52,6 +60,39 @@ program test_federated_average
   small = real([(100 * (f + 1) + shard, i = 1, n)], real32)
   call st%federated_average(small)
   call expect_true("federated average of real32", all(small == real(base + shard, real32)))
+
+  ! Arrays of rank 2 and 3, as a model's layers are: same values as above, laid out in columns.
+  model2 = reshape([(100d0 * (f + 1) + shard + 0.5d0 * i, i = 1, n)], [40, 25])
+  expected2 = reshape(expected, [40, 25])
+  call st%federated_average(model2)
+  call expect_true("federated average of a 2-D real64 array", all(model2 == expected2))
+  model3 = reshape(real([(100 * (f + 1) + shard, i = 1, n)], real32), [10, 10, 10])
+  call st%federated_average(model3)
+  call expect_true("federated average of a 3-D real32 array", all(model3 == real(base + shard, real32)))
+
+  ! allreduce over WORLD of a 2-D (in place) and a 3-D (send, recv) array: the sum over ranks.
+  world_group = st%group(XFFL_GROUP_WORLD)
+  counts2 = reshape([(int(rank + 1, int64) * i, i = 1, 12)], [3, 4])
+  call world_group%allreduce(counts2, XFFL_SUM)
+  sums2 = reshape([(int(world, int64) * (world + 1) / 2 * i, i = 1, 12)], [3, 4])
+  call expect_true("allreduce of a 2-D int64 array over WORLD", all(counts2 == sums2))
+  counts3 = reshape([(((rank + i + 10 * j + 100 * k, i = 1, 2), j = 1, 3), k = 1, 2)], [2, 3, 2])
+  block
+    integer :: maxima(2, 3, 2)
+    call world_group%allreduce(counts3, maxima, XFFL_MAX)
+    call expect_true("allreduce MAX of a 3-D integer array over WORLD", &
+                     all(maxima == reshape([(((world - 1 + i + 10 * j + 100 * k, i = 1, 2), j = 1, 3), k = 1, 2)], &
+                                           [2, 3, 2])))
+  end block
+
+  ! Every rank passes a strided section: refused locally with a message, before any communication,
+  ! so no rank waits for another and the job can go on.
+  call world_group%allreduce(counts2(1, :), XFFL_SUM, stat=ios, errmsg=msg)
+  call expect_status("allreduce of a strided section", ios, XFFL_EINVAL)
+  call expect_true("strided section message: " // msg, index(msg, "buf is not contiguous") > 0)
+  call st%federated_average(model2(1:40:2, :), stat=ios, errmsg=msg)
+  call expect_status("federated average of a strided section", ios, XFFL_EINVAL)
+  call world_group%barrier()
 
   call st%destroy()
   call finish("test_federated_average")

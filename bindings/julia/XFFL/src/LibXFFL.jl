@@ -5,8 +5,17 @@ The C API of xffl, one `@ccall` per function of `include/xffl/*.h`, named as in 
 constant as a `Cint`. Nothing here allocates, checks or throws: see the module `XFFL` for that.
 `bindings/julia/check_ccalls.py` compares every `@ccall` below with clang's reading of the header.
 
-The library is `ENV["XFFL_LIBRARY"]` (a path or a name) read when the module is loaded, else `"libxffl"`
-found by the dynamic loader (`LD_LIBRARY_PATH`, the system paths).
+The library is found when the module is loaded (`__init__`), first hit wins:
+1. `ENV["XFFL_LIBRARY"]` (a path or a name): the override, for one run;
+2. the preference `libxffl` of package XFFL, Preferences-style: in the `LocalPreferences.toml` beside
+   the active project (which must list XFFL in its `[deps]`), or `[preferences.XFFL]` in that
+   `Project.toml`, read through `Base.get_preferences` (what Preferences.jl reads and writes, so
+   `Preferences.set_preferences!(XFFL, "libxffl" => path)` works too; no dependency on it):
+   ```toml
+   [XFFL]
+   libxffl = "/opt/xffl/lib/libxffl.so.0"
+   ```
+3. `"libxffl"`, found by the dynamic loader (`LD_LIBRARY_PATH`, the system paths).
 """
 module LibXFFL
 
@@ -16,8 +25,35 @@ using Libdl
 # the one that precompiled the package. Julia >= 1.6 accepts a global variable as the library of a ccall.
 libxffl = "libxffl"
 
+"The package's UUID (Project.toml), the key of its preferences."
+const XFFL_UUID = Base.UUID("c56f7f81-f799-41b4-a34a-5b36fce696e8")
+
+"""
+    library_path() -> String
+
+Where libxffl is: `ENV["XFFL_LIBRARY"]` when set and not empty, else the preference `libxffl`, else
+`"libxffl"` (see the module's docstring).
+"""
+function library_path()
+    override = get(ENV, "XFFL_LIBRARY", "")
+    isempty(override) || return override
+    preferences = isdefined(Base, :get_preferences) ? Base.get_preferences(XFFL_UUID) : Dict{String,Any}()
+    preferred = get(preferences, "libxffl", nothing)
+    preferred isa AbstractString && !isempty(preferred) && return String(preferred)
+    return "libxffl"
+end
+
 function __init__()
-    global libxffl = get(ENV, "XFFL_LIBRARY", "libxffl")
+    # Julia's GC stops threads through SIGSEGV (safepoints). Loading UCX (at the first UCX set_global)
+    # runs libucs's constructor, which installs UCX's own SIGSEGV handler; libxffl puts the host's back
+    # right after the load, but a Julia thread reaching a safepoint during it would meet UCX's handler
+    # (MPI.jl issue #337). With UCX_ERROR_SIGNALS empty UCX installs no error handler at all (checked
+    # by the C test ucx_loading.ucx_no_error_signals), and libxffl, seeing the variable set, leaves the
+    # untouched handlers alone. MPI.jl does the same, keeping SIGILL, SIGBUS and SIGFPE for UCX; we keep
+    # none. What remains: the thread that loads UCX gets UCX's alternate signal stack (valid memory;
+    # Julia's handler moves on to its own signal stack to throw). A value the user set is left alone.
+    haskey(ENV, "UCX_ERROR_SIGNALS") || (ENV["UCX_ERROR_SIGNALS"] = "")
+    global libxffl = library_path()
     # Open it now so a wrong path fails at `using XFFL` with the loader's words, not at the first call.
     Libdl.dlopen(libxffl)
     return nothing
@@ -245,6 +281,11 @@ xffl_reduce_scatter(group, send, recv, recv_count, dtype, op, stream) =
                                        recv_count::Csize_t, dtype::Cint, op::Cint, stream::Ptr{Cvoid})::Cint
 xffl_barrier(group) =
     @ccall libxffl.xffl_barrier(group::Ptr{xffl_group_t})::Cint
+
+# ---- xffl/log.h ---------------------------------------------------------------------------------------
+# callback: a `@cfunction(f, Cvoid, (Cint, Cint, Cstring, Ptr{Cvoid}))` pointer, or C_NULL for stderr.
+xffl_set_log_callback(callback, user_data) =
+    @ccall libxffl.xffl_set_log_callback(callback::Ptr{Cvoid}, user_data::Ptr{Cvoid})::Cint
 
 # ---- xffl/federated.h ----------------------------------------------------------------------------------
 xffl_federated_average(st, buf, count, dtype, stream) =

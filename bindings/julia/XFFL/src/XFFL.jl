@@ -10,13 +10,26 @@ State() do st
     set_global!(st, XFFL.BACKEND_NONE, XFFL.DEVICE_CPU, "127.0.0.1", 29500, 1, 8)
     federated_scaling!(st, [4]; hsdp = 2)
     @show federated_rank(st) receive_from(st) ranks(group(st, XFFL.GROUP_FEDERATED))
-    print(describe(st))
+    print(XFFL.describe(st))
 end
 ```
 
-Every failing call throws `XFFLError(code, message)` with the library's message. States and owned
-groups have finalizers that only do the local destroy (never a collective); call `destroy!` or use the
-do-block forms to release them at a known point.
+Every failing call throws `XFFLError(code, message)` with the library's message.
+
+Names that would clash with Base, the standard libraries or common packages are not exported and stay
+qualified, as MPI.jl does: `XFFL.rank` (LinearAlgebra's `rank`), `XFFL.stream` (CUDA.jl),
+`XFFL.describe` (DataFrames), `XFFL.mesh` (Makie), `XFFL.set_log_callback`.
+
+Threads and tasks: drive each `State` (and its groups) from one task at a time. UCX runs
+single-threaded inside a state, and the library refuses overlapping calls on one state with
+`XFFL.ESTATE`; distinct states are independent.
+
+Lifetimes: `destroy!` is explicit, and collective jobs should call it (or use the do-block forms) at
+a known point on every rank. A `State` that is garbage-collected without `destroy!` is destroyed by its
+finalizer (locally, never a collective), owned groups first: a state holds its owned groups, so they
+are never finalized before it, and owned groups have no finalizer of their own. A borrowed group
+(`group(st, kind)`) used after its layout ended (`unset_*!`) or after `destroy!(st)` throws an
+`XFFLError` (`ESTATE`) instead of reaching freed memory; an owned group after its `destroy!` too.
 """
 module XFFL
 
@@ -29,10 +42,12 @@ export set_global!, set_node!, set_exec_device!, set_init_device!, set_fsdp!, se
 export set_fsdp_mesh!, set_hsdp_manual!, communicating_processes, set_option_string!, get_option_string
 export unset_fsdp!, unset_hsdp!, unset_federated_scaling!
 export is_node_setup, is_fsdp_setup, is_hsdp_setup, is_federated_scaling_setup
-export get_int, get_ints, master_addr, describe, group, mesh, create_process_group, device_mesh
-export set_option!, get_option, stream, set_federated_weights!, federated_average!, federated_average_many!
+export get_int, get_ints, master_addr, group, create_process_group, device_mesh
+export set_option!, get_option, set_federated_weights!, federated_average!, federated_average_many!
 export group_size, group_rank, ranks, description, allreduce!, bcast!, allgather!, reduce_scatter!, barrier
-export rank, world_size, node_local_rank, node_local_size, node_rank, node_world_size
+export world_size, node_local_rank, node_local_size, node_rank, node_world_size
+# Not exported (they clash with LinearAlgebra, CUDA.jl, DataFrames, Makie): XFFL.rank, XFFL.stream,
+# XFFL.describe, XFFL.mesh. bindings/julia/check_package.py keeps it so.
 export replica_local_rank, replica_local_size, replica_rank, replica_world_size
 export federated_local_rank, federated_local_size, federated_rank, federated_world_size
 export is_sender, receive_from, streams, hsdp
@@ -88,22 +103,125 @@ end
 "`version_string()`: the loaded library's version as \"MAJOR.MINOR.PATCH\"."
 version_string() = unsafe_string(L.xffl_version_string())
 
+# ---- log lines ----------------------------------------------------------------------------------------
+
+# xffl calls its log callback on whichever thread writes a line (the Julia thread inside a ccall, or one
+# of the library's own threads: rank 0's store server, UCX's), holding the library's line lock. So the
+# C callback neither allocates nor calls the user's function: it copies the line into a preallocated
+# ring (no allocation, so it never starts a garbage collection, which would wait for a Julia thread
+# that may itself be waiting for that lock) and wakes an AsyncCondition with uv_async_send, the one
+# libuv call that is safe from any thread. The user's function then runs on an ordinary Julia task,
+# where it may do anything (print, @info, even call XFFL). Lines that do not fit (more than
+# LOG_SLOTS waiting, or longer than LOG_TEXT bytes) are counted and reported, never lost silently.
+const LOG_SLOTS = 256
+const LOG_TEXT = 1024
+const LOG_LOCK = Threads.SpinLock()
+const LOG_BYTES = zeros(UInt8, LOG_TEXT, LOG_SLOTS)   # column k: the text of slot k
+const LOG_LENGTHS = zeros(Int, LOG_SLOTS)
+const LOG_LEVELS = zeros(Cint, LOG_SLOTS)
+const LOG_RANKS = zeros(Cint, LOG_SLOTS)
+const LOG_COUNTS = zeros(Int, 3)   # lines written (ever), lines taken (ever), lines dropped (ring full)
+const LOG_WAKE = Ref{Union{Nothing,Base.AsyncCondition}}(nothing)
+const LOG_WAKE_HANDLE = Ref{Ptr{Cvoid}}(C_NULL)  # LOG_WAKE's libuv handle, read once on a Julia task
+const LOG_HANDLER = Ref{Any}(nothing)
+
+function log_line_from_c(level::Cint, rank::Cint, message::Ptr{UInt8}, ::Ptr{Cvoid})::Cvoid
+    n = min(Int(ccall(:strlen, Csize_t, (Ptr{UInt8},), message)), LOG_TEXT)
+    lock(LOG_LOCK)
+    written, taken = LOG_COUNTS[1], LOG_COUNTS[2]
+    if written - taken < LOG_SLOTS
+        slot = written % LOG_SLOTS + 1
+        GC.@preserve LOG_BYTES unsafe_copyto!(pointer(LOG_BYTES, (slot - 1) * LOG_TEXT + 1), message, n)
+        LOG_LENGTHS[slot] = n
+        LOG_LEVELS[slot] = level
+        LOG_RANKS[slot] = rank
+        LOG_COUNTS[1] = written + 1
+    else
+        LOG_COUNTS[3] += 1
+    end
+    unlock(LOG_LOCK)
+    handle = LOG_WAKE_HANDLE[]
+    handle == C_NULL || ccall(:uv_async_send, Cint, (Ptr{Cvoid},), handle)
+    return nothing
+end
+
+# On a Julia task: takes the waiting lines out of the ring, then hands them to handler in order.
+function drain_log_lines(handler)
+    lines = Tuple{Int,Union{Int,Nothing},String}[]
+    dropped = 0
+    lock(LOG_LOCK)
+    try
+        while LOG_COUNTS[2] < LOG_COUNTS[1]
+            slot = LOG_COUNTS[2] % LOG_SLOTS + 1
+            text = String(LOG_BYTES[1:LOG_LENGTHS[slot], slot])
+            push!(lines, (Int(LOG_LEVELS[slot]), LOG_RANKS[slot] < 0 ? nothing : Int(LOG_RANKS[slot]), text))
+            LOG_COUNTS[2] += 1
+        end
+        dropped, LOG_COUNTS[3] = LOG_COUNTS[3], 0
+    finally
+        unlock(LOG_LOCK)
+    end
+    dropped > 0 && push!(lines, (Int(L.XFFL_LOG_WARN), nothing, "$dropped log lines dropped: more than " *
+                                 "$LOG_SLOTS were waiting for the Julia task that delivers them"))
+    for (level, rank, text) in lines
+        handler(level, rank, text)
+    end
+end
+
+"""
+    XFFL.set_log_callback(f)        # f(level::Int, rank::Union{Int,Nothing}, text::String)
+    XFFL.set_log_callback(nothing)  # back to stderr
+
+Send every later log line of the library (every state of the process) to `f` instead of stderr:
+its level (`XFFL.LOG_ERROR` .. `XFFL.LOG_DEBUG`), the rank of the state that wrote it (`nothing` while
+unknown) and the text without the `[xffl rank N] LEVEL: ` prefix. Which lines exist is still chosen per
+state by `XFFL.OPT_LOG_LEVEL`. Process-wide, like libgit2's `git_trace_set`.
+
+`f` runs on a Julia task of its own, soon after the line was written (the library may write from
+threads Julia does not run tasks on), in the order the lines were written; a line longer than 1024
+bytes is cut there. Needs Julia 1.9 or later: the library's own threads enter the callback, and Julia
+adopts foreign threads only from 1.9 on.
+"""
+function set_log_callback(f)
+    VERSION >= v"1.9" || error("XFFL.set_log_callback needs Julia 1.9 (adoption of the library's own threads)")
+    old_wake, old_handler = LOG_WAKE[], LOG_HANDLER[]
+    if f === nothing
+        @check L.xffl_set_log_callback(C_NULL, C_NULL)
+        LOG_WAKE_HANDLE[] = C_NULL
+        LOG_WAKE[] = nothing
+    else
+        wake = Base.AsyncCondition(_ -> drain_log_lines(f))
+        LOG_WAKE[] = wake
+        LOG_WAKE_HANDLE[] = wake.handle
+        callback = @cfunction(log_line_from_c, Cvoid, (Cint, Cint, Ptr{UInt8}, Ptr{Cvoid}))
+        @check L.xffl_set_log_callback(callback, C_NULL)
+    end
+    LOG_HANDLER[] = f
+    # Lines queued before the switch still go to the function that was installed when they were written.
+    old_handler === nothing || drain_log_lines(old_handler)
+    old_wake === nothing || close(old_wake)
+    return nothing
+end
+
 # ---- State --------------------------------------------------------------------------------------------
 
 """
     State()
     State(f::Function)      # do-block: destroyed when f returns or throws
 
-One process's distributed state. Not thread-safe: calls on one state must not overlap. The finalizer
-only does the local `xffl_state_destroy` (it never blocks on peers); owned groups still alive are
-destroyed first.
+One process's distributed state. Drive it from one task at a time (UCX runs single-threaded inside
+it; overlapping calls get `XFFL.ESTATE`). Call `destroy!` at a known point (or use the do-block form):
+the finalizer is only a safety net, doing the local `xffl_state_destroy` (never a collective) at an
+unpredictable time, owned groups first.
 """
 mutable struct State
     handle::Ptr{L.xffl_state_t}
-    owned::Vector{Any}  # owned Groups, destroyed before the state (Group is defined below)
+    owned::Vector{Any}   # owned Groups, destroyed before the state (Group is defined below)
+    layout_generation::Int  # + 1 at each unset_*!: borrowed groups of an older generation have ended
+    layout_ended_by::String # the call that ended the last layout, for messages
 
     function State(handle::Ptr{L.xffl_state_t})
-        st = new(handle, Any[])
+        st = new(handle, Any[], 0, "")
         finalizer(destroy!, st)
         return st
     end
@@ -138,7 +256,11 @@ end
 State(f::Function) = with_state(f, State())
 from_env(f::Function) = with_state(f, from_env())
 
-Base.unsafe_convert(::Type{Ptr{L.xffl_state_t}}, st::State) = st.handle
+# Every ccall taking the state passes through here: a destroyed state throws instead of reaching C.
+function Base.unsafe_convert(::Type{Ptr{L.xffl_state_t}}, st::State)
+    st.handle == C_NULL && throw(XFFLError(L.XFFL_ESTATE, "the XFFL.State was destroyed (destroy!)"))
+    return st.handle
+end
 
 """
     destroy!(st::State)
@@ -203,9 +325,16 @@ function federated_scaling!(st::State, sizes::AbstractVector{<:Integer}; hsdp::I
     @check L.xffl_federated_scaling(st, c_sizes, length(c_sizes), hsdp)
 end
 
-unset_fsdp!(st::State) = @check L.xffl_unset_fsdp(st)
-unset_hsdp!(st::State) = @check L.xffl_unset_hsdp(st)
-unset_federated_scaling!(st::State) = @check L.xffl_unset_federated_scaling(st)
+# The unset calls end the layout's groups (the set calls need no layout, so they end none).
+function layout_ended!(st::State, call::String)
+    st.layout_generation += 1
+    st.layout_ended_by = call
+    return nothing
+end
+unset_fsdp!(st::State) = (@check(L.xffl_unset_fsdp(st)); layout_ended!(st, "unset_fsdp!"))
+unset_hsdp!(st::State) = (@check(L.xffl_unset_hsdp(st)); layout_ended!(st, "unset_hsdp!"))
+unset_federated_scaling!(st::State) =
+    (@check(L.xffl_unset_federated_scaling(st)); layout_ended!(st, "unset_federated_scaling!"))
 
 is_node_setup(st::State) = L.xffl_is_node_setup(st) != 0
 is_fsdp_setup(st::State) = L.xffl_is_fsdp_setup(st) != 0
@@ -245,7 +374,7 @@ get_ints(st::State, attr::Integer) = read_ints((buf, cap, len) -> L.xffl_get_int
 
 master_addr(st::State) = read_text((buf, cap, len) -> L.xffl_get_master_addr(st, buf, cap, len))
 
-"`describe(st; format = :text)`: xFFL's `__str__` layout (`:text`) or JSON with its field names (`:json`)."
+"`XFFL.describe(st; format = :text)` (not exported: DataFrames has `describe`): xFFL's `__str__` layout (`:text`) or JSON with its field names (`:json`)."
 function describe(st::State; format::Symbol = :text)
     fmt = format === :json ? L.XFFL_FORMAT_JSON : format === :text ? L.XFFL_FORMAT_TEXT :
           throw(ArgumentError("format must be :text or :json, not :$format"))
@@ -303,7 +432,7 @@ set_option_string!(st::State, option::Integer, text::AbstractString) =
 get_option_string(st::State, option::Integer) =
     read_text((buf, cap, len) -> L.xffl_get_option_string(st, option, buf, cap, len))
 
-"`stream(st, index)`: the execution device's stream `index` (a `cudaStream_t` as `Ptr{Cvoid}`), borrowed from the state."
+"`XFFL.stream(st, index)` (not exported: CUDA.jl has `stream`): the execution device's stream `index` (a `cudaStream_t` as `Ptr{Cvoid}`), borrowed from the state."
 function stream(st::State, index::Integer)
     out = Ref{Ptr{Cvoid}}(C_NULL)
     @check L.xffl_get_stream(st, index, out)
@@ -321,7 +450,7 @@ function set_federated_weights!(st::State, weights::AbstractVector{<:Real})
 end
 
 """
-    mesh(st, kind) -> Array{Int}
+    XFFL.mesh(st, kind) -> Array{Int}     # not exported: Makie has `mesh`
 
 `kind` is `XFFL.MESH_FSDP` (a vector) or `XFFL.MESH_HSDP` (a matrix `m[replica, shard]`, 1-based indices).
 """
@@ -344,16 +473,37 @@ end
 """
     Group
 
-A process group. From `group(st, kind)`: borrowed, valid until the layout is unset or the state destroyed.
-From `create_process_group(st, ranks)`: owned; `destroy!` it, or it is destroyed with its state.
+A process group. From `group(st, kind)`: borrowed, valid until its layout is unset (`unset_*!`; the
+WORLD group until the state is destroyed) or the state destroyed; used afterwards it throws an
+`XFFLError` (`ESTATE`). From `create_process_group(st, ranks)`: owned; `destroy!` it, or it is destroyed
+with its state (never by a finalizer of its own).
 """
 mutable struct Group
     handle::Ptr{L.xffl_group_t}
     state::State   # keeps the state alive while the group is reachable
     owned::Bool
+    kind::Int                # the group kind of a borrowed group, -1 for an owned one
+    layout_generation::Int   # the state's layout generation when borrowed; -1: not tied to a layout
 end
 
-Base.unsafe_convert(::Type{Ptr{L.xffl_group_t}}, g::Group) = g.handle
+"Why `g` can no longer be used, or `nothing` while it can (never calls C)."
+function ended_reason(g::Group)
+    g.handle == C_NULL && return "the group was destroyed (destroy!)"
+    g.state.handle == C_NULL && return "its XFFL.State was destroyed (destroy!)"
+    if g.layout_generation >= 0 && g.layout_generation != g.state.layout_generation
+        return "the borrowed group (kind $(g.kind)) ended with $(g.state.layout_ended_by): a borrowed group " *
+               "lives until its layout is unset or its state destroyed"
+    end
+    return nothing
+end
+
+# Every ccall taking the group passes through here: an ended group throws instead of reaching C, where
+# its memory may be gone (a destroyed state frees its groups).
+function Base.unsafe_convert(::Type{Ptr{L.xffl_group_t}}, g::Group)
+    why = ended_reason(g)
+    why === nothing || throw(XFFLError(L.XFFL_ESTATE, why))
+    return g.handle
+end
 
 function destroy!(g::Group)
     if g.owned && g.handle != C_NULL
@@ -368,7 +518,9 @@ end
 function group(st::State, kind::Integer; instance::Integer = 0)
     out = Ref{Ptr{L.xffl_group_t}}(C_NULL)
     @check L.xffl_get_group(st, kind, instance, out)
-    return Group(out[], st, false)
+    # WORLD is made by set_global! and lives with the state; the others end with the layout.
+    generation = kind == L.XFFL_GROUP_WORLD ? -1 : st.layout_generation
+    return Group(out[], st, false, Int(kind), generation)
 end
 
 """
@@ -385,7 +537,7 @@ function create_process_group(st::State, members::AbstractVector{<:Integer};
     c_ranks = Cint.(collect(members))
     desc = description === nothing ? C_NULL : String(description)
     @check L.xffl_create_process_group(st, c_ranks, length(c_ranks), desc, out)
-    g = Group(out[], st, true)
+    g = Group(out[], st, true, -1, -1)
     push!(st.owned, g)
     return g
 end
@@ -415,7 +567,7 @@ end
 "`ranks(g)`: the members as global ranks, in group-rank order."
 ranks(g::Group) = read_ints((buf, cap, len) -> L.xffl_group_ranks(g, buf, cap, len))
 description(g::Group) = unsafe_string(L.xffl_group_description(g))
-Base.show(io::IO, g::Group) = print(io, "XFFL.Group(", g.handle == C_NULL ? "destroyed" : ranks(g), ")")
+Base.show(io::IO, g::Group) = (why = ended_reason(g); print(io, "XFFL.Group(", why === nothing ? ranks(g) : "ended: " * why, ")"))
 
 # ---- typed collectives --------------------------------------------------------------------------------
 
@@ -429,18 +581,25 @@ dtype(::Type{UInt8}) = L.XFFL_U8
 dtype(::Type{Int32}) = L.XFFL_I32
 dtype(::Type{Int64}) = L.XFFL_I64
 
+# Reductions as MPI.jl takes them: the functions +, *, min, max; also :sum, :avg, :min, :max, :prod and
+# the C constants (XFFL.SUM, XFFL.AVG, ...). The mean has no Base function: :avg or XFFL.AVG.
 const REDOPS = Dict(:sum => L.XFFL_SUM, :avg => L.XFFL_AVG, :min => L.XFFL_MIN, :max => L.XFFL_MAX,
                     :prod => L.XFFL_PROD)
 redop(op::Integer) = Cint(op)
+redop(::typeof(+)) = L.XFFL_SUM
+redop(::typeof(*)) = L.XFFL_PROD
+redop(::typeof(min)) = L.XFFL_MIN
+redop(::typeof(max)) = L.XFFL_MAX
 redop(op::Symbol) = get(() -> throw(ArgumentError("unknown reduction :$op; use one of $(keys(REDOPS))")), REDOPS, op)
+redop(op) = throw(ArgumentError("unsupported reduction $op; use +, *, min, max, :avg (or XFFL.SUM, XFFL.AVG, ...)"))
 
-"`allreduce!(g, send, recv, op = :sum)`; `allreduce!(g, buf, op = :sum)` in place."
-function allreduce!(g::Group, send::DenseArray{T}, recv::DenseArray{T}, op = :sum) where {T<:Element}
+"`allreduce!(g, send, recv, op = +)`; `allreduce!(g, buf, op = +)` in place. `op`: `+`, `*`, `min`, `max`, `:avg`."
+function allreduce!(g::Group, send::DenseArray{T}, recv::DenseArray{T}, op = +) where {T<:Element}
     length(send) == length(recv) || throw(DimensionMismatch("send has $(length(send)) elements, recv $(length(recv))"))
     @check L.xffl_allreduce(g, send, recv, length(send), dtype(T), redop(op), C_NULL)
     return recv
 end
-function allreduce!(g::Group, buf::DenseArray{T}, op = :sum) where {T<:Element}
+function allreduce!(g::Group, buf::DenseArray{T}, op = +) where {T<:Element}
     @check L.xffl_allreduce(g, buf, buf, length(buf), dtype(T), redop(op), C_NULL)
     return buf
 end
@@ -459,8 +618,8 @@ function allgather!(g::Group, send::DenseArray{T}, recv::DenseArray{T}) where {T
     return recv
 end
 
-"`reduce_scatter!(g, send, recv, op = :sum)`: recv = this member's block of the reduction."
-function reduce_scatter!(g::Group, send::DenseArray{T}, recv::DenseArray{T}, op = :sum) where {T<:Element}
+"`reduce_scatter!(g, send, recv, op = +)`: recv = this member's block of the reduction."
+function reduce_scatter!(g::Group, send::DenseArray{T}, recv::DenseArray{T}, op = +) where {T<:Element}
     length(send) == length(recv) * group_size(g) ||
         throw(DimensionMismatch("send needs $(length(recv) * group_size(g)) elements, has $(length(send))"))
     @check L.xffl_reduce_scatter(g, send, recv, length(recv), dtype(T), redop(op), C_NULL)

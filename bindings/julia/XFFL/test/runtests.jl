@@ -1,6 +1,10 @@
-# Runs wherever a Julia exists: `XFFL_LIBRARY=/path/to/libxffl.so julia --project=bindings/julia/XFFL -e
-# 'using Pkg; Pkg.test()'`. The worked tables of shared/spec/xffl-examples.md with backend none, the
-# error paths and the 1-rank collectives, through the idiomatic layer.
+# Runs wherever a Julia exists, offline, with no Pkg.instantiate and no Manifest.toml:
+#     XFFL_LIBRARY=/path/to/libxffl.so julia --startup-file=no bindings/julia/XFFL/test/runtests.jl
+# XFFL is found through the load path (bindings/julia is a package directory holding XFFL/), and its
+# only dependencies, Libdl and Test, are standard libraries. The worked tables of
+# shared/spec/xffl-examples.md with backend none, the error paths, the 1-rank collectives, ended groups,
+# reductions as functions and the log callback, through the idiomatic layer.
+pushfirst!(LOAD_PATH, normpath(joinpath(@__DIR__, "..", "..")))
 using Test
 using XFFL
 
@@ -38,8 +42,8 @@ members(st, kind) = ranks(group(st, kind))
                 @test members(st, XFFL.GROUP_REPLICA) == rg[r+1]
                 @test members(st, XFFL.GROUP_HSDP_SHARD) == [2 * (r ÷ 2), 2 * (r ÷ 2) + 1]
                 @test members(st, XFFL.GROUP_FEDERATION) == collect(4 * (r ÷ 4) .+ (0:3))
-                @test mesh(st, XFFL.MESH_HSDP) == [4*(r÷4) 4*(r÷4)+1; 4*(r÷4)+2 4*(r÷4)+3]
-                @test_throws XFFLError mesh(st, XFFL.MESH_FSDP)
+                @test XFFL.mesh(st, XFFL.MESH_HSDP) == [4*(r÷4) 4*(r÷4)+1; 4*(r÷4)+2 4*(r÷4)+3]
+                @test_throws XFFLError XFFL.mesh(st, XFFL.MESH_FSDP)
             end
         end
     end
@@ -81,10 +85,10 @@ members(st, kind) = ranks(group(st, kind))
 
     @testset "text form" begin
         st = plan(1, 8; sizes = [4], hsdp = 2)
-        text = describe(st)
+        text = XFFL.describe(st)
         @test occursin("Receives from\t\t3", text)
         @test occursin("Federated group\t\t[1, 5]", text)
-        @test occursin("\"receive_from\"", describe(st; format = :json))
+        @test occursin("\"receive_from\"", XFFL.describe(st; format = :json))
         @test master_addr(st) == "127.0.0.1"
         destroy!(st)
     end
@@ -130,7 +134,7 @@ members(st, kind) = ranks(group(st, kind))
         State() do st
             set_global!(st, XFFL.BACKEND_NONE, XFFL.DEVICE_CPU, "127.0.0.1", 29500, 5, 12)
             set_fsdp_mesh!(st, [9, 5, 7, 11])
-            @test mesh(st, XFFL.MESH_FSDP) == [5, 7, 9, 11]
+            @test XFFL.mesh(st, XFFL.MESH_FSDP) == [5, 7, 9, 11]
             @test members(st, XFFL.GROUP_FSDP) == [5, 7, 9, 11]
             unset_fsdp!(st)
             err = try set_fsdp_mesh!(st, [0, 1]); nothing catch e; e end
@@ -155,6 +159,91 @@ members(st, kind) = ranks(group(st, kind))
             @test_throws XFFLError set_option!(st, XFFL.OPT_JOB_ID, 1)
             set_global!(st, XFFL.BACKEND_NONE, XFFL.DEVICE_CPU, "127.0.0.1", 29500, 0, 1)
             @test_throws XFFLError set_option_string!(st, XFFL.OPT_JOB_ID, "late")
+        end
+    end
+
+    @testset "nothing exported clashes (rank, stream, describe, mesh stay qualified)" begin
+        for name in (:rank, :stream, :describe, :mesh, :set_log_callback)
+            @test name ∉ names(XFFL)
+            @test isdefined(XFFL, name)
+        end
+        State() do st
+            set_global!(st, XFFL.BACKEND_NONE, XFFL.DEVICE_CPU, "127.0.0.1", 29500, 3, 4)
+            @test XFFL.rank(st) == 3
+        end
+    end
+
+    @testset "reductions as functions" begin
+        State() do st
+            set_global!(st, XFFL.BACKEND_NONE, XFFL.DEVICE_CPU, "127.0.0.1", 29500, 0, 1)
+            g = group(st, XFFL.GROUP_WORLD)
+            x = Float64[1, -2, 3]
+            for op in (+, *, min, max, :avg, XFFL.SUM)
+                @test allreduce!(g, copy(x), zeros(3), op) == x
+            end
+            @test allreduce!(g, copy(x)) == x   # + by default
+            @test reduce_scatter!(g, x, zeros(3), max) == x
+            @test_throws ArgumentError allreduce!(g, copy(x), -)
+        end
+    end
+
+    @testset "ended groups throw instead of reading freed memory" begin
+        st = State()
+        set_global!(st, XFFL.BACKEND_NONE, XFFL.DEVICE_CPU, "127.0.0.1", 29500, 1, 4)
+        set_hsdp!(st, 2)
+        shard = group(st, XFFL.GROUP_HSDP_SHARD)
+        world = group(st, XFFL.GROUP_WORLD)
+        @test ranks(shard) == [0, 1]
+        unset_hsdp!(st)
+        err = try ranks(shard); nothing catch e; e end
+        @test err isa XFFLError && err.code == XFFL.ESTATE && occursin("unset_hsdp!", err.message)
+        @test occursin("ended", sprint(show, shard))   # a REPL may display it: no throw, no C call
+        @test ranks(world) == [0, 1, 2, 3]             # WORLD lives with the state
+        set_hsdp!(st, 2)
+        @test ranks(group(st, XFFL.GROUP_HSDP_SHARD)) == [0, 1]
+        @test_throws XFFLError group_size(shard)       # still ended: a new layout does not revive it
+        destroy!(st)
+        err = try ranks(world); nothing catch e; e end
+        @test err isa XFFLError && err.code == XFFL.ESTATE && occursin("destroyed", err.message)
+        @test occursin("ended", sprint(show, world))
+        @test_throws XFFLError get_int(st, XFFL.ATTR_RANK)
+        destroy!(st)                                   # twice is fine
+        State() do one
+            set_global!(one, XFFL.BACKEND_NONE, XFFL.DEVICE_CPU, "127.0.0.1", 29500, 0, 1)
+            owned = create_process_group(one, [0])
+            destroy!(owned)
+            @test_throws XFFLError ranks(owned)
+            kept = create_process_group(one, [0])
+            destroy!(one)                              # owned groups go first, then the state
+            @test_throws XFFLError ranks(kept)
+        end
+    end
+
+    @testset "library from the environment, then preferences" begin
+        withenv("XFFL_LIBRARY" => "/somewhere/libxffl.so") do
+            @test XFFL.LibXFFL.library_path() == "/somewhere/libxffl.so"
+        end
+        withenv("XFFL_LIBRARY" => nothing) do
+            @test XFFL.LibXFFL.library_path() isa String
+        end
+        @test haskey(ENV, "UCX_ERROR_SIGNALS")         # set by __init__ unless the user had set it
+    end
+
+    if VERSION >= v"1.9"
+        @testset "log callback" begin
+            lines = Tuple{Int,Union{Int,Nothing},String}[]
+            XFFL.set_log_callback((level, rank, text) -> push!(lines, (level, rank, text)))
+            State() do st
+                set_option!(st, XFFL.OPT_LOG_LEVEL, XFFL.LOG_INFO)
+                set_global!(st, XFFL.BACKEND_NONE, XFFL.DEVICE_CPU, "127.0.0.1", 29500, 1, 4)
+                set_hsdp!(st, 2)
+            end
+            # Lines reach the function on a task of its own: wait for it, bounded.
+            got = timedwait(() -> any(l -> startswith(l[3], "group creation for xffl_set_hsdp"), lines), 10.0)
+            @test got === :ok
+            line = lines[findfirst(l -> startswith(l[3], "group creation for xffl_set_hsdp"), lines)]
+            @test line[1] == XFFL.LOG_INFO && line[2] == 1
+            XFFL.set_log_callback(nothing)
         end
     end
 

@@ -478,6 +478,42 @@ extern "C" {
     #[doc = " @note Thread-safe; never fails."]
     pub fn xffl_version_string() -> *const ::std::os::raw::c_char;
 }
+#[doc = " @brief Receives one log line of the library."]
+#[doc = " @param[in] level the line's level (XFFL_LOG_ERROR .. XFFL_LOG_DEBUG)."]
+#[doc = " @param[in] rank the global rank of the state that wrote the line, or -1 when it is not known yet."]
+#[doc = " @param[in] message the text, without the \"[xffl rank N] LEVEL: \" prefix and without a newline;"]
+#[doc = "            never NULL, valid only during the call (copy it to keep it)."]
+#[doc = " @param[in] user_data the pointer given to xffl_set_log_callback, unchanged."]
+#[doc = " @note Called from whichever thread writes the line: a thread calling into xffl, or one of the"]
+#[doc = "       library's own threads (rank 0's rendezvous store server, UCX's threads). Calls never overlap:"]
+#[doc = "       lines are delivered one at a time, whole. The callback must not call any xffl function (one"]
+#[doc = "       that does anyway gets XFFL_ESTATE from xffl_set_log_callback, and the lines it causes go to"]
+#[doc = "       stderr), must not throw or longjmp across the library, and should return quickly: other"]
+#[doc = "       threads that log wait for it."]
+pub type xffl_log_callback_t = ::std::option::Option<
+    unsafe extern "C" fn(
+        level: xffl_log_level_t,
+        rank: ::std::os::raw::c_int,
+        message: *const ::std::os::raw::c_char,
+        user_data: *mut ::std::os::raw::c_void,
+    ),
+>;
+extern "C" {
+    #[doc = " @brief Sends every later log line of the library, from every state of the process, to @p callback"]
+    #[doc = "        instead of stderr."]
+    #[doc = " @param[in] callback the receiver; NULL restores the default (stderr)."]
+    #[doc = " @param[in] user_data handed to every call of @p callback (may be NULL); not owned: it must stay"]
+    #[doc = "            valid until the callback is replaced or removed."]
+    #[doc = " @return XFFL_OK; XFFL_ESTATE when called from inside the log callback (nothing changes then)."]
+    #[doc = " @note Process-wide, like libgit2's git_trace_set. Thread-safe: it may be called from any thread"]
+    #[doc = "       except from inside the callback itself, at any time, with states in use. Once it returns, no"]
+    #[doc = "       line reaches the previous callback any more (a line being delivered finishes first), so the"]
+    #[doc = "       previous user_data may then be freed."]
+    pub fn xffl_set_log_callback(
+        callback: xffl_log_callback_t,
+        user_data: *mut ::std::os::raw::c_void,
+    ) -> xffl_status_t;
+}
 extern "C" {
     #[doc = " @brief Create an empty state."]
     #[doc = " @param[out] out the new state, owned by the caller; written only on success."]

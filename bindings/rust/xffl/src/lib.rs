@@ -35,8 +35,14 @@
 //!
 //! # Linking
 //! `xffl-sys` finds `libxffl` through `XFFL_LIB_DIR` or `pkg-config xffl`, and this crate's tests and
-//! examples get an rpath to that directory. Programs of your own need the library on the loader's
-//! path (install it, or set `LD_LIBRARY_PATH`).
+//! examples get an rpath to that directory. Cargo does not pass a dependency's link arguments on to
+//! your binary: give it the run-time path in your `.cargo/config.toml`
+//! (`rustflags = ["-C", "link-arg=-Wl,-rpath,<libdir>"]` under `[build]`, libdir from
+//! `pkg-config --variable=libdir xffl`), as xffl's README shows, or install the library on the
+//! loader's default path.
+//!
+//! # Log lines
+//! [`set_log_callback`] sends the library's log lines to a closure of yours instead of stderr.
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
@@ -44,6 +50,7 @@ mod buffer;
 mod dtype;
 mod error;
 mod group;
+mod log;
 mod mesh;
 mod state;
 mod types;
@@ -51,6 +58,7 @@ mod types;
 pub use dtype::{DType, DataType, BF16, F16};
 pub use error::{Error, ErrorKind, Result};
 pub use group::{Group, OwnedGroup};
+pub use log::{clear_log_callback, set_log_callback};
 pub use mesh::Mesh;
 pub use state::State;
 pub use types::{Attr, Backend, Device, FederatedStrategy, Format, GroupKind, LogLevel, MeshKind, OptionKey, RedOp};
