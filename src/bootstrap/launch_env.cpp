@@ -180,7 +180,7 @@ Identity read_identity(const Environment &env) {
     id.store_address_from_pmix = true;
     // Rank 0 serves on MASTER_PORT when given, else on a port the kernel chooses (two jobs on one
     // host then never collide); the others learn it through PMIx.
-    if (!lookup(env, "MASTER_PORT") && !lookup(env, "XFFL_MASTER_PORT"))
+    if (!lookup(env, "MASTER_PORT") && !lookup(env, registry::name(Var::MasterPort)))
       id.master_port = Setting{0, "", "a free port chosen by rank 0"};
     return id;
   }
