@@ -18,6 +18,13 @@ Environment process_environment() {
   return env;
 }
 
+Environment process_environment(const std::vector<const char *> &names) {
+  Environment env;
+  for (const char *name : names)
+    if (const char *value = std::getenv(name)) env.emplace(name, value);
+  return env;
+}
+
 bool process_environment_has(const char *name) { return std::getenv(name) != nullptr; }
 
 }  // namespace xffl

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace xffl {
 
@@ -15,6 +16,11 @@ using Environment = std::map<std::string, std::string>;
 
 // A copy of the process's environ, taken now.
 Environment process_environment();
+
+// A copy of only the named variables (those set): what a reader of a few variables needs, without
+// copying the whole environment (xffl_state_create reads the options' variables for every state;
+// xffl-topo makes one state per rank of a 65,536-rank world).
+Environment process_environment(const std::vector<const char *> &names);
 
 // Whether the process environment holds `name` at all, even set to "": UCX's own reading of its
 // variables (UCX_ERROR_SIGNALS, UCX_DEBUG_SIGNO), where an empty value means "none".

@@ -22,7 +22,14 @@ Options Options::from_environment(const Environment &environment) {
   return options;
 }
 
-Options Options::from_environment() { return from_environment(process_environment()); }
+Options Options::from_environment() {
+  std::vector<const char *> names;  // the registry's variables and their fallbacks (XFFL_JOB_ID's)
+  for (const bootstrap::registry::Variable &variable : bootstrap::registry::variables()) {
+    names.push_back(variable.name);
+    names.insert(names.end(), variable.fallbacks.begin(), variable.fallbacks.end());
+  }
+  return from_environment(process_environment(names));
+}
 
 bool Options::is_string_option(xffl_option_t option) {
   return option == XFFL_OPT_AUTH_TOKEN || option == XFFL_OPT_JOB_ID;
