@@ -14,6 +14,14 @@
 // authenticate request: use https-less etcd only on trusted networks (the v3 gateway over TLS is a
 // later step). Without a secret no authentication is attempted; an etcd with auth enabled then
 // refuses every request (XFFL_EAUTH).
+//
+// Setting etcd up for a job (etcdctl, v3 API), once per cluster:
+//   etcdctl user add root:<admin password>      etcdctl user grant-role root root
+//   etcdctl user add xffl:<the job secret>      etcdctl role add xffl
+//   etcdctl role grant-permission xffl --prefix=true readwrite xffl
+//   etcdctl user grant-role xffl xffl           etcdctl auth enable
+// (the federation's keys, and the key a connection reads to check its access, "xffl-federation/ping",
+// start with "xffl"; tests/federation/backends.cpp does the same with the root role for brevity).
 #ifndef XFFL_SRC_FEDERATION_ETCD_STORE_H
 #define XFFL_SRC_FEDERATION_ETCD_STORE_H
 

@@ -26,6 +26,54 @@ XfflStore::XfflStore(Endpoint endpoint, std::string secret, int timeout_ms)
   connect(net::Clock::now() + ms(timeout_ms_));
 }
 
+bool XfflStore::handshake(int fd, protocol::FrameReader &reader, net::Clock::time_point deadline, std::string *last,
+                          bool *timed_out) {
+  const std::string where = "federation server " + endpoint_.text;
+  protocol::Nonce client_nonce = bootstrap::auth::random_nonce(), server_nonce{};
+  PayloadWriter hello;
+  hello.fixed(client_nonce.data(), client_nonce.size());
+  protocol::Frame frame;
+  net::IoResult io = send_frame(fd, Type::Hello, hello.take(), deadline);
+  if (io.kind == net::IoResult::Ok) io = receive_frame(fd, reader, deadline, &frame);
+  if (io.kind == net::IoResult::Ok && frame.type == Type::Challenge) {
+    PayloadReader in(frame.payload);
+    in.fixed(server_nonce.data(), server_nonce.size());
+    in.finish();
+    protocol::Proof mine = secret_.empty() ? protocol::Proof{}
+                                           : protocol::proof(protocol::Side::Client, secret_, client_nonce, server_nonce);
+    PayloadWriter auth;
+    auth.fixed(mine.data(), mine.size());
+    io = send_frame(fd, Type::Auth, auth.take(), deadline);
+    if (io.kind == net::IoResult::Ok) io = receive_frame(fd, reader, deadline, &frame);
+  } else if (io.kind == net::IoResult::Ok) {
+    fail(XFFL_ENETWORK, "the ", where, " answered Hello with ", protocol::type_name(frame.type),
+         ", not a Challenge: is it an xffl-federation server?");
+  }
+  if (io.kind != net::IoResult::Ok) {
+    *timed_out = io.kind == net::IoResult::Timeout;
+    *last = *timed_out ? "the handshake timed out" : "the connection closed during the handshake";
+    return false;
+  }
+  if (frame.type == Type::Failure) {
+    PayloadReader in(frame.payload);
+    auto status = static_cast<xffl_status_t>(in.i32());
+    std::string message = in.text(protocol::kMaxText, "message");
+    fail(status, "the ", where, " refused this client: ", message);
+  }
+  if (frame.type != Type::Welcome)
+    fail(XFFL_ENETWORK, "the ", where, " answered Auth with ", protocol::type_name(frame.type), ", not a Welcome");
+  protocol::Proof theirs{};
+  PayloadReader in(frame.payload);
+  in.fixed(theirs.data(), theirs.size());
+  in.finish();
+  if (!secret_.empty() &&
+      !bootstrap::auth::proofs_equal(
+          theirs, protocol::proof(protocol::Side::Server, secret_, client_nonce, server_nonce)))
+    fail(XFFL_EAUTH, "the ", where,
+         " did not prove it knows the job secret (it has none, or another): refusing to use it");
+  return true;
+}
+
 void XfflStore::connect(net::Clock::time_point deadline) {
   const Member &member = endpoint_.members.at(0);
   const std::string where = "federation server " + endpoint_.text;
@@ -48,50 +96,17 @@ void XfflStore::connect(net::Clock::time_point deadline) {
         last = timed_out ? "connecting timed out" : net::errno_text(connected.error);
         continue;
       }
-      // The handshake: Hello, Challenge, Auth, Welcome (federation_protocol.h).
+      // The handshake: Hello, Challenge, Auth, Welcome (federation_protocol.h). Something else on the
+      // port (an etcd, a rendezvous store) shows as a malformed frame.
       protocol::FrameReader reader;
-      protocol::Nonce client_nonce = bootstrap::auth::random_nonce(), server_nonce{};
-      PayloadWriter hello;
-      hello.fixed(client_nonce.data(), client_nonce.size());
-      protocol::Frame frame;
-      net::IoResult io = send_frame(fd.get(), Type::Hello, hello.take(), deadline);
-      if (io.kind == net::IoResult::Ok) io = receive_frame(fd.get(), reader, deadline, &frame);
-      if (io.kind == net::IoResult::Ok && frame.type == Type::Challenge) {
-        PayloadReader in(frame.payload);
-        in.fixed(server_nonce.data(), server_nonce.size());
-        in.finish();
-        protocol::Proof mine = secret_.empty() ? protocol::Proof{}
-                                               : protocol::proof(protocol::Side::Client, secret_, client_nonce, server_nonce);
-        PayloadWriter auth;
-        auth.fixed(mine.data(), mine.size());
-        io = send_frame(fd.get(), Type::Auth, auth.take(), deadline);
-        if (io.kind == net::IoResult::Ok) io = receive_frame(fd.get(), reader, deadline, &frame);
-      } else if (io.kind == net::IoResult::Ok) {
-        fail(XFFL_ENETWORK, "the ", where, " answered Hello with ", protocol::type_name(frame.type),
-             ", not a Challenge: is it an xffl-federation server?");
+      bool joined = false;
+      try {
+        joined = handshake(fd.get(), reader, deadline, &last, &timed_out);
+      } catch (const ProtocolError &error) {
+        fail(XFFL_ENETWORK, "the ", where, " does not speak the federation protocol (", error.what(),
+             "): is it an xffl-federation server?");
       }
-      if (io.kind != net::IoResult::Ok) {
-        timed_out = io.kind == net::IoResult::Timeout;
-        last = timed_out ? "the handshake timed out" : "the connection closed during the handshake";
-        continue;
-      }
-      if (frame.type == Type::Failure) {
-        PayloadReader in(frame.payload);
-        auto status = static_cast<xffl_status_t>(in.i32());
-        std::string message = in.text(protocol::kMaxText, "message");
-        fail(status, "the ", where, " refused this client: ", message);
-      }
-      if (frame.type != Type::Welcome)
-        fail(XFFL_ENETWORK, "the ", where, " answered Auth with ", protocol::type_name(frame.type), ", not a Welcome");
-      protocol::Proof theirs{};
-      PayloadReader in(frame.payload);
-      in.fixed(theirs.data(), theirs.size());
-      in.finish();
-      if (!secret_.empty() &&
-          !bootstrap::auth::proofs_equal(
-              theirs, protocol::proof(protocol::Side::Server, secret_, client_nonce, server_nonce)))
-        fail(XFFL_EAUTH, "the ", where,
-             " did not prove it knows the job secret (it has none, or another): refusing to use it");
+      if (!joined) continue;
       fd_ = std::move(fd);
       reader_ = std::move(reader);
       return;
@@ -135,9 +150,13 @@ protocol::Frame XfflStore::call(Type type, std::vector<uint8_t> payload, std::in
   }
   if (io.kind != net::IoResult::Ok) lost(io, doing);
   if (frame.type == Type::Failure) {
-    PayloadReader in(frame.payload);
-    auto status = static_cast<xffl_status_t>(in.i32());
-    std::string message = in.text(protocol::kMaxText, "message");
+    auto [status, message] = parsed(doing, [&] {
+      PayloadReader in(frame.payload);
+      auto code = static_cast<xffl_status_t>(in.i32());
+      std::string words = in.text(protocol::kMaxText, "message");
+      in.finish();
+      return std::make_pair(code, words);
+    });
     fail(status, "the federation server ", endpoint_.text, " failed ", doing, ": ", message);
   }
   if (std::find(replies.begin(), replies.end(), frame.type) == replies.end()) {
@@ -149,28 +168,40 @@ protocol::Frame XfflStore::call(Type type, std::vector<uint8_t> payload, std::in
   return frame;
 }
 
-namespace {
-
-int64_t single_i64(const protocol::Frame &frame) {
-  PayloadReader in(frame.payload);
-  int64_t value = protocol::get_i64(in);
-  in.finish();
-  return value;
+template <typename Parse>
+auto XfflStore::parsed(const std::string &doing, Parse parse) -> decltype(parse()) {
+  try {
+    return parse();
+  } catch (const ProtocolError &error) {
+    fd_.reset();
+    reader_ = protocol::FrameReader{};
+    fail(XFFL_ENETWORK, "the federation server ", endpoint_.text, " sent a malformed reply to ", doing, ": ",
+         error.what());
+  }
 }
 
-}  // namespace
+int64_t XfflStore::single_i64(const protocol::Frame &frame, const std::string &doing) {
+  return parsed(doing, [&] {
+    PayloadReader in(frame.payload);
+    int64_t value = protocol::get_i64(in);
+    in.finish();
+    return value;
+  });
+}
 
 LeaseId XfflStore::grant_lease(int64_t ttl_seconds) {
   check_ttl(endpoint_.text, ttl_seconds);
   PayloadWriter out;
   protocol::put_i64(out, ttl_seconds);
-  return single_i64(call(Type::Grant, out.take(), {Type::Lease}, "granting a lease of " + std::to_string(ttl_seconds) + " s"));
+  const std::string doing = "granting a lease of " + std::to_string(ttl_seconds) + " s";
+  return single_i64(call(Type::Grant, out.take(), {Type::Lease}, doing), doing);
 }
 
 int64_t XfflStore::keep_alive(LeaseId lease) {
   PayloadWriter out;
   protocol::put_i64(out, lease);
-  return single_i64(call(Type::KeepAlive, out.take(), {Type::Ttl}, "keeping lease " + std::to_string(lease) + " alive"));
+  const std::string doing = "keeping lease " + std::to_string(lease) + " alive";
+  return single_i64(call(Type::KeepAlive, out.take(), {Type::Ttl}, doing), doing);
 }
 
 void XfflStore::revoke(LeaseId lease) {
@@ -186,7 +217,7 @@ int64_t XfflStore::put(const std::string &key, const std::string &value, LeaseId
   out.text(key);
   out.text(value);
   protocol::put_i64(out, lease);
-  return single_i64(call(Type::Put, out.take(), {Type::Revision}, "putting " + key));
+  return single_i64(call(Type::Put, out.take(), {Type::Revision}, "putting " + key), "putting " + key);
 }
 
 std::optional<KeyValue> XfflStore::get(const std::string &key) {
@@ -194,11 +225,13 @@ std::optional<KeyValue> XfflStore::get(const std::string &key) {
   PayloadWriter out;
   out.text(key);
   protocol::Frame frame = call(Type::Get, out.take(), {Type::Entry}, "getting " + key);
-  PayloadReader in(frame.payload);
-  std::optional<KeyValue> entry;
-  if (in.u8()) entry = protocol::get_entry(in);
-  in.finish();
-  return entry;
+  return parsed("getting " + key, [&] {
+    PayloadReader in(frame.payload);
+    std::optional<KeyValue> entry;
+    if (in.u8()) entry = protocol::get_entry(in);
+    in.finish();
+    return entry;
+  });
 }
 
 CasResult XfflStore::compare_and_swap(const std::string &key, int64_t expected_mod_revision, const std::string &value,
@@ -210,18 +243,21 @@ CasResult XfflStore::compare_and_swap(const std::string &key, int64_t expected_m
   protocol::put_i64(out, expected_mod_revision);
   out.text(value);
   protocol::put_i64(out, lease);
-  protocol::Frame frame = call(Type::Cas, out.take(), {Type::Swapped},
-                               "swapping " + key + " at revision " + std::to_string(expected_mod_revision));
-  PayloadReader in(frame.payload);
-  CasResult result;
-  result.succeeded = in.u8() != 0;
-  result.revision = protocol::get_i64(in);
-  if (in.u8()) result.current = protocol::get_entry(in);
-  in.finish();
-  return result;
+  const std::string doing = "swapping " + key + " at revision " + std::to_string(expected_mod_revision);
+  protocol::Frame frame = call(Type::Cas, out.take(), {Type::Swapped}, doing);
+  return parsed(doing, [&] {
+    PayloadReader in(frame.payload);
+    CasResult result;
+    result.succeeded = in.u8() != 0;
+    result.revision = protocol::get_i64(in);
+    if (in.u8()) result.current = protocol::get_entry(in);
+    in.finish();
+    return result;
+  });
 }
 
-Listing XfflStore::read_entries(const std::vector<uint8_t> &payload) {
+Listing XfflStore::read_entries(const std::vector<uint8_t> &payload, const std::string &doing) {
+  return parsed(doing, [&] {
   PayloadReader in(payload);
   Listing listing;
   listing.revision = protocol::get_i64(in);
@@ -232,12 +268,14 @@ Listing XfflStore::read_entries(const std::vector<uint8_t> &payload) {
   for (uint32_t i = 0; i < count; ++i) listing.entries.push_back(protocol::get_entry(in));
   in.finish();
   return listing;
+  });
 }
 
 Listing XfflStore::list(const std::string &prefix) {
   PayloadWriter out;
   out.text(prefix);
-  return read_entries(call(Type::List, out.take(), {Type::Entries}, "listing prefix '" + prefix + "'").payload);
+  const std::string doing = "listing prefix '" + prefix + "'";
+  return read_entries(call(Type::List, out.take(), {Type::Entries}, doing).payload, doing);
 }
 
 std::optional<Listing> XfflStore::wait_for_change(const std::string &prefix, const Listing &since, int timeout_ms) {
@@ -249,7 +287,7 @@ std::optional<Listing> XfflStore::wait_for_change(const std::string &prefix, con
   const std::string doing = "waiting up to " + std::to_string(wait_ms) + " ms for a change under '" + prefix + "'";
   protocol::Frame frame = call(Type::Watch, out.take(), {Type::Entries, Type::Unchanged}, doing, wait_ms);
   if (frame.type == Type::Unchanged) return std::nullopt;
-  return read_entries(frame.payload);
+  return read_entries(frame.payload, doing);
 }
 
 }  // namespace xffl::federation

@@ -31,12 +31,21 @@ class XfflStore final : public MembershipStore {
 
  private:
   void connect(bootstrap::net::Clock::time_point deadline);
+  // Hello, Challenge, Auth, Welcome on a connected socket: true when joined; false with *last set when
+  // the connection closed or timed out (try again); throws for a verdict (EAUTH, not a server).
+  bool handshake(int fd, protocol::FrameReader &reader, bootstrap::net::Clock::time_point deadline, std::string *last,
+                 bool *timed_out);
   // Sends a request and returns the reply's frame, one of `replies` (a Failure is thrown as its status
   // and message). extra_wait_ms extends the deadline for a request the server may hold (Watch).
   protocol::Frame call(protocol::Type type, std::vector<uint8_t> payload, std::initializer_list<protocol::Type> replies,
                        const std::string &doing, int extra_wait_ms = 0);
   [[noreturn]] void lost(const bootstrap::net::IoResult &result, const std::string &doing);
-  Listing read_entries(const std::vector<uint8_t> &payload);
+  Listing read_entries(const std::vector<uint8_t> &payload, const std::string &doing);
+  int64_t single_i64(const protocol::Frame &frame, const std::string &doing);
+  // Runs parse(); a malformed reply (bootstrap::wire::ProtocolError) ends the connection and is
+  // reported as XFFL_ENETWORK naming the server and what was awaited.
+  template <typename Parse>
+  auto parsed(const std::string &doing, Parse parse) -> decltype(parse());
 
   Endpoint endpoint_;
   std::string secret_;

@@ -111,6 +111,27 @@ void test_compare_and_swap(void **) {
   assert_true(store->get("cas/epoch")->create_revision == entry->create_revision);
 }
 
+// Keys and values are bytes: NULs, high bytes and JSON's special characters travel unchanged.
+void test_binary_keys_and_values(void **) {
+  auto store = connect_store();
+  const std::string key = std::string("bytes/\xc3\xa9\"q\\", 11) + std::string(1, '\0') + "z";
+  std::string value;
+  for (int i = 0; i < 256; ++i) value += static_cast<char>(i);
+  store->put(key, value);
+  std::optional<KeyValue> entry = store->get(key);
+  assert_true(entry.has_value());
+  assert_true(entry->key == key);
+  assert_true(entry->value == value);
+  store->put("bytes/empty", "");
+  assert_true(store->get("bytes/empty").has_value());
+  assert_true(store->get("bytes/empty")->value.empty());
+  Listing listing = store->list("bytes/");
+  assert_int_equal(listing.entries.size(), 2);
+  // Limits are checked before anything is sent.
+  expect_failure(outcome_of([&] { store->put(std::string(kMaxKey + 1, 'k'), "v"); }), XFFL_EINVAL, {"key of"});
+  expect_failure(outcome_of([&] { store->grant_lease(0); }), XFFL_EINVAL, {"TTL 0"});
+}
+
 // N processes race to bump an epoch key by compare-and-swap. Exactly one wins per revision, so the
 // final value is the number of successful swaps and no revision was won twice.
 void test_cas_contention_between_processes(void **) {
@@ -240,6 +261,26 @@ void test_unreachable_endpoint_is_bounded(void **) {
     fail_msg("message \"%s\" does not name %s", outcome.message.c_str(), endpoint.c_str());
 }
 
+// xffl only: strangers on the server's port (HTTP, an oversized frame, a bad proof) lose their
+// connection, and the server goes on serving the job.
+void test_strangers_are_dropped(void **) {
+  if (backend_name != "xffl") skip();
+  const int port = parse_endpoint(backend->endpoint(), "the test's endpoint").members.at(0).port;
+  int http = bootstrap_test::connect_raw(port);
+  const std::string request = "GET /v3/kv/range HTTP/1.1\r\nHost: x\r\n\r\n";
+  bootstrap_test::send_raw(http, std::vector<uint8_t>(request.begin(), request.end()));
+  assert_true(bootstrap_test::closed_by_peer(http, 15000));
+  ::close(http);
+  int huge = bootstrap_test::connect_raw(port);
+  // A Hello header announcing 2 GiB: refused from the header alone.
+  bootstrap_test::send_raw(huge, {0x58, 0x46, 0x46, 0x44, 0, 1, 0, 1, 0x80, 0, 0, 0});
+  assert_true(bootstrap_test::closed_by_peer(huge, 15000));
+  ::close(huge);
+  auto store = connect_store();
+  store->put("strangers/after", "served");
+  assert_string_equal(store->get("strangers/after")->value.c_str(), "served");
+}
+
 // etcd only: with one member of three killed, the same client goes on through another member, with
 // its data and its lease.
 void test_failover(void **) {
@@ -296,10 +337,12 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_compare_and_swap),
       cmocka_unit_test(test_prefix_listing_and_changes),
       cmocka_unit_test(test_revoke),
+      cmocka_unit_test(test_binary_keys_and_values),
       cmocka_unit_test(test_wrong_secret_is_refused),
       cmocka_unit_test(test_unreachable_endpoint_is_bounded),
       cmocka_unit_test(test_cas_contention_between_processes),
       cmocka_unit_test(test_lease_keepalive_and_expiry),
+      cmocka_unit_test(test_strangers_are_dropped),
       cmocka_unit_test(test_failover),
   };
   int failed = cmocka_run_group_tests_name(backend_name == "etcd" ? "membership store on etcd"
