@@ -53,7 +53,7 @@ bool eventually(int seconds, Done done) {
 // cannot be renewed any more.
 void test_lease_keepalive_and_expiry(void **) {
   auto store = connect_store();
-  const int64_t ttl = 3;
+  const int64_t ttl = 4;
   LeaseId lease = store->grant_lease(ttl);
   assert_true(lease != 0);
   store->put("lease/alive", "facility 0", lease);
@@ -65,7 +65,7 @@ void test_lease_keepalive_and_expiry(void **) {
   auto until = Clock::now() + std::chrono::seconds(2 * ttl + 1);
   while (Clock::now() < until) {
     assert_true(store->keep_alive(lease) > 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
   assert_true(store->get("lease/alive").has_value());
   // Left alone: the key goes (bounded wait), then the lease is gone for good.
@@ -74,6 +74,44 @@ void test_lease_keepalive_and_expiry(void **) {
   // Putting with the ended lease is the store's refusal, not a silent write.
   expect_failure(outcome_of([&] { store->put("lease/late", "x", lease); }), XFFL_EPEER, {"lease"});
   assert_false(store->get("lease/late").has_value());
+}
+
+// A member that dies (SIGKILL, in the middle of keeping its lease alive) loses its lease after the
+// TTL: its key disappears for everyone else, with no goodbye.
+void test_killed_member_loses_its_lease(void **) {
+  int ready[2];
+  assert_int_equal(::pipe(ready), 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(ready[0]);
+    try {
+      auto store = connect_store();
+      LeaseId lease = store->grant_lease(3);
+      store->put("dead/facility-1", "alive", lease);
+      ssize_t written = ::write(ready[1], "r", 1);
+      (void)written;
+      for (;;) {  // kept alive until killed
+        store->keep_alive(lease);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      }
+    } catch (...) {
+    }
+    std::_Exit(1);
+  }
+  ::close(ready[1]);
+  char byte = 0;
+  ssize_t got = ::read(ready[0], &byte, 1);  // returns at EOF too, if the child failed
+  ::close(ready[0]);
+  auto store = connect_store();
+  if (got != 1) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    fail_msg("the member process failed before putting its key");
+  }
+  assert_true(store->get("dead/facility-1").has_value());
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  assert_true(eventually(60, [&] { return !store->get("dead/facility-1").has_value(); }));
 }
 
 // Revoking deletes the lease's keys at once and is harmless when repeated.
@@ -342,6 +380,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_unreachable_endpoint_is_bounded),
       cmocka_unit_test(test_cas_contention_between_processes),
       cmocka_unit_test(test_lease_keepalive_and_expiry),
+      cmocka_unit_test(test_killed_member_loses_its_lease),
       cmocka_unit_test(test_strangers_are_dropped),
       cmocka_unit_test(test_failover),
   };
