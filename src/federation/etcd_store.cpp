@@ -200,7 +200,10 @@ json::Value EtcdStore::request(const std::string &path, const std::string &body,
       }
       bool auth_error = code == kGrpcUnauthenticated || code == kGrpcPermissionDenied ||
                         contains(message, "authentication failed") || contains(message, "user name is empty") ||
-                        contains(message, "permission denied") || contains(message, "invalid auth token");
+                        contains(message, "permission denied") || contains(message, "invalid auth token") ||
+                        // A job with a secret refuses an etcd that would let anyone in (as the xffl://
+                        // client refuses a server that cannot prove it knows the secret).
+                        contains(message, "authentication is not enabled");
       if (auth_error)
         fail(XFFL_EAUTH, "etcd federation ", endpoint_.text, ": member ", current_member(), " refused ", doing,
              authenticating || !secret_.empty() ? " as user '" + endpoint_.user + "'" : std::string(" (no job secret)"),
