@@ -182,7 +182,7 @@ json::Value EtcdStore::request(const std::string &path, const std::string &body,
                " answered ", doing, " with a body that is not etcd's JSON (", error.what(), ")");
         }
       }
-      std::string message = "HTTP status " + std::to_string(reply.status);
+      std::string message;
       int code = -1;
       try {
         json::Value parsed = json::parse(reply.body);
@@ -190,8 +190,11 @@ json::Value EtcdStore::request(const std::string &path, const std::string &body,
         else if (const json::Value *e = parsed.find("error")) message = e->text;
         if (const json::Value *c = parsed.find("code")) code = static_cast<int>(c->as_int64(-1));
       } catch (const std::exception &) {
-        message += ": " + reply.body.substr(0, 200);
       }
+      if (message.empty())
+        fail(XFFL_ENETWORK, "etcd federation ", endpoint_.text, ": member ", current_member(), " answered ", doing,
+             " with HTTP status ", reply.status, " and no etcd error (", reply.body.substr(0, 200),
+             "): is it an etcd v3 gateway?");
       if (contains(message, "invalid auth token") && !reauthenticated) {
         // Simple tokens expire (etcd's --auth-token-ttl): once per call, get a fresh one.
         token_.clear();
