@@ -8,10 +8,12 @@ target_sources(xffl_obj PRIVATE
   federation/endpoint.cpp
   federation/settings.cpp
   federation/membership_store.cpp
+  federation/connect.cpp
   federation/json.cpp
   federation/federation_protocol.cpp
   federation/frame_io.cpp
   federation/federation_core.cpp
+  federation/federation_requests.cpp
   federation/federation_server.cpp
   federation/xffl_store.cpp
   federation/curl_api.cpp

@@ -6,6 +6,7 @@
 #include "bootstrap/auth.h"
 #include "bootstrap/text.h"
 #include "common/error.h"
+#include "federation/federation_requests.h"
 #include "federation/frame_io.h"
 
 namespace xffl::federation {
@@ -157,115 +158,29 @@ void FederationServer::serve(Connection *connection) {
       // connection slot); stop() wakes this receive by shutting the socket down.
       auto forever = net::Clock::now() + std::chrono::hours(24 * 365);
       if (receive_frame(fd, reader, forever, &frame).kind != net::IoResult::Ok) return;
-      Type reply_type = Type::Failure;
-      std::vector<uint8_t> reply;
-      try {
-        PayloadReader in(frame.payload);
-        PayloadWriter out;
-        auto now = FederationCore::Clock::now();
+      std::optional<Reply> reply;
+      {
         std::unique_lock<std::mutex> lock(mutex_);
-        switch (frame.type) {
-          case Type::Grant: {
-            int64_t ttl = protocol::get_i64(in);
-            in.finish();
-            reply_type = Type::Lease;
-            protocol::put_i64(out, core_.grant(ttl, now));
-            break;
+        WatchRequest watch;
+        reply = answer(core_, frame, FederationCore::Clock::now(), &watch);
+        if (!reply) {
+          // A Watch parks this connection's thread until a change under its prefix, a lease's end
+          // (which may be one), stop(), or its deadline.
+          auto deadline = FederationCore::Clock::now() +
+                          std::chrono::milliseconds(std::min<uint32_t>(watch.wait_ms, options_.max_wait_ms));
+          while (!stopping_ && FederationCore::Clock::now() < deadline &&
+                 !core_.changed_since(watch.prefix, watch.since, FederationCore::Clock::now())) {
+            auto wake = deadline;
+            if (auto expiry = core_.next_expiry(); expiry && *expiry < wake) wake = *expiry;
+            changed_.wait_until(lock, wake);
           }
-          case Type::KeepAlive: {
-            LeaseId lease = protocol::get_i64(in);
-            in.finish();
-            reply_type = Type::Ttl;
-            protocol::put_i64(out, core_.keep_alive(lease, now));
-            break;
-          }
-          case Type::Revoke: {
-            LeaseId lease = protocol::get_i64(in);
-            in.finish();
-            reply_type = Type::Revision;
-            protocol::put_i64(out, core_.revoke(lease, now));
-            break;
-          }
-          case Type::Put: {
-            std::string key = in.text(kMaxKey, "key"), value = in.text(kMaxValue, "value");
-            LeaseId lease = protocol::get_i64(in);
-            in.finish();
-            reply_type = Type::Revision;
-            protocol::put_i64(out, core_.put(key, value, lease, now));
-            break;
-          }
-          case Type::Get: {
-            std::string key = in.text(kMaxKey, "key");
-            in.finish();
-            std::optional<KeyValue> entry = core_.get(key, now);
-            reply_type = Type::Entry;
-            out.u8(entry ? 1 : 0);
-            if (entry) protocol::put_entry(out, *entry);
-            break;
-          }
-          case Type::Cas: {
-            std::string key = in.text(kMaxKey, "key");
-            int64_t expected = protocol::get_i64(in);
-            std::string value = in.text(kMaxValue, "value");
-            LeaseId lease = protocol::get_i64(in);
-            in.finish();
-            CasResult result = core_.compare_and_swap(key, expected, value, lease, now);
-            reply_type = Type::Swapped;
-            out.u8(result.succeeded ? 1 : 0);
-            protocol::put_i64(out, result.revision);
-            out.u8(result.current ? 1 : 0);
-            if (result.current) protocol::put_entry(out, *result.current);
-            break;
-          }
-          case Type::List:
-          case Type::Watch: {
-            std::string prefix = in.text(kMaxKey, "prefix");
-            bool watch = frame.type == Type::Watch;
-            int64_t since = watch ? protocol::get_i64(in) : 0;
-            uint32_t wait_ms = watch ? in.u32() : 0;
-            in.finish();
-            if (watch) {
-              auto deadline = now + std::chrono::milliseconds(std::min<uint32_t>(wait_ms, options_.max_wait_ms));
-              while (!stopping_ && !core_.changed_since(prefix, since, FederationCore::Clock::now())) {
-                auto wake = deadline;
-                if (auto expiry = core_.next_expiry(); expiry && *expiry < wake) wake = *expiry;
-                if (FederationCore::Clock::now() >= deadline) break;
-                changed_.wait_until(lock, wake);
-              }
-              now = FederationCore::Clock::now();
-              if (!core_.changed_since(prefix, since, now)) {
-                reply_type = Type::Unchanged;
-                protocol::put_i64(out, core_.revision());
-                break;
-              }
-            }
-            Listing listing = core_.list(prefix, now);
-            if (listing.entries.size() > protocol::kMaxListed)
-              fail(XFFL_EPEER, "prefix '", prefix, "' holds ", listing.entries.size(), " keys, more than the ",
-                   protocol::kMaxListed, " one listing carries");
-            reply_type = Type::Entries;
-            protocol::put_i64(out, listing.revision);
-            out.u32(static_cast<uint32_t>(listing.entries.size()));
-            for (const KeyValue &entry : listing.entries) protocol::put_entry(out, entry);
-            break;
-          }
-          default:
-            throw ProtocolError(std::string("unexpected ") + protocol::type_name(frame.type) + " frame after the handshake");
+          reply = answer_watch(core_, watch, FederationCore::Clock::now());
         }
         // Any request may have changed what a parked Watch waits for (a write, or a lease's deadline).
         changed_.notify_all();
-        reply = out.take();
-        if (reply.size() > protocol::kMaxPayload) fail(XFFL_EPEER, "the reply of ", reply.size(), " bytes is too large");
-      } catch (const Error &error) {
-        // Core errors travel back to the client; its connection stays usable.
-        reply_type = Type::Failure;
-        PayloadWriter failure;
-        failure.i32(error.status());
-        std::string message = error.what();
-        failure.text(message.substr(0, protocol::kMaxText));
-        reply = failure.take();
       }
-      if (send_frame(fd, reply_type, reply, net::Clock::now() + std::chrono::milliseconds(options_.handshake_timeout_ms))
+      if (send_frame(fd, reply->type, reply->payload,
+                     net::Clock::now() + std::chrono::milliseconds(options_.handshake_timeout_ms))
               .kind != net::IoResult::Ok)
         return;
     }
