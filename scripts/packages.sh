@@ -10,7 +10,8 @@
 # iproute2 (two simulated facilities in network namespaces); procps (process checks); doxygen (the API
 # reference, target docs, and its test docs.api_reference); PMIx headers (mpirun and srun --mpi=pmix
 # without MASTER_ADDR; libpmix2 is loaded at run time) and SLURM's daemons and client (tests/launchers
-# starts a one-node cluster).
+# starts a one-node cluster); libcurl's headers (etcd:// federations; libcurl4 is loaded at run time)
+# and etcd's server and client (tests/federation starts a 3-member cluster).
 xffl_packages=(
   build-essential cmake ninja-build ccache pkg-config binutils libtsan2
   libcmocka-dev libucx-dev libssl-dev
@@ -20,6 +21,7 @@ xffl_packages=(
   gfortran bindgen graphviz python3 iproute2 procps valgrind
   doxygen fypp
   libpmix-dev slurmctld slurmd slurm-client
+  libcurl4-openssl-dev etcd-server etcd-client
 )
 
 # xffl_install_packages: installs what dpkg does not know as installed; root, or sudo.

@@ -72,6 +72,15 @@ std::vector<Variable> make_table() {
        "NCCL: 1 returns once enqueued instead of waiting on the host (XFFL_OPT_ENQUEUE_ONLY)."},
       {Var::UcxProcessSettings, "XFFL_UCX_PROCESS_SETTINGS", flag, "0", nullptr, 0, {}, {}, 0,
        "1 lets UCX change the process: UCX_TCP_PUT_ENABLE, a log handler (XFFL_OPT_UCX_PROCESS_SETTINGS)."},
+      {Var::Federation, "XFFL_FEDERATION", text, nullptr, "none: one job is the whole federation", 0, {}, {}, 0,
+       "Membership store of a federation of facility jobs: etcd://[user@]h1:2379,h2:2379 or xffl://host:port "
+       "(xffl-federation); the job secret XFFL_AUTH_TOKEN authenticates."},
+      {Var::Facility, "XFFL_FACILITY", count, nullptr, "none: one job is the whole federation", 0, {}, {}, 0,
+       "This job's facility: its index in XFFL_FEDERATED, when each facility runs its own job."},
+      {Var::FederationLeaseTtl, "XFFL_FEDERATION_LEASE_TTL", seconds, nullptr,
+       "XFFL_TIMEOUT / 20, within [2, 15] s", 0, {}, {}, 0,
+       "A facility is alive while its lease in the membership store is renewed; it is lost this long after "
+       "its last renewal (whole seconds, rounded up)."},
   };
 }
 

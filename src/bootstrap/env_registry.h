@@ -43,6 +43,10 @@ enum class Var {
   CrossFacilityBackend,
   EnqueueOnly,
   UcxProcessSettings,
+  // A facility's job joining a federation of facility jobs (src/federation/).
+  Federation,
+  Facility,
+  FederationLeaseTtl,
 };
 
 enum class Type {

@@ -1,0 +1,197 @@
+#include "backends.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+namespace federation_test {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool on_path(const char *program) {
+  std::string command = std::string("command -v ") + program + " >/dev/null 2>&1";
+  return std::system(command.c_str()) == 0;
+}
+
+// Stops a child with SIGTERM, then SIGKILL after 5 s; reaps it.
+void stop_child(pid_t pid) {
+  if (pid <= 0) return;
+  ::kill(pid, SIGTERM);
+  auto deadline = Clock::now() + std::chrono::seconds(5);
+  while (Clock::now() < deadline) {
+    if (::waitpid(pid, nullptr, WNOHANG) == pid) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+}
+
+class XfflServer final : public Backend {
+ public:
+  explicit XfflServer(const std::string &tool) {
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], 1);
+      ::setenv("XFFL_AUTH_TOKEN", kSecret, 1);
+      ::execl(tool.c_str(), tool.c_str(), "--listen", "127.0.0.1:0", static_cast<char *>(nullptr));
+      std::_Exit(127);
+    }
+    ::close(out[1]);
+    std::string line;
+    auto deadline = Clock::now() + std::chrono::seconds(20);
+    while (line.find('\n') == std::string::npos && Clock::now() < deadline) {
+      pollfd entry{out[0], POLLIN, 0};
+      if (::poll(&entry, 1, 200) <= 0) continue;
+      char buffer[256];
+      ssize_t n = ::read(out[0], buffer, sizeof buffer);
+      if (n <= 0) break;
+      line.append(buffer, static_cast<size_t>(n));
+    }
+    ::close(out[0]);
+    // "xffl-federation: listening on 127.0.0.1:40123"
+    size_t at = line.find("listening on ");
+    size_t end = line.find_first_of(" \n", at == std::string::npos ? 0 : at + 13);
+    if (at == std::string::npos) {
+      stop_child(pid_);
+      throw std::runtime_error("xffl-federation did not say where it listens: '" + line + "'");
+    }
+    address_ = line.substr(at + 13, end - at - 13);
+  }
+  ~XfflServer() override { stop_child(pid_); }
+  std::string endpoint() const override { return "xffl://" + address_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::string address_;
+};
+
+class EtcdCluster final : public Backend {
+ public:
+  explicit EtcdCluster(size_t members) {
+    char dir[] = "/tmp/xffl-etcd-XXXXXX";
+    if (!::mkdtemp(dir)) throw std::runtime_error("mkdtemp failed");
+    root_ = dir;
+    for (size_t i = 0; i < members; ++i) {
+      client_ports_.push_back(unused_port());
+      peer_ports_.push_back(unused_port());
+    }
+    std::string cluster;
+    for (size_t i = 0; i < members; ++i)
+      cluster += (i ? "," : "") + name(i) + "=http://127.0.0.1:" + std::to_string(peer_ports_[i]);
+    for (size_t i = 0; i < members; ++i) {
+      std::string client = "http://127.0.0.1:" + std::to_string(client_ports_[i]);
+      std::string peer = "http://127.0.0.1:" + std::to_string(peer_ports_[i]);
+      std::string data = root_ + "/" + name(i);
+      std::string log = root_ + "/" + name(i) + ".log";
+      pid_t pid = ::fork();
+      if (pid == 0) {
+        int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+          ::dup2(fd, 1);
+          ::dup2(fd, 2);
+        }
+        // A generous election timeout: on a loaded 2-core machine a member's heartbeats may stall.
+        ::execlp("etcd", "etcd", "--name", name(i).c_str(), "--data-dir", data.c_str(), "--listen-client-urls",
+                 client.c_str(), "--advertise-client-urls", client.c_str(), "--listen-peer-urls", peer.c_str(),
+                 "--initial-advertise-peer-urls", peer.c_str(), "--initial-cluster", cluster.c_str(),
+                 "--initial-cluster-state", "new", "--initial-cluster-token", root_.c_str(), "--heartbeat-interval",
+                 "100", "--election-timeout", "2000", static_cast<char *>(nullptr));
+        std::_Exit(127);
+      }
+      pids_.push_back(pid);
+    }
+    // Health, then auth: root (etcd requires it before enabling auth) and the job's user "xffl".
+    std::string all = endpoints();
+    if (!run_until("etcdctl --endpoints=" + all + " --command-timeout=3s endpoint health", 45))
+      throw std::runtime_error("the etcd cluster at " + all + " did not become healthy within 45 s (logs in " +
+                               root_ + ")");
+    const std::string ctl = "etcdctl --endpoints=" + all + " --command-timeout=5s ";
+    for (const std::string &command :
+         {ctl + "user add root:root-password", ctl + "user grant-role root root",
+          ctl + "user add xffl:" + std::string(kSecret), ctl + "user grant-role xffl root", ctl + "auth enable"})
+      if (!run_until(command, 20)) throw std::runtime_error("etcd setup failed: " + command);
+  }
+
+  ~EtcdCluster() override {
+    for (pid_t pid : pids_) stop_child(pid);
+    if (!root_.empty() && root_.rfind("/tmp/xffl-etcd-", 0) == 0) {
+      std::string command = "rm -rf '" + root_ + "'";
+      if (std::system(command.c_str()) != 0) std::fprintf(stderr, "could not remove %s\n", root_.c_str());
+    }
+  }
+
+  std::string endpoint() const override { return "etcd://" + endpoints(); }
+  std::string member_endpoint(size_t i) const override {
+    return i < client_ports_.size() ? "etcd://127.0.0.1:" + std::to_string(client_ports_[i]) : "";
+  }
+  bool kill_member(size_t i) override {
+    if (i >= pids_.size() || pids_[i] <= 0) return false;
+    ::kill(pids_[i], SIGKILL);
+    ::waitpid(pids_[i], nullptr, 0);
+    pids_[i] = -1;
+    return true;
+  }
+
+ private:
+  static std::string name(size_t i) { return "member" + std::to_string(i); }
+  std::string endpoints() const {
+    std::string out;
+    for (size_t i = 0; i < client_ports_.size(); ++i)
+      out += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(client_ports_[i]);
+    return out;
+  }
+  // Runs a shell command until it succeeds, at most `seconds`; its output goes to the cluster's log.
+  bool run_until(const std::string &command, int seconds) {
+    auto deadline = Clock::now() + std::chrono::seconds(seconds);
+    std::string quiet = "ETCDCTL_API=3 timeout 10 " + command + " >>'" + root_ + "/setup.log' 2>&1";
+    while (Clock::now() < deadline) {
+      if (std::system(quiet.c_str()) == 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    return false;
+  }
+
+  std::string root_;
+  std::vector<int> client_ports_, peer_ports_;
+  std::vector<pid_t> pids_;
+};
+
+}  // namespace
+
+int unused_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) != 0)
+    throw std::runtime_error("cannot bind a loopback port");
+  int port = ntohs(address.sin_port);
+  ::close(fd);
+  return port;
+}
+
+Backend *start_xffl_server(const std::string &tool) { return new XfflServer(tool); }
+
+Backend *start_etcd_cluster(size_t members) {
+  if (!on_path("etcd") || !on_path("etcdctl")) return nullptr;
+  return new EtcdCluster(members);
+}
+
+}  // namespace federation_test
