@@ -14,6 +14,7 @@
 // signature: an 8-bit hash of the call's arguments (call_check.h). Receives match every field but
 // this one (kReceiveMask) and compare it on completion: members that disagree get XFFL_EINVAL.
 // step: the step of the schedule (mod 256).
+// One tag is reserved: the revoke notice's (revocation.h), which no group's message can carry.
 #ifndef XFFL_SRC_COMM_UCX_TAG_H
 #define XFFL_SRC_COMM_UCX_TAG_H
 
@@ -28,7 +29,7 @@ constexpr uint64_t kMaxGroupSize = kNoticeSender;  // member indices 0 .. kNotic
 
 constexpr uint64_t kGroupTagLimit = uint64_t{1} << kGroupBits;
 
-inline uint64_t message_tag(uint64_t group_bits, uint32_t sequence, uint64_t sender_index, uint8_t signature,
+constexpr uint64_t message_tag(uint64_t group_bits, uint32_t sequence, uint64_t sender_index, uint8_t signature,
                             int step) {
   return group_bits << 44 | (sender_index & 0xfffffu) << 24 | (static_cast<uint64_t>(sequence) & 0xffu) << 16 |
          static_cast<uint64_t>(signature) << 8 | (static_cast<uint64_t>(step) & 0xffu);
