@@ -8,10 +8,10 @@
 // right after sending. UcxWorker does both (announce_failure, poll_revocation); this file is the
 // wire format and the two UCX calls.
 //
-// The tag: group 0xFFFFF (the last group tag, 2^19 + the last slot of the job's authority), sender
-// kNoticeSender - 1, sequence, signature and step 0xFF. Data messages of a group have a sender
-// index below its size and mismatch notices have sender kNoticeSender, so only a data message of a
-// group of 2^20 - 1 members holding the last slot could carry the same tag: no job has one.
+// The tag: group 0xFFFFF, sender kNoticeSender - 1 (reserved: tag.h's kMaxGroupSize stops below
+// it), sequence, signature and step 0xFF. Data messages carry a member's index as sender and
+// mismatch notices kNoticeSender, so no message of any group carries it, and a probe with the exact
+// tag is one hash lookup.
 #ifndef XFFL_SRC_COMM_UCX_REVOCATION_H
 #define XFFL_SRC_COMM_UCX_REVOCATION_H
 

@@ -7,7 +7,8 @@
 // group: the GroupSpec tag, below 2^20 and unique among the live groups that share a member
 // (communicator.h), so receives of two such groups can never match each other's messages.
 // sender: the sender's index in the group, so a receive names its source; the last value
-// (kNoticeSender) marks a mismatch notice (call_check.h), never a member.
+// (kNoticeSender) marks a mismatch notice (call_check.h), the one before it the revoke notice
+// (revocation.h); neither is ever a member.
 // sequence: the collective's number within its communicator (mod 256). Messages of one sender are
 // matched in the order sent, and every member posts its receives in the order of its collectives,
 // so the number only keeps apart calls that members make differently.
@@ -25,7 +26,8 @@ namespace xffl::comm::ucx {
 constexpr int kGroupBits = 20;
 constexpr int kSenderBits = 20;
 constexpr uint64_t kNoticeSender = (uint64_t{1} << kSenderBits) - 1;
-constexpr uint64_t kMaxGroupSize = kNoticeSender;  // member indices 0 .. kNoticeSender - 1
+// kNoticeSender - 1 is the revoke notice's sender (revocation.h): member indices 0 .. kNoticeSender - 2.
+constexpr uint64_t kMaxGroupSize = kNoticeSender - 1;
 
 constexpr uint64_t kGroupTagLimit = uint64_t{1} << kGroupBits;
 
