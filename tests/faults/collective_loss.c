@@ -21,6 +21,11 @@
  *
  * usage: collective_loss [VICTIM] [MIB] [exit|sigkill]   (default: the last rank, 64 MiB, exit)
  * FAULT_COLLECTIVE_TIMEOUT_MS, when set, replaces XFFL_TIMEOUT after the rendezvous (xffl_set_option).
+ * FAULT_EXPECT_EPEER=1 accepts only XFFL_EPEER: with a long XFFL_TIMEOUT, a survivor that learned of
+ * the death only by its timeout (XFFL_ETIMEOUT) fails the check. Every survivor then also learned
+ * of it through the revoke notice, since only the victim's neighbours wait on it. The watcher and
+ * the survivors print the monotonic clock (one per machine) when the victim is signalled and when
+ * their allreduce ended: the difference is the detection time, printed, never compared to a bound.
  */
 #include <errno.h>
 #include <sched.h>
@@ -52,6 +57,8 @@ static void watch_output(const volatile float *output, size_t count, pid_t victi
   for (;;) {
     for (size_t i = 0; i < count; i += stride)
       if (output[i] != kUntouched) {
+        printf("rank %d: the watcher signals the victim at %.1f ms (monotonic clock)\n", fault_rank(), fault_now_ms());
+        fflush(stdout);
         kill(victim, SIGUSR1);
         _exit(0);
       }
@@ -145,7 +152,12 @@ int main(int argc, char **argv) {
     seen = fault_record(attempt == 1 ? "allreduce during which the victim died" : "allreduce after the victim left",
                         rc, started);
   } while (rc == XFFL_OK && attempt < 2);
+  printf("rank %d: the allreduce ended at %.1f ms (monotonic clock)\n", rank, fault_now_ms());
   fault_expect_peer_loss(&seen, "allreduce", victim);
+  const char *expect_epeer = getenv("FAULT_EXPECT_EPEER");
+  if (expect_epeer && strcmp(expect_epeer, "1") == 0)
+    fault_check(seen.status == XFFL_EPEER, "allreduce returned %s, expected XFFL_EPEER: the death was not "
+                "announced to this rank before its timeout", xffl_status_string(seen.status));
   fault_check(fault_contains(seen.message, group_name), "allreduce: the message does not name the group '%s'",
               group_name);
 

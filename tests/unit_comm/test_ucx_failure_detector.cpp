@@ -5,6 +5,10 @@
 // malformed ones; known_failures names departed and exited members (not this rank, not the excluded
 // one), marks departed non-members too, and reports a store that cannot be asked or a lookup that
 // failed, after which it asks no more; UCX's error handler marks its peer failed in UCX's words.
+// Revocation (issue 12): only real evidence confirms a failure (a peer given up on is unusable but
+// not confirmed, so never announced to the job); the address table loaded at set_global lets the
+// liveness check judge every peer with the store gone; the revoke notice's tag is one no message of
+// a group can carry and no data receive or mismatch probe can match.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +17,8 @@
 
 #include "comm/ucx/peer_addresses.h"
 #include "comm/ucx/peer_failure_detector.h"
+#include "comm/ucx/revocation.h"
+#include "comm/ucx/tag.h"
 #include "memory_exchange.h"
 
 // cmocka last: its fail() macro would rewrite xffl::fail in the headers above.
@@ -203,6 +209,51 @@ void ucx_reports_mark_the_peer_failed(void **) {
 
 }  // namespace
 
+void only_real_evidence_confirms_a_failure(void **) {
+  Detector d;
+  d.failures.mark_given_up(1, "abandoned after a failed allreduce on world group");
+  expect_failure(d.failures, 1, "abandoned after a failed allreduce on world group");
+  assert_false(d.failures.confirmed(1));  // a slow rank is not dead: never announced
+  d.failures.mark_failed(2, "UCX reported Connection reset by remote peer");
+  assert_true(d.failures.confirmed(2));
+  const ProcessIdentity dead = exited_child();
+  d.publish(3, d.addresses.host(), dead);
+  assert_true(d.failures.check_peer_process(3, in_ms(5000)));
+  assert_true(d.failures.confirmed(3));
+  assert_false(d.failures.confirmed(4));
+}
+
+void the_address_table_serves_liveness_checks_without_the_store(void **) {
+  Detector d;
+  const ProcessIdentity dead = exited_child();
+  for (int rank = 0; rank < kWorld; ++rank)
+    d.publish(rank, d.addresses.host(), rank == 3 ? dead : xffl::comm::ucx::this_process());
+  d.addresses.look_up_all(in_ms(5000));
+  assert_int_equal(d.exchange.fetches, kWorld - 1);  // every peer once, not this rank
+  assert_non_null(d.addresses.known(4));
+  d.exchange.store_gone = true;
+  assert_true(d.failures.check_peer_process(3));  // no lookup deadline needed: the table has it
+  expect_failure(d.failures, 3, exited_reason(dead));
+  assert_false(d.failures.check_peer_process(4));
+  assert_int_equal(d.exchange.fetches, kWorld - 1);
+}
+
+void the_revoke_tag_is_no_message_of_a_group(void **) {
+  using namespace xffl::comm::ucx;
+  const uint64_t groups[] = {0, 1, kGroupTagLimit / 2, kGroupTagLimit - 1};
+  for (uint64_t group : groups) {
+    // Data receives (kReceiveMask) name their sender, below the group's size (at most kMaxGroupSize).
+    for (uint64_t sender : {uint64_t{0}, uint64_t{7}, kMaxGroupSize - 1})
+      for (int step : {0, 255})
+        assert_true((kRevokeTag & kReceiveMask) != (message_tag(group, 255, sender, 0, step) & kReceiveMask));
+    // Mismatch notices and their probes (sender kNoticeSender).
+    assert_true((kRevokeTag & kGroupNoticeMask) != (notice_tag(group, 255) & kGroupNoticeMask));
+  }
+  // The revoke sender is past every member index.
+  assert_true(sender_of(kRevokeTag) >= kMaxGroupSize);
+  assert_true(sender_of(kRevokeTag) < kNoticeSender);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(the_first_reason_stays),
@@ -214,6 +265,9 @@ int main(void) {
       cmocka_unit_test(a_store_that_cannot_be_asked_is_reported_and_nothing_more_is_asked),
       cmocka_unit_test(a_failed_lookup_is_reported_and_no_other_is_tried),
       cmocka_unit_test(ucx_reports_mark_the_peer_failed),
+      cmocka_unit_test(only_real_evidence_confirms_a_failure),
+      cmocka_unit_test(the_address_table_serves_liveness_checks_without_the_store),
+      cmocka_unit_test(the_revoke_tag_is_no_message_of_a_group),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

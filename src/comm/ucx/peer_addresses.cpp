@@ -26,6 +26,11 @@ const PublishedAddress &PeerAddresses::look_up(int peer_rank, Clock::time_point 
   return peer.published;
 }
 
+void PeerAddresses::look_up_all(Clock::time_point deadline) {
+  for (size_t peer = 0; peer < peers_.size(); ++peer)
+    if (static_cast<int>(peer) != rank_) look_up(static_cast<int>(peer), deadline);
+}
+
 const PublishedAddress *PeerAddresses::known(int peer_rank) const {
   const Peer &peer = peers_.at(static_cast<size_t>(peer_rank));
   return peer.looked_up ? &peer.published : nullptr;

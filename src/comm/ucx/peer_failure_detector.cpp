@@ -43,9 +43,20 @@ void PeerFailureDetector::mark_failed(int peer_rank, const std::string &why) {
   Peer &peer = peers_.at(static_cast<size_t>(peer_rank));
   if (peer.failed) return;
   peer.failed = true;
+  peer.confirmed = true;
   peer.failure = why;
   log(XFFL_LOG_DEBUG, "rank " + std::to_string(peer_rank) + " failed: " + why);
 }
+
+void PeerFailureDetector::mark_given_up(int peer_rank, const std::string &why) {
+  Peer &peer = peers_.at(static_cast<size_t>(peer_rank));
+  if (peer.failed) return;
+  peer.failed = true;
+  peer.failure = why;
+  log(XFFL_LOG_DEBUG, "gave up on rank " + std::to_string(peer_rank) + ": " + why);
+}
+
+bool PeerFailureDetector::confirmed(int peer_rank) const { return peers_.at(static_cast<size_t>(peer_rank)).confirmed; }
 
 void PeerFailureDetector::mark_unresponsive(int peer_rank) {
   peers_.at(static_cast<size_t>(peer_rank)).unresponsive = true;

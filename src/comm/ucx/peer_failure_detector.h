@@ -6,7 +6,8 @@
 //     report over shared memory (check_peer_process);
 //  3. the store: ranks whose store connection closed, seen on any host (known_failures).
 // It also remembers the peers a wait timed out on (mark_unresponsive): maybe alive, but not flushed
-// at teardown. The first reason a peer failed stays. Failures noticed while nothing waits on the peer
+// at teardown, and the peers this rank gave up on after a failed call (mark_given_up): unusable here,
+// but not known to have failed, so never announced to the job (revocation.h): a slow rank is not dead. The first reason a peer failed stays. Failures noticed while nothing waits on the peer
 // are logged at debug level only: a job whose ranks finish in any order is normal.
 //
 // Not thread-safe: UCX calls the error handler from the progress of the one thread that drives the
@@ -40,8 +41,14 @@ class PeerFailureDetector {
 
   // Why a peer cannot be used any more, or nullptr.
   const std::string *failure(int peer_rank) const;
-  // Records that a peer cannot be used any more (the first reason stays); debug log only.
+  // Records that a peer failed (the first reason stays); debug log only. Only real evidence: UCX's
+  // report, /proc, the store, or another rank's revoke notice.
   void mark_failed(int peer_rank, const std::string &why);
+  // Records that this rank gave up on a peer (its endpoint force-closed after a failed call): it
+  // cannot be used any more, but it is not known to have failed (confirmed stays false).
+  void mark_given_up(int peer_rank, const std::string &why);
+  // Whether the peer's failure rests on real evidence (mark_failed), not only on giving up.
+  bool confirmed(int peer_rank) const;
   // A wait on this peer timed out. It may be alive (other groups keep using it), but at destruction
   // its endpoint is force-closed: a flush to a peer that stopped answering could only fail.
   void mark_unresponsive(int peer_rank);
@@ -70,6 +77,7 @@ class PeerFailureDetector {
     PeerFailureDetector *owner = nullptr;  // the error handler's argument is the Peer
     int rank = 0;
     bool failed = false;
+    bool confirmed = false;  // failed through mark_failed
     bool unresponsive = false;
     std::string failure;
     bool lookup_tried = false;  // check_peer_process's one lookup

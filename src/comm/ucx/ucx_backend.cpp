@@ -74,6 +74,8 @@ GroupIdentity UcxBackend::claim_group(const std::vector<int> &sorted_members, ui
 
 void UcxBackend::release_group(uint32_t slot) noexcept { exchange_.release_group(slot); }
 
+void UcxBackend::register_world(const GroupSpec &) { worker_->load_address_table(); }
+
 void UcxBackend::set_timeout_ms(int timeout_ms) {
   if (timeout_ms <= 0) fail(XFFL_EINVAL, "UCX backend: timeout ", timeout_ms, " ms is not positive");
   worker_->settings().timeout_ms = timeout_ms;

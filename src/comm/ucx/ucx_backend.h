@@ -41,6 +41,10 @@ class UcxBackend final : public Backend {
   std::unique_ptr<Communicator> create_communicator(const GroupSpec &group) override;
   GroupIdentity claim_group(const std::vector<int> &sorted_members, uint32_t creation) override;
   void release_group(uint32_t slot) noexcept override;
+  // set_global calls it right after the bring-up barrier (every rank has published): loads the job's
+  // address table (every rank's host, process and worker address), so that from then on no endpoint,
+  // liveness check or revoke notice needs the store (a failure is logged, ucx_worker.h).
+  void register_world(const GroupSpec &world) override;
 
   // Apply to every collective started afterwards, on every communicator of this backend.
   void set_timeout_ms(int timeout_ms);

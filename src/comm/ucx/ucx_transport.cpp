@@ -41,8 +41,10 @@ UcxTransport::UcxTransport(UcxWorker &worker, const GroupView &group, uint32_t s
   // One probe of an (almost always empty) unexpected queue: a member whose part of the previous call
   // completed before a mismatch was found learns of it here.
   // A notice of this very call may be here already, when a member found the mismatch first.
-  if (group_.members.size() > 1)
+  if (group_.members.size() > 1) {
     if (auto other = take_notices()) disagree(*other);
+    check_revocation(nullptr);  // a collective started after a revocation ends at once
+  }
 }
 
 UcxTransport::~UcxTransport() { abandon_outstanding(false); }
@@ -278,6 +280,7 @@ void UcxTransport::await_disagreement(const std::string &fallback) {
 }
 
 void UcxTransport::ensure_peer_alive(const Request &request) {
+  check_revocation(&request);
   if (const std::string *why = worker_.failures().failure(group_.members[static_cast<size_t>(request.peer)]))
     peer_failed(request, *why);
 }
@@ -335,8 +338,29 @@ void UcxTransport::timed_out(const Request &request) {
 void UcxTransport::peer_failed(const Request &request, const std::string &why) {
   mismatch_before_failure();
   const int peer_rank = group_.members[static_cast<size_t>(request.peer)];
+  // A revoke notice sent before its sender gave up on us (and closed its endpoint, which may fail
+  // our wait on it) names the real cause: the sender is alive and must not be announced.
+  if (const UcxWorker::Revocation *revocation = worker_.poll_revocation())
+    if (revocation->failed_rank != peer_rank) revoked(&request, *revocation);
+  if (worker_.failures().confirmed(peer_rank)) worker_.announce_failure(peer_rank, why, worker_.rank());
   const std::string known = other_failures(peer_rank);
   fail(XFFL_EPEER, "rank ", worker_.rank(), ": rank ", peer_rank, " failed (", why, ") in ", where(request), known);
+}
+
+void UcxTransport::check_revocation(const Request *request) {
+  if (const UcxWorker::Revocation *revocation = worker_.poll_revocation()) revoked(request, *revocation);
+}
+
+// No store request here (other_failures): the store's host may be the rank that failed.
+void UcxTransport::revoked(const Request *request, const UcxWorker::Revocation &revocation) {
+  std::string awaited;
+  if (request)
+    awaited = " waiting for rank " + std::to_string(group_.members[static_cast<size_t>(request->peer)]) + " in " +
+              where(*request);
+  else
+    awaited = " at the start of " + std::string(operation_) + " on " + group_.description;
+  fail(XFFL_EPEER, "rank ", worker_.rank(), ": rank ", revocation.failed_rank, " failed (", revocation.why,
+       "; seen by rank ", revocation.detector, ", which revoked the job)", awaited);
 }
 
 // "; rank 3 is known to have failed (...)" for every such member but excluded_rank, or "".

@@ -3,7 +3,10 @@
 // collective, the group, the peer awaited and the step; a timeout also names the members known to
 // have failed, since the peer awaited may be a survivor that gave up because of them. While it
 // waits on a peer of this host it looks whether that process still runs: a dead one fails the wait
-// with XFFL_EPEER at once instead of at the timeout. Destroying it with requests still outstanding
+// with XFFL_EPEER at once instead of at the timeout. A peer found failed is announced to the whole
+// job (revocation.h), and every wait also ends with XFFL_EPEER naming the failed rank once such a
+// notice has come from any member: a collective that waits on a survivor stuck elsewhere does not
+// wait for the timeout. Destroying it with requests still outstanding
 // cancels the receives and abandons the peers of unfinished sends (ucx_worker.h), so no buffer of
 // the caller is touched after the collective has returned or thrown. Members that call with
 // different arguments get XFFL_EINVAL naming both (call_check.h).
@@ -88,6 +91,10 @@ class UcxTransport final : public algorithms::PointToPoint {
   [[noreturn]] void await_disagreement(const std::string &fallback);
   [[noreturn]] void timed_out(const Request &request);
   [[noreturn]] void peer_failed(const Request &request, const std::string &why);
+  // Throws XFFL_EPEER naming the failed rank when the job is revoked (request: the one awaited, or
+  // nullptr before any).
+  void check_revocation(const Request *request);
+  [[noreturn]] void revoked(const Request *request, const UcxWorker::Revocation &revocation);
   std::string other_failures(int excluded_rank);
   void ensure_peer_alive(const Request &request);
   std::string where(const Request &request) const;

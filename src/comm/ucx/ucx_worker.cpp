@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "comm/ucx/revocation.h"
 #include "comm/ucx/ucx_log_filter.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -22,6 +23,9 @@ constexpr int kLongestSleepMs = 100;
 constexpr int kCloseBoundMs = 1000;
 // Forced closes complete without the peer; this only lets UCX run their completions.
 constexpr int kForcedCloseBoundMs = 100;
+// Sending one failed rank's revoke notices to every peer (endpoints made on the way) takes at most
+// this; a peer not reached in time still learns of it from the others that pass it on.
+constexpr auto kAnnounceBound = std::chrono::milliseconds(1000);
 
 [[noreturn]] void ucx_failed(int rank, const char *what, ucs_status_t status) {
   fail(XFFL_EBACKEND, "rank ", rank, ": UCX ", what, " failed: ", ucx().ucs_status_string(status));
@@ -84,7 +88,8 @@ void UcxWorker::Ucx::close() {
 UcxWorker::UcxWorker(int rank, int world_size, Exchange &exchange, const UcxSettings &settings)
     : rank_(rank), world_size_(world_size), settings_(settings), ucx_(rank, world_size, settings_),
       addresses_(rank, world_size, exchange), failures_(rank, world_size, exchange, addresses_, settings_),
-      endpoints_(rank, world_size, ucx_.worker, settings_, addresses_, failures_) {
+      endpoints_(rank, world_size, ucx_.worker, settings_, addresses_, failures_),
+      announced_(static_cast<size_t>(world_size), false) {
   addresses_.publish(ucx_.address, ucx_.address_length);
   const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - ucx_.started).count();
   log(XFFL_LOG_INFO, "UCX worker up in " + std::to_string(elapsed) + " ms (address " +
@@ -123,7 +128,7 @@ void UcxWorker::progress_or_sleep(Clock::time_point deadline) {
 }
 
 bool UcxWorker::abandon_peer(int peer_rank, const std::string &why) {
-  failures_.mark_failed(peer_rank, why);
+  failures_.mark_given_up(peer_rank, why);
   std::vector<void *> closing;
   if (void *request = endpoints_.close(peer_rank, true)) closing.push_back(request);
   reap_and_free(std::move(closing), Clock::now() + std::chrono::milliseconds(kForcedCloseBoundMs));
@@ -133,6 +138,68 @@ bool UcxWorker::abandon_peer(int peer_rank, const std::string &why) {
 void UcxWorker::release_abandoned(std::vector<void *> requests, Clock::time_point deadline) {
   abandoned_.insert(abandoned_.end(), requests.begin(), requests.end());
   reap(abandoned_, deadline);
+}
+
+void UcxWorker::load_address_table() {
+  const auto started = Clock::now();
+  try {
+    addresses_.look_up_all(started + std::chrono::milliseconds(settings_.timeout_ms));
+  } catch (const Error &error) {  // what is missing is looked up on first need, as before
+    log(XFFL_LOG_WARN, std::string("could not load the address table (endpoints and liveness checks will need the "
+                                   "store): ") + error.what());
+    return;
+  }
+  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
+  log(XFFL_LOG_DEBUG, "address table of " + std::to_string(world_size_) + " ranks loaded in " +
+                          std::to_string(elapsed) + " ms");
+}
+
+void UcxWorker::announce_failure(int failed_rank, const std::string &why, int detector, int skip) {
+  if (failed_rank < 0 || failed_rank >= world_size_ || announced_[static_cast<size_t>(failed_rank)]) return;
+  announced_[static_cast<size_t>(failed_rank)] = true;
+  if (!revocation_) revocation_ = Revocation{failed_rank, detector, why};
+  // Kept until the worker is gone: a send still in flight at the bound reads it later.
+  RevokeNotice &notice = sent_notices_.emplace_back();
+  notice.failed_rank = failed_rank;
+  notice.notifier = rank_;
+  notice.detector = detector;
+  notice.set_why(why);
+  const auto deadline = Clock::now() + kAnnounceBound;
+  std::vector<void *> sending;
+  int started = 0;
+  for (int peer = 0; peer < world_size_; ++peer) {
+    if (peer == rank_ || peer == failed_rank || peer == skip || failures_.failure(peer)) continue;
+    try {
+      const ucs_status_ptr_t request = send_revoke_notice(endpoints_.endpoint(peer, deadline), notice);
+      if (UCS_PTR_IS_ERR(request)) {
+        log(XFFL_LOG_DEBUG, "no revoke notice to rank " + std::to_string(peer) + ": UCX said " +
+                                ucx().ucs_status_string(UCS_PTR_STATUS(request)));
+        continue;
+      }
+      ++started;
+      if (request) sending.push_back(request);
+    } catch (const Error &error) {  // that peer failed too, or is out of reach: the others pass it on
+      log(XFFL_LOG_DEBUG, "no revoke notice to rank " + std::to_string(peer) + ": " + error.what());
+    }
+  }
+  // Out of the queues before this rank gives up its endpoints (force-closing one drops what it holds).
+  release_abandoned(std::move(sending), deadline);
+  log(detector == rank_ ? XFFL_LOG_INFO : XFFL_LOG_DEBUG,
+      "rank " + std::to_string(failed_rank) + " failed (" + why + ", seen by rank " + std::to_string(detector) +
+          "): revoke notice sent to " + std::to_string(started) + " ranks");
+}
+
+const UcxWorker::Revocation *UcxWorker::poll_revocation() {
+  while (std::optional<RevokeNotice> notice = take_revoke_notice(ucx_.worker)) {
+    const int failed = notice->failed_rank;
+    if (failed < 0 || failed >= world_size_) continue;  // not of this job's shape: dropped
+    const std::string why = notice->why_text();
+    if (failed != rank_)
+      failures_.mark_failed(failed, why + "; seen by rank " + std::to_string(notice->detector) +
+                                        ", announced by rank " + std::to_string(notice->notifier));
+    announce_failure(failed, why, notice->detector, notice->notifier);
+  }
+  return revocation_ ? &*revocation_ : nullptr;
 }
 
 void UcxWorker::reap(std::vector<void *> &requests, Clock::time_point deadline) {

@@ -5,7 +5,12 @@
 //   peer_failure_detector.h  which peers failed and why (UCX's reports, /proc, the store)
 //   endpoint_cache.h         the endpoints to peers, made on first use
 //   memory_pools.h           the memory kept across collectives
-// and does what needs several of them (abandon_peer, the teardown).
+//   revocation.h             the revoke notice's wire format
+// and does what needs several of them (abandon_peer, the revocation, the teardown).
+//
+// Revocation: once a rank knows that a member failed (its own wait found it, or a revoke notice
+// said so), the job is revoked for it: every wait of every later or ongoing collective, on any
+// group, ends with XFFL_EPEER naming the failed rank. Nothing revives a revoked job.
 //
 // Not thread-safe (UCS_THREAD_MODE_SINGLE): one thread drives a backend and its communicators.
 // Shared by the backend and its communicators, so either may be destroyed first.
@@ -13,6 +18,8 @@
 #define XFFL_SRC_COMM_UCX_UCX_WORKER_H
 
 #include <cstddef>
+#include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +29,7 @@
 #include "comm/ucx/memory_pools.h"
 #include "comm/ucx/peer_addresses.h"
 #include "comm/ucx/peer_failure_detector.h"
+#include "comm/ucx/revocation.h"
 #include "comm/ucx/ucx_api.h"
 #include "comm/ucx/ucx_settings.h"
 
@@ -60,6 +68,27 @@ class UcxWorker {
   // completes them, at most until deadline, then released. UCX would otherwise complain at
   // destruction that they never came back to its pool. Waits only for the ones just handed over.
   void release_abandoned(std::vector<void *> requests, Clock::time_point deadline);
+
+  // Fetches the job's address table (PeerAddresses::look_up_all), within the timeout. Called once
+  // every rank has published (after the set_global barrier), so that endpoints, liveness checks and
+  // revoke notices need no store afterwards. A failure is logged (warn), never thrown: what is
+  // missing is then looked up on first need.
+  void load_address_table();
+
+  // What this rank knows of the job's revocation: the first failed rank it learned of.
+  struct Revocation {
+    int failed_rank = -1;
+    int detector = -1;  // the rank that saw the failure
+    std::string why;    // the detector's words
+  };
+  // The first time for each failed rank: revokes the job on this rank and sends a revoke notice to
+  // every peer this rank reaches (but the failed one, `skip`, and those given up on), making
+  // endpoints from the address table where none exists; at most kAnnounceBound in all. Only for a
+  // failure with real evidence (PeerFailureDetector::confirmed), never for a slow peer.
+  void announce_failure(int failed_rank, const std::string &why, int detector, int skip = -1);
+  // Takes the revoke notices that arrived: marks each failed rank failed and announces it on (once);
+  // then returns the job's revocation as this rank knows it, or nullptr while there is none.
+  const Revocation *poll_revocation();
 
   void log(xffl_log_level_t level, const std::string &text) const;
 
@@ -101,6 +130,9 @@ class UcxWorker {
   PeerFailureDetector failures_;
   EndpointCache endpoints_;
   std::vector<void *> abandoned_;  // given-up requests UCX has not completed yet
+  std::vector<bool> announced_;    // per failed rank: its revoke notice went out from here
+  std::deque<RevokeNotice> sent_notices_;  // what sends of revoke notices read; stable addresses
+  std::optional<Revocation> revocation_;
 };
 
 }  // namespace xffl::comm::ucx
