@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
     one_pass();
     ++calibration_passes;
   }
-  double passes_per_s = calibration_passes / (now_s() - t0);
+  double passes_per_s = (double)calibration_passes / (now_s() - t0);
   CHECK(xffl_broadcast(world, &passes_per_s, 1, XFFL_F64, 0, NULL));
   const long passes = (long)(average_once * passes_per_s) + 1;
 
