@@ -105,7 +105,9 @@ class CallGate {
   // Takes the gate for a request started by `call` (a string literal), from a thread that does not
   // hold it, or throws XFFL_ESTATE naming the call in progress.
   RequestHold begin_request(const char *call) {
-    if (held_here() == this) fail(XFFL_EINTERNAL, call, " started from inside a call on the same state");
+    if (held_here() == this)  // e.g. from a log callback: the call in progress holds the backend
+      fail(XFFL_ESTATE, call, " from inside ", in_progress_.load(std::memory_order_relaxed),
+           " on the same state: a request cannot start until that call returns");
     const char *expected = nullptr;
     if (!in_progress_.compare_exchange_strong(expected, call, std::memory_order_acquire)) refuse(call, expected);
     std::lock_guard<std::mutex> lock(request_mutex_);
