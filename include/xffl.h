@@ -18,6 +18,7 @@
 #include "xffl/group.h"
 #include "xffl/mesh.h"
 #include "xffl/collective.h"
+#include "xffl/request.h"
 #include "xffl/federated.h"
 
 #endif /* XFFL_H */

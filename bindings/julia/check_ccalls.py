@@ -5,7 +5,7 @@ No Julia runtime exists on the build machines, so the ccall signatures are check
 function of include/xffl.h has exactly one `@ccall libxffl.NAME(...)::RET`; the argument count matches;
 each argument type has the C argument's size and kind (Cint for int and enums, Csize_t for size_t,
 Cdouble for double, Ptr{T} for `T *` with the right T, Ptr{Ptr{T}} for `T **`, Cstring only for
-`const char *`, the opaque Ptr{xffl_state_t}/Ptr{xffl_group_t} for handles); the return type matches;
+`const char *`, the opaque Ptr{xffl_state_t}/Ptr{xffl_group_t}/Ptr{xffl_request_t} for handles); the return type matches;
 no `@ccall` names a function the header lacks; and every C enum constant is a `const NAME = Cint(value)`
 with the header's value. Exit 1 with one line per problem.
 
@@ -36,7 +36,7 @@ JULIA_SCALARS = {
     "Cchar": "char", "UInt8": "char", "Int8": "char", "Cuchar": "char",
     "Cvoid": "void",
 }
-OPAQUE = {"xffl_state_t": "struct:xffl_state", "xffl_group_t": "struct:xffl_group"}
+OPAQUE = {"xffl_state_t": "struct:xffl_state", "xffl_group_t": "struct:xffl_group", "xffl_request_t": "struct:xffl_request"}
 
 
 @dataclass

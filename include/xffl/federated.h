@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "request.h"
 #include "types.h"
 
 XFFL_BEGIN_DECLS
@@ -59,6 +60,57 @@ XFFL_API xffl_status_t xffl_federated_average(xffl_state_t *st, void *buf, size_
  */
 XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const *bufs, const size_t *counts,
                                                    size_t n, xffl_dtype_t dtype, void *stream);
+
+/**
+ * @brief Start xffl_federated_average without waiting for it: the model crosses while the caller
+ *        computes (request.h).
+ *
+ * The request runs xffl_federated_average's schedule on a thread of its own: once done, buf holds
+ * exactly the bytes the blocking call would have left, on every rank. Until then buf must not be read
+ * or written, and the state takes only its getters (others get XFFL_ESTATE naming this call).
+ * @param[in] st the state, with federated scaling
+ * @param[in,out] buf as for xffl_federated_average; must stay valid and untouched until the request
+ *                is done
+ * @param[in] count as for xffl_federated_average
+ * @param[in] dtype as for xffl_federated_average
+ * @param[in] stream as for xffl_federated_average
+ * @param[out] req the request, owned by the caller (xffl_request_wait or xffl_request_test, then
+ *             xffl_request_free); written only on success
+ * @return XFFL_OK (started); XFFL_EINVAL (NULL req, or an argument xffl_federated_average refuses
+ *         before any message: NULL st, NULL buf with count > 0, unknown dtype, a byte size that
+ *         overflows size_t, a stream with a host backend, FLAT with unequal federated group sizes);
+ *         XFFL_ESTATE (no federated scaling, or another call or request on the state is in progress);
+ *         XFFL_ENOMEM (no thread could be started). Failures found while running (ranks that
+ *         disagree, XFFL_ETIMEOUT, XFFL_EPEER, XFFL_EBACKEND) come from xffl_request_wait or
+ *         xffl_request_test.
+ * @note Collective over the whole job, as xffl_federated_average: every rank starts it (or calls the
+ *       blocking one) in the same order. One request at a time per state.
+ */
+XFFL_API xffl_status_t xffl_federated_average_start(xffl_state_t *st, void *buf, size_t count, xffl_dtype_t dtype,
+                                                    void *stream, xffl_request_t **req);
+
+/**
+ * @brief Start xffl_federated_average_many without waiting for it (request.h).
+ *
+ * As xffl_federated_average_start, with the buffers of xffl_federated_average_many: the arrays bufs and
+ * counts are copied (they may go once this returns); the buffers they point to must stay valid and
+ * untouched until the request is done.
+ * @param[in] st the state, with federated scaling
+ * @param[in] bufs as for xffl_federated_average_many
+ * @param[in] counts as for xffl_federated_average_many
+ * @param[in] n as for xffl_federated_average_many
+ * @param[in] dtype as for xffl_federated_average_many
+ * @param[in] stream as for xffl_federated_average_many
+ * @param[out] req the request, owned by the caller; written only on success
+ * @return XFFL_OK (started); XFFL_EINVAL (NULL req, or as xffl_federated_average_many before any
+ *         message: no buffer is touched); XFFL_ESTATE (no federated scaling, or another call or request
+ *         on the state is in progress); XFFL_ENOMEM. Failures found while running come from
+ *         xffl_request_wait or xffl_request_test, as for xffl_federated_average_start.
+ * @note Collective over the whole job, as xffl_federated_average_many. One request at a time per state.
+ */
+XFFL_API xffl_status_t xffl_federated_average_many_start(xffl_state_t *st, void *const *bufs, const size_t *counts,
+                                                         size_t n, xffl_dtype_t dtype, void *stream,
+                                                         xffl_request_t **req);
 
 /**
  * @brief Weight of each federated group in the average (FedAvg by sample count); default unweighted.

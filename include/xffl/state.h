@@ -53,7 +53,9 @@ XFFL_API xffl_status_t xffl_state_create(xffl_state_t **out);
  * min(timeout, 1 s), then closes them; each NCCL communicator is finalized for at most 2 s, then
  * aborted (a healthy one finishes in milliseconds). At most 2 s + 2 s per NCCL communicator in all.
  * Handles of borrowed groups end with the state; destroy owned groups (xffl_create_process_group)
- * before it.
+ * before it. A request still in flight on the state (xffl_federated_average_start) is first waited
+ * for, bounded as xffl_request_wait is (the timeout of each of its waits), since its thread drives
+ * the state's backend; the request then keeps its result for xffl_request_wait/test until freed.
  * @param[in] st the state, or NULL
  * @note Local: never blocks on peers beyond the bounds above, never fails. Not checked against
  *       overlap: no other call may use the state or its groups meanwhile or after it (use after free).

@@ -15,7 +15,7 @@ XFFL_API xffl_status_t xffl_get_group(const xffl_state_t *st, xffl_group_kind_t 
                                       xffl_group_t **out) {
   XFFL_API_BEGIN
   require_arg(st, "st");
-  XFFL_API_ENTER(st, "xffl_get_group");
+  XFFL_API_ENTER_READ(st, "xffl_get_group");
   require_arg(out, "out");
   *out = st->group(kind, instance);
   XFFL_API_END("xffl_get_group")

@@ -8,6 +8,8 @@
 // or cannot report a status: xffl_group_size/rank/ranks/description (a group's members, index and
 // description never change), xffl_is_*_setup (an int, no status), xffl_state_destroy and
 // xffl_group_destroy (void; overlapping a destroy is a use after free, which no flag can catch).
+// The getters enter with XFFL_API_ENTER_READ instead: they also pass while a nonblocking request holds
+// the gate (xffl/request.h), since they only read what no call can change meanwhile.
 #ifndef XFFL_SRC_CAPI_GUARD_H
 #define XFFL_SRC_CAPI_GUARD_H
 
@@ -32,6 +34,8 @@ void require_arg(const void *pointer, const char *name);
 #define XFFL_API_BEGIN try {
 #define XFFL_API_ENTER(handle, function) \
   const ::xffl::CallGate::Pass xffl_call_pass_ = (handle)->call_gate().enter(function)
+#define XFFL_API_ENTER_READ(handle, function) \
+  const ::xffl::CallGate::Pass xffl_call_pass_ = (handle)->call_gate().enter_read(function)
 #define XFFL_API_END(function)                                                                     \
   }                                                                                                \
   catch (const ::xffl::Error &error) {                                                             \

@@ -15,7 +15,7 @@ XFFL_API xffl_status_t xffl_get_mesh(const xffl_state_t *st, xffl_mesh_kind_t ki
                                      size_t *ndim, int *ranks, size_t cap, size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
-  XFFL_API_ENTER(st, "xffl_get_mesh");
+  XFFL_API_ENTER_READ(st, "xffl_get_mesh");
   require_arg(ndim, "ndim");
   require_arg(len, "len");
   if (!shape && shape_cap > 0) xffl::fail(XFFL_EINVAL, "shape is NULL with capacity ", shape_cap);

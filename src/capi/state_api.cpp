@@ -63,7 +63,7 @@ XFFL_API xffl_status_t xffl_set_exec_device(xffl_state_t *st, int device_index, 
 XFFL_API xffl_status_t xffl_get_stream(const xffl_state_t *st, int index, void **stream) {
   XFFL_API_BEGIN
   require_arg(st, "st");
-  XFFL_API_ENTER(st, "xffl_get_stream");
+  XFFL_API_ENTER_READ(st, "xffl_get_stream");
   require_arg(stream, "stream");
   *stream = st->stream(index);
   XFFL_API_END("xffl_get_stream")
@@ -111,7 +111,7 @@ XFFL_API xffl_status_t xffl_get_communicating_processes(const xffl_state_t *st, 
                                                         size_t cap, size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
-  XFFL_API_ENTER(st, "xffl_get_communicating_processes");
+  XFFL_API_ENTER_READ(st, "xffl_get_communicating_processes");
   require_arg(len, "len");
   xffl::capi::copy_out(st->communicating_processes(federated_rank), ranks, cap, len, "the senders", "ranks");
   XFFL_API_END("xffl_get_communicating_processes")
@@ -169,7 +169,7 @@ XFFL_API int xffl_is_federated_scaling_setup(const xffl_state_t *st) {
 XFFL_API xffl_status_t xffl_get_int(const xffl_state_t *st, xffl_attr_t attr, int *value) {
   XFFL_API_BEGIN
   require_arg(st, "st");
-  XFFL_API_ENTER(st, "xffl_get_int");
+  XFFL_API_ENTER_READ(st, "xffl_get_int");
   require_arg(value, "value");
   *value = st->get_int(attr);
   XFFL_API_END("xffl_get_int")
@@ -178,7 +178,7 @@ XFFL_API xffl_status_t xffl_get_int(const xffl_state_t *st, xffl_attr_t attr, in
 XFFL_API xffl_status_t xffl_get_ints(const xffl_state_t *st, xffl_attr_t attr, int *buf, size_t cap, size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
-  XFFL_API_ENTER(st, "xffl_get_ints");
+  XFFL_API_ENTER_READ(st, "xffl_get_ints");
   require_arg(len, "len");
   xffl::capi::copy_out(st->get_ints(attr), buf, cap, len, "the attribute");
   XFFL_API_END("xffl_get_ints")
@@ -187,7 +187,7 @@ XFFL_API xffl_status_t xffl_get_ints(const xffl_state_t *st, xffl_attr_t attr, i
 XFFL_API xffl_status_t xffl_get_master_addr(const xffl_state_t *st, char *buf, size_t cap, size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
-  XFFL_API_ENTER(st, "xffl_get_master_addr");
+  XFFL_API_ENTER_READ(st, "xffl_get_master_addr");
   require_arg(len, "len");
   xffl::capi::copy_out(st->master_addr(), buf, cap, len, "the master address");
   XFFL_API_END("xffl_get_master_addr")
@@ -204,7 +204,7 @@ XFFL_API xffl_status_t xffl_set_option(xffl_state_t *st, xffl_option_t option, i
 XFFL_API xffl_status_t xffl_get_option(const xffl_state_t *st, xffl_option_t option, int *value) {
   XFFL_API_BEGIN
   require_arg(st, "st");
-  XFFL_API_ENTER(st, "xffl_get_option");
+  XFFL_API_ENTER_READ(st, "xffl_get_option");
   require_arg(value, "value");
   *value = st->options().get(option);
   XFFL_API_END("xffl_get_option")
@@ -223,7 +223,7 @@ XFFL_API xffl_status_t xffl_get_option_string(const xffl_state_t *st, xffl_optio
                                               size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
-  XFFL_API_ENTER(st, "xffl_get_option_string");
+  XFFL_API_ENTER_READ(st, "xffl_get_option_string");
   require_arg(len, "len");
   xffl::capi::copy_out(st->options().get_string(option), buf, cap, len, "the option");
   XFFL_API_END("xffl_get_option_string")
@@ -233,7 +233,7 @@ XFFL_API xffl_status_t xffl_state_describe(const xffl_state_t *st, xffl_format_t
                                            size_t *len) {
   XFFL_API_BEGIN
   require_arg(st, "st");
-  XFFL_API_ENTER(st, "xffl_state_describe");
+  XFFL_API_ENTER_READ(st, "xffl_state_describe");
   require_arg(len, "len");
   xffl::capi::copy_out(st->describe(format), buf, cap, len, "the description");
   XFFL_API_END("xffl_state_describe")

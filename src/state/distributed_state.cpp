@@ -64,7 +64,10 @@ unsigned long long layout_tag(unsigned generation, xffl_group_kind_t kind, int i
 }  // namespace
 
 DistributedState::DistributedState() : options_(Options::from_environment()) {}
-DistributedState::~DistributedState() = default;
+DistributedState::~DistributedState() {
+  // Before any member goes: a request's thread may still drive the backend and its groups.
+  if (std::shared_ptr<Request> request = in_flight_.lock()) request->finish_run();
+}
 
 void DistributedState::require_global(const char *call) const {
   if (!is_global_setup()) fail(XFFL_ESTATE, call, " needs xffl_set_global first");

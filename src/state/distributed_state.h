@@ -16,6 +16,7 @@
 #include "state/call_gate.h"
 #include "state/group.h"
 #include "state/options.h"
+#include "state/request.h"
 #include "topology/plan.h"
 
 namespace xffl {
@@ -86,6 +87,11 @@ class DistributedState {
 
   // Taken by every exported function on this state or its groups (call_gate.h).
   CallGate &call_gate() const { return *call_gate_; }
+  // The same gate, for a request that may outlive the state (state/request.h).
+  std::shared_ptr<CallGate> shared_call_gate() const { return call_gate_; }
+  // The request in flight on this state (it holds the gate): destroying the state first waits for its
+  // run to end, bounded as the blocking call is, so the backend is idle when it goes.
+  void track_request(const std::shared_ptr<Request> &request) { in_flight_ = request; }
 
   // FedAvg weights per federated group; empty means the plain mean.
   void set_federated_weights(const std::vector<double> &weights);
@@ -143,6 +149,7 @@ class DistributedState {
   std::map<std::vector<int>, uint32_t> custom_group_counts_;
   std::vector<double> federated_weights_;
   federated::StrategyTable federated_strategies_;
+  std::weak_ptr<Request> in_flight_;  // the last request started; expired once freed
 };
 
 }  // namespace xffl

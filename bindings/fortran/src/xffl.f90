@@ -9,6 +9,7 @@
 !> Lifetimes: call destroy explicitly (gfortran 12 does not run finalizers reliably). A state's
 !> destroy is local and never blocks on peers. Groups from st%group are borrowed from the state;
 !> groups from st%create_process_group are owned and must be destroyed before their state.
+!> A request from st%federated_average_start is owned: wait (or test until done), then free.
 module xffl
   use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_int, c_size_t, c_double, c_char, &
                                          c_null_char, c_loc, c_associated, c_f_pointer, c_funloc, &
@@ -20,7 +21,7 @@ module xffl
   implicit none
   private
 
-  public :: xffl_state, xffl_group, xffl_op
+  public :: xffl_state, xffl_group, xffl_op, xffl_request
   public :: xffl_status_name, xffl_library_version, xffl_get_version, xffl_device_mesh
   public :: xffl_log_handler, xffl_set_log_handler, xffl_clear_log_handler
   ! every constant of xffl_c, so that `use xffl` is enough
@@ -125,6 +126,19 @@ module xffl
     ! reduce_scatter(send, recv, op): one specific per kind, arrays of any rank (generated: xffl_typed.fypp)
     include "xffl_group_bindings.inc"
   end type xffl_group
+
+  !> A federated average in flight (st%federated_average_start, include/xffl/request.h). Its buffer must
+  !> not be read or written until test says done or wait returns; meanwhile the state answers its
+  !> getters and every other call gets XFFL_ESTATE. free ends it (waiting first if still in flight).
+  type :: xffl_request
+    private
+    type(c_ptr) :: handle = c_null_ptr
+  contains
+    procedure :: test => request_test
+    procedure :: wait => request_wait
+    procedure :: free => request_free
+    procedure :: is_valid => request_is_valid
+  end type xffl_request
 
   !> A receiver of the library's log lines (xffl_set_log_handler): the level (XFFL_LOG_ERROR ..
   !> XFFL_LOG_DEBUG), the rank of the state that wrote it (-1 while unknown) and the text without the
@@ -1039,6 +1053,61 @@ contains
     call check(xffl_reduce_scatter(self%handle, send%address, recv%address, recv%count, dtype, op%value, &
                                    c_null_ptr), stat, why)
   end subroutine group_reduce_scatter_any
+
+  !> Starts the federated average of this rank's shard without waiting (collective over the whole job).
+  !> The C side keeps buf's address: the actual argument must be contiguous and have the TARGET (or
+  !> POINTER) attribute, and stay untouched until the request is done.
+  subroutine state_federated_average_start_any(self, buf, dtype, req, stat, why)
+    class(xffl_state), intent(in) :: self
+    type(buffer_view), intent(in) :: buf
+    integer(c_int), intent(in) :: dtype
+    type(xffl_request), intent(inout) :: req
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, intent(out) :: why
+    type(c_ptr) :: handle
+    integer(c_int) :: rc
+    if (.not. contiguous_or_refuse("federated_average_start", "buf", buf, stat, why)) return
+    handle = c_null_ptr
+    rc = xffl_federated_average_start(self%handle, buf%address, buf%count, dtype, c_null_ptr, handle)
+    if (rc == XFFL_OK) req%handle = handle
+    call check(rc, stat, why)
+  end subroutine state_federated_average_start_any
+
+  !> Whether the request is done (never blocks); once done, stat is the average's status.
+  subroutine request_test(self, done, stat, errmsg)
+    class(xffl_request), intent(in) :: self
+    logical, intent(out) :: done
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    integer(c_int) :: flag
+    flag = 0
+    call check(xffl_request_test(self%handle, flag), stat, why)
+    done = flag /= 0
+    if (present(errmsg)) errmsg = why
+  end subroutine request_test
+
+  !> Waits (sleeping, bounded by the timeout) until the request is done; stat is the average's status.
+  subroutine request_wait(self, stat, errmsg)
+    class(xffl_request), intent(in) :: self
+    integer, optional, intent(out) :: stat
+    character(len=:), allocatable, optional, intent(out) :: errmsg
+    character(len=:), allocatable :: why
+    call check(xffl_request_wait(self%handle), stat, why)
+    if (present(errmsg)) errmsg = why
+  end subroutine request_wait
+
+  !> Ends the request, waiting for it first if still in flight. Safe to call twice.
+  subroutine request_free(self)
+    class(xffl_request), intent(inout) :: self
+    call xffl_request_free(self%handle)
+    self%handle = c_null_ptr
+  end subroutine request_free
+
+  logical function request_is_valid(self)
+    class(xffl_request), intent(in) :: self
+    request_is_valid = c_associated(self%handle)
+  end function request_is_valid
 
   ! ---- the specifics of every kind (generated from xffl_typed.fypp) ---------------------------------
   include "xffl_typed_procedures.inc"

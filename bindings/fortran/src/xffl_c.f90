@@ -533,6 +533,31 @@ module xffl_c
       integer(c_int) :: res
     end function xffl_federated_average_many
 
+    function xffl_federated_average_start(st, buf, count, dtype, stream, req) &
+        bind(C, name="xffl_federated_average_start") result(res)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: st
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype
+      type(c_ptr), value :: stream
+      type(c_ptr), intent(out) :: req
+      integer(c_int) :: res
+    end function xffl_federated_average_start
+
+    function xffl_federated_average_many_start(st, bufs, counts, n, dtype, stream, req) &
+        bind(C, name="xffl_federated_average_many_start") result(res)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: st
+      type(c_ptr), intent(in) :: bufs(*)
+      integer(c_size_t), intent(in) :: counts(*)
+      integer(c_size_t), value :: n
+      integer(c_int), value :: dtype
+      type(c_ptr), value :: stream
+      type(c_ptr), intent(out) :: req
+      integer(c_int) :: res
+    end function xffl_federated_average_many_start
+
     function xffl_set_federated_weights(st, weights, n) bind(C, name="xffl_set_federated_weights") result(res)
       import :: c_int, c_ptr, c_size_t, c_double
       type(c_ptr), value :: st
@@ -540,5 +565,24 @@ module xffl_c
       integer(c_size_t), value :: n
       integer(c_int) :: res
     end function xffl_set_federated_weights
+
+    ! ---- xffl/request.h ---------------------------------------------------------------------------
+    function xffl_request_test(req, done) bind(C, name="xffl_request_test") result(res)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: req
+      integer(c_int), intent(out) :: done
+      integer(c_int) :: res
+    end function xffl_request_test
+
+    function xffl_request_wait(req) bind(C, name="xffl_request_wait") result(res)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: req
+      integer(c_int) :: res
+    end function xffl_request_wait
+
+    subroutine xffl_request_free(req) bind(C, name="xffl_request_free")
+      import :: c_ptr
+      type(c_ptr), value :: req
+    end subroutine xffl_request_free
   end interface
 end module xffl_c

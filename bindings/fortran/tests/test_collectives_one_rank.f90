@@ -17,6 +17,9 @@ program test_collectives_one_rank
   integer(int8) :: b8(3, 2)
   integer :: ios, i
   character(len=:), allocatable :: msg
+  real(real32), target :: nb(4)
+  type(xffl_request) :: req
+  logical :: done
 
   call st%create()
   call st%set_global(XFFL_BACKEND_NONE, XFFL_DEVICE_CPU, "127.0.0.1", 29500, 0, 1)
@@ -123,6 +126,22 @@ program test_collectives_one_rank
   call st%federated_average(m2(2, :), stat=ios, errmsg=msg)
   call expect_status("federated_average of a strided section", ios, XFFL_EINVAL)
   call expect_contains("federated_average section message", msg, "federated_average: buf is not contiguous")
+
+  ! Nonblocking: the request holds the state (its getters answer, the rest is XFFL_ESTATE) until wait.
+  nb = [1.5_real32, -2.0_real32, 0.25_real32, 3.0_real32]
+  call st%federated_average_start(nb, req)
+  call expect_true("request valid", req%is_valid())
+  call expect_int("a getter in flight", st%get_int(XFFL_ATTR_RANK), 0)
+  call world%barrier(stat=ios, errmsg=msg)
+  call expect_status("barrier while a request is in flight", ios, XFFL_ESTATE)
+  call expect_contains("barrier in flight message", msg, "xffl_federated_average_start")
+  call req%wait()
+  call req%test(done)
+  call expect_true("request done after wait", done)
+  call req%free()
+  call expect_true("request freed", .not. req%is_valid())
+  call expect_true("nonblocking federated_average r32", all(nb == [1.5_real32, -2.0_real32, 0.25_real32, 3.0_real32]))
+  call world%barrier()
 
   call custom%destroy()
   call expect_true("custom group destroyed", .not. custom%is_valid())

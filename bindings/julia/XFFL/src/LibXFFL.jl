@@ -63,6 +63,8 @@ end
 mutable struct xffl_state_t end
 "Opaque `xffl_group_t`: only ever used behind a `Ptr`."
 mutable struct xffl_group_t end
+"Opaque `xffl_request_t`: only ever used behind a `Ptr`."
+mutable struct xffl_request_t end
 
 # ---- enum constants (every enum of xffl/types.h is int-sized) -----------------------------------------
 # xffl_status_t
@@ -296,5 +298,20 @@ xffl_federated_average_many(st, bufs, counts, n, dtype, stream) =
                                                n::Csize_t, dtype::Cint, stream::Ptr{Cvoid})::Cint
 xffl_set_federated_weights(st, weights, n) =
     @ccall libxffl.xffl_set_federated_weights(st::Ptr{xffl_state_t}, weights::Ptr{Cdouble}, n::Csize_t)::Cint
+xffl_federated_average_start(st, buf, count, dtype, stream, req) =
+    @ccall libxffl.xffl_federated_average_start(st::Ptr{xffl_state_t}, buf::Ptr{Cvoid}, count::Csize_t, dtype::Cint,
+                                                stream::Ptr{Cvoid}, req::Ptr{Ptr{xffl_request_t}})::Cint
+xffl_federated_average_many_start(st, bufs, counts, n, dtype, stream, req) =
+    @ccall libxffl.xffl_federated_average_many_start(st::Ptr{xffl_state_t}, bufs::Ptr{Ptr{Cvoid}},
+                                                     counts::Ptr{Csize_t}, n::Csize_t, dtype::Cint,
+                                                     stream::Ptr{Cvoid}, req::Ptr{Ptr{xffl_request_t}})::Cint
+
+# ---- xffl/request.h ------------------------------------------------------------------------------------
+xffl_request_test(req, done) =
+    @ccall libxffl.xffl_request_test(req::Ptr{xffl_request_t}, done::Ptr{Cint})::Cint
+xffl_request_wait(req) =
+    @ccall libxffl.xffl_request_wait(req::Ptr{xffl_request_t})::Cint
+xffl_request_free(req) =
+    @ccall libxffl.xffl_request_free(req::Ptr{xffl_request_t})::Cvoid
 
 end # module LibXFFL

@@ -44,6 +44,7 @@ export unset_fsdp!, unset_hsdp!, unset_federated_scaling!
 export is_node_setup, is_fsdp_setup, is_hsdp_setup, is_federated_scaling_setup
 export get_int, get_ints, master_addr, group, create_process_group, device_mesh
 export set_option!, get_option, set_federated_weights!, federated_average!, federated_average_many!
+export Request, federated_average_start, federated_average_many_start, isdone, free!
 export group_size, group_rank, ranks, description, allreduce!, bcast!, allgather!, reduce_scatter!, barrier
 export world_size, node_local_rank, node_local_size, node_rank, node_world_size
 # Not exported (they clash with LinearAlgebra, CUDA.jl, DataFrames, Makie): XFFL.rank, XFFL.stream,
@@ -642,6 +643,74 @@ function federated_average_many!(st::State, bufs::AbstractVector{<:DenseArray{T}
         @check L.xffl_federated_average_many(st, pointers, counts, length(bufs), dtype(T), C_NULL)
     end
     return bufs
+end
+
+# ---- Request (xffl/request.h) ------------------------------------------------------------------------
+
+"""
+    Request
+
+A federated average in flight, from `federated_average_start` or `federated_average_many_start`. It
+keeps its state and its buffers alive; the buffers must not be read or written until `isdone(req)`
+says true or `wait(req)` returns (then they hold the same bits as the blocking average). Meanwhile
+the state answers its getters, and every other call throws `XFFL.ESTATE`. `free!(req)` ends it (a
+request in flight is waited for first); the finalizer is only a safety net doing the same.
+"""
+mutable struct Request
+    handle::Ptr{L.xffl_request_t}
+    state::State      # keeps the state from being finalized before the request
+    buffers::Any      # keeps the buffers rooted while the library writes them
+
+    function Request(handle::Ptr{L.xffl_request_t}, state::State, buffers)
+        req = new(handle, state, buffers)
+        finalizer(free!, req)
+        return req
+    end
+end
+
+function Base.unsafe_convert(::Type{Ptr{L.xffl_request_t}}, req::Request)
+    req.handle == C_NULL && throw(XFFLError(L.XFFL_EINVAL, "the XFFL.Request was freed (free!)"))
+    return req.handle
+end
+
+"`federated_average_start(st, buf)`: start `federated_average!` without waiting (collective); returns a `Request`."
+function federated_average_start(st::State, buf::DenseArray{T}) where {T<:Element}
+    out = Ref{Ptr{L.xffl_request_t}}(C_NULL)
+    @check L.xffl_federated_average_start(st, buf, length(buf), dtype(T), C_NULL, out)
+    return Request(out[], st, buf)
+end
+
+"`federated_average_many_start(st, bufs)`: start `federated_average_many!` without waiting; returns a `Request`."
+function federated_average_many_start(st::State, bufs::AbstractVector{<:DenseArray{T}}) where {T<:Element}
+    pointers = Ptr{Cvoid}[pointer(b) for b in bufs]
+    counts = Csize_t[length(b) for b in bufs]
+    out = Ref{Ptr{L.xffl_request_t}}(C_NULL)
+    GC.@preserve bufs begin  # the library copies the two arrays; the Request roots the buffers after
+        @check L.xffl_federated_average_many_start(st, pointers, counts, length(bufs), dtype(T), C_NULL, out)
+    end
+    return Request(out[], st, bufs)
+end
+
+"`isdone(req)`: whether the request is done (never blocks); throws the average's error once done and failed."
+function isdone(req::Request)
+    done = Ref{Cint}(0)
+    @check L.xffl_request_test(req, done)
+    return done[] != 0
+end
+
+"`wait(req)`: wait (sleeping, bounded by the timeout) until the request is done; returns its buffers or throws its error."
+function Base.wait(req::Request)
+    @check L.xffl_request_wait(req)
+    return req.buffers
+end
+
+"`free!(req)`: end the request (waiting for it if still in flight). Safe to call twice."
+function free!(req::Request)
+    if req.handle != C_NULL
+        L.xffl_request_free(req.handle)
+        req.handle = C_NULL
+    end
+    return nothing
 end
 
 end # module XFFL

@@ -530,7 +530,9 @@ extern "C" {
     #[doc = " min(timeout, 1 s), then closes them; each NCCL communicator is finalized for at most 2 s, then"]
     #[doc = " aborted (a healthy one finishes in milliseconds). At most 2 s + 2 s per NCCL communicator in all."]
     #[doc = " Handles of borrowed groups end with the state; destroy owned groups (xffl_create_process_group)"]
-    #[doc = " before it."]
+    #[doc = " before it. A request still in flight on the state (xffl_federated_average_start) is first waited"]
+    #[doc = " for, bounded as xffl_request_wait is (the timeout of each of its waits), since its thread drives"]
+    #[doc = " the state's backend; the request then keeps its result for xffl_request_wait/test until freed."]
     #[doc = " @param[in] st the state, or NULL"]
     #[doc = " @note Local: never blocks on peers beyond the bounds above, never fails. Not checked against"]
     #[doc = "       overlap: no other call may use the state or its groups meanwhile or after it (use after free)."]
@@ -1252,6 +1254,56 @@ extern "C" {
     #[doc = "       file's notes)."]
     pub fn xffl_barrier(group: *mut xffl_group_t) -> xffl_status_t;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct xffl_request {
+    _unused: [u8; 0],
+}
+#[doc = " Opaque nonblocking request: owned by the caller from its start until xffl_request_free."]
+pub type xffl_request_t = xffl_request;
+extern "C" {
+    #[doc = " @brief Whether the request is done; if so, its result."]
+    #[doc = " @param[in] req the request"]
+    #[doc = " @param[out] done 1 when the request is done (its buffers may be used again and the state takes"]
+    #[doc = "             every call again), 0 while it is in flight"]
+    #[doc = " @return XFFL_OK while in flight (*done = 0), or done and successful (*done = 1); once done, the"]
+    #[doc = "         status the blocking call would have returned, with its message (*done = 1): XFFL_EINVAL"]
+    #[doc = "         (ranks that disagree on count or dtype, an integer dtype with weights set), XFFL_ETIMEOUT,"]
+    #[doc = "         XFFL_EPEER, XFFL_EBACKEND, XFFL_ENOMEM, XFFL_EINTERNAL; XFFL_EINVAL (NULL req or done;"]
+    #[doc = "         *done is then not written). A done request answers the same again."]
+    #[doc = " @note Local and never blocks. May be called from any thread, but not at the same time as"]
+    #[doc = "       xffl_request_free on the same request."]
+    pub fn xffl_request_test(req: *mut xffl_request_t, done: *mut ::std::os::raw::c_int) -> xffl_status_t;
+}
+extern "C" {
+    #[doc = " @brief Waits until the request is done and returns its result."]
+    #[doc = ""]
+    #[doc = " The wait sleeps (it does not spin the caller's core). It is bounded as the blocking call is: every"]
+    #[doc = " wait of the schedule ends within the timeout (XFFL_OPT_TIMEOUT_MS), so a peer that is gone gives"]
+    #[doc = " XFFL_EPEER or XFFL_ETIMEOUT with a message naming the rank, the group and what was awaited, never"]
+    #[doc = " a hang."]
+    #[doc = " @param[in] req the request"]
+    #[doc = " @return XFFL_OK; the status the blocking call would have returned, with its message: XFFL_EINVAL"]
+    #[doc = "         (ranks that disagree on count or dtype, an integer dtype with weights set), XFFL_ETIMEOUT,"]
+    #[doc = "         XFFL_EPEER, XFFL_EBACKEND, XFFL_ENOMEM, XFFL_EINTERNAL; XFFL_EINVAL (NULL req). A done"]
+    #[doc = "         request answers the same again at once."]
+    #[doc = " @note May be called from any thread, but not at the same time as xffl_request_free on the same"]
+    #[doc = "       request; valid after the request's state was destroyed."]
+    pub fn xffl_request_wait(req: *mut xffl_request_t) -> xffl_status_t;
+}
+extern "C" {
+    #[doc = " @brief Ends a request. NULL-safe."]
+    #[doc = ""]
+    #[doc = " A request still in flight is first waited for, as by xffl_request_wait (bounded by the timeout), and"]
+    #[doc = " its result discarded: the buffers are the caller's again and the state takes every call again when"]
+    #[doc = " this returns. Nothing leaks and no thread is left behind."]
+    #[doc = " @param[in] req the request, or NULL; must not be used afterwards"]
+    #[doc = " @note Must not overlap another call on the same request. May come before or after the destroy of"]
+    #[doc = "       the request's state: xffl_state_destroy with a request in flight first waits for its run to"]
+    #[doc = "       end (bounded by the timeout), and the request then still answers test and wait with its result"]
+    #[doc = "       until freed."]
+    pub fn xffl_request_free(req: *mut xffl_request_t);
+}
 extern "C" {
     #[doc = " @brief Average one buffer (this rank's shard) across federated groups, in place."]
     #[doc = " @param[in] st the state, with federated scaling"]
@@ -1302,6 +1354,67 @@ extern "C" {
         n: usize,
         dtype: xffl_dtype_t,
         stream: *mut ::std::os::raw::c_void,
+    ) -> xffl_status_t;
+}
+extern "C" {
+    #[doc = " @brief Start xffl_federated_average without waiting for it: the model crosses while the caller"]
+    #[doc = "        computes (request.h)."]
+    #[doc = ""]
+    #[doc = " The request runs xffl_federated_average's schedule on a thread of its own: once done, buf holds"]
+    #[doc = " exactly the bytes the blocking call would have left, on every rank. Until then buf must not be read"]
+    #[doc = " or written, and the state takes only its getters (others get XFFL_ESTATE naming this call)."]
+    #[doc = " @param[in] st the state, with federated scaling"]
+    #[doc = " @param[in,out] buf as for xffl_federated_average; must stay valid and untouched until the request"]
+    #[doc = "                is done"]
+    #[doc = " @param[in] count as for xffl_federated_average"]
+    #[doc = " @param[in] dtype as for xffl_federated_average"]
+    #[doc = " @param[in] stream as for xffl_federated_average"]
+    #[doc = " @param[out] req the request, owned by the caller (xffl_request_wait or xffl_request_test, then"]
+    #[doc = "             xffl_request_free); written only on success"]
+    #[doc = " @return XFFL_OK (started); XFFL_EINVAL (NULL req, or an argument xffl_federated_average refuses"]
+    #[doc = "         before any message: NULL st, NULL buf with count > 0, unknown dtype, a byte size that"]
+    #[doc = "         overflows size_t, a stream with a host backend, FLAT with unequal federated group sizes);"]
+    #[doc = "         XFFL_ESTATE (no federated scaling, or another call or request on the state is in progress);"]
+    #[doc = "         XFFL_ENOMEM (no thread could be started). Failures found while running (ranks that"]
+    #[doc = "         disagree, XFFL_ETIMEOUT, XFFL_EPEER, XFFL_EBACKEND) come from xffl_request_wait or"]
+    #[doc = "         xffl_request_test."]
+    #[doc = " @note Collective over the whole job, as xffl_federated_average: every rank starts it (or calls the"]
+    #[doc = "       blocking one) in the same order. One request at a time per state."]
+    pub fn xffl_federated_average_start(
+        st: *mut xffl_state_t,
+        buf: *mut ::std::os::raw::c_void,
+        count: usize,
+        dtype: xffl_dtype_t,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut xffl_request_t,
+    ) -> xffl_status_t;
+}
+extern "C" {
+    #[doc = " @brief Start xffl_federated_average_many without waiting for it (request.h)."]
+    #[doc = ""]
+    #[doc = " As xffl_federated_average_start, with the buffers of xffl_federated_average_many: the arrays bufs and"]
+    #[doc = " counts are copied (they may go once this returns); the buffers they point to must stay valid and"]
+    #[doc = " untouched until the request is done."]
+    #[doc = " @param[in] st the state, with federated scaling"]
+    #[doc = " @param[in] bufs as for xffl_federated_average_many"]
+    #[doc = " @param[in] counts as for xffl_federated_average_many"]
+    #[doc = " @param[in] n as for xffl_federated_average_many"]
+    #[doc = " @param[in] dtype as for xffl_federated_average_many"]
+    #[doc = " @param[in] stream as for xffl_federated_average_many"]
+    #[doc = " @param[out] req the request, owned by the caller; written only on success"]
+    #[doc = " @return XFFL_OK (started); XFFL_EINVAL (NULL req, or as xffl_federated_average_many before any"]
+    #[doc = "         message: no buffer is touched); XFFL_ESTATE (no federated scaling, or another call or request"]
+    #[doc = "         on the state is in progress); XFFL_ENOMEM. Failures found while running come from"]
+    #[doc = "         xffl_request_wait or xffl_request_test, as for xffl_federated_average_start."]
+    #[doc = " @note Collective over the whole job, as xffl_federated_average_many. One request at a time per state."]
+    pub fn xffl_federated_average_many_start(
+        st: *mut xffl_state_t,
+        bufs: *const *mut ::std::os::raw::c_void,
+        counts: *const usize,
+        n: usize,
+        dtype: xffl_dtype_t,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut xffl_request_t,
     ) -> xffl_status_t;
 }
 extern "C" {

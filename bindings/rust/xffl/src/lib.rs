@@ -10,6 +10,8 @@
 //! - [`Group`] is borrowed from the state (`Group<'state>`); [`OwnedGroup`] is made by
 //!   [`State::create_process_group`] and destroyed on drop, before its state (checked at compile
 //!   time).
+//! - [`Request`] is a federated average in flight ([`State::federated_average_start`]): it owns the
+//!   buffers until [`Request::wait`] hands them back, and waits on drop.
 //! - Every fallible call returns [`Result<T>`]; an [`Error`] carries the [`ErrorKind`] (one variant
 //!   per C status, plus `Unknown`) and the library's message, read at once.
 //! - Buffers are typed slices of a [`DType`]: `f32`, `f64`, `i8`, `u8`, `i32`, `i64`, [`F16`],
@@ -52,6 +54,7 @@ mod error;
 mod group;
 mod log;
 mod mesh;
+mod request;
 mod state;
 mod types;
 
@@ -60,6 +63,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use group::{Group, OwnedGroup};
 pub use log::{clear_log_callback, set_log_callback};
 pub use mesh::Mesh;
+pub use request::Request;
 pub use state::State;
 pub use types::{Attr, Backend, Device, FederatedStrategy, Format, GroupKind, LogLevel, MeshKind, OptionKey, RedOp};
 

@@ -10,6 +10,7 @@ use crate::dtype::DType;
 use crate::error::{check, to_c_int, Error, ErrorKind, Result};
 use crate::group::{Group, OwnedGroup};
 use crate::mesh::Mesh;
+use crate::request::Request;
 use crate::types::{Attr, Backend, Device, Format, GroupKind, MeshKind, OptionKey};
 
 /// The distributed state of one process: the C-ABI counterpart of xFFL's Python `DistributedState`.
@@ -625,6 +626,81 @@ impl State {
                 ptr::null_mut(),
             )
         })
+    }
+
+    /// Starts [`federated_average`](State::federated_average) without waiting for it
+    /// (`xffl_federated_average_start`): the request owns `buf` while the model crosses and
+    /// [`Request::wait`] hands it back averaged, with the same bits as the blocking call. Collective
+    /// like `federated_average`. While the request is in flight, only the state's getters answer;
+    /// other calls fail with `State`.
+    ///
+    /// ```
+    /// use xffl::{Attr, Backend, Device, ErrorKind, State};
+    /// let mut st = State::new()?;
+    /// st.set_global(Backend::None, Device::Cpu, "127.0.0.1", 29500, 0, 1)?;
+    /// st.federated_scaling(&[1], None)?;
+    /// let mut req = st.federated_average_start(vec![0.5f32, -1.0, 2.0])?;
+    /// assert_eq!(st.get_int(Attr::Rank)?, 0); // getters answer meanwhile
+    /// assert_eq!(st.federated_average(&mut [1.0f32]).unwrap_err().code, ErrorKind::State);
+    /// while !req.test()? { /* a training step */ }
+    /// assert_eq!(req.wait()?, [0.5, -1.0, 2.0]);
+    /// # Ok::<(), xffl::Error>(())
+    /// ```
+    pub fn federated_average_start<T: DType + Send>(&self, mut buf: Vec<T>) -> Result<Request<'_, Vec<T>>> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: self.ptr() is a live state; buf is buf.len() elements of T's C type on the heap,
+        // owned by the request from here until its run ends (wait or drop), and the request borrows
+        // self, so the state outlives it; stream NULL means host memory; raw is a valid out pointer.
+        check(unsafe {
+            sys::xffl_federated_average_start(
+                self.ptr(),
+                buf.as_mut_ptr().cast::<c_void>(),
+                buf.len(),
+                T::DATA_TYPE.raw(),
+                ptr::null_mut(),
+                &mut raw,
+            )
+        })?;
+        // SAFETY: raw was just started on buf's heap memory, which moving the Vec does not move.
+        unsafe { Request::started(raw, buf) }
+    }
+
+    /// Starts [`federated_average_many`](State::federated_average_many) without waiting for it
+    /// (`xffl_federated_average_many_start`); [`Request::wait`] hands the buffers back averaged.
+    ///
+    /// ```
+    /// use xffl::{Backend, Device, State};
+    /// let mut st = State::new()?;
+    /// st.set_global(Backend::None, Device::Cpu, "127.0.0.1", 29500, 0, 1)?;
+    /// st.federated_scaling(&[1], None)?;
+    /// let req = st.federated_average_many_start(vec![vec![1.0f64; 4], vec![2.0; 3]])?;
+    /// let bufs = req.wait()?;
+    /// assert_eq!((bufs[0][0], bufs[1][2]), (1.0, 2.0));
+    /// # Ok::<(), xffl::Error>(())
+    /// ```
+    pub fn federated_average_many_start<T: DType + Send>(
+        &self,
+        mut bufs: Vec<Vec<T>>,
+    ) -> Result<Request<'_, Vec<Vec<T>>>> {
+        let counts: Vec<usize> = bufs.iter().map(|b| b.len()).collect();
+        let pointers: Vec<*mut c_void> = bufs.iter_mut().map(|b| b.as_mut_ptr().cast::<c_void>()).collect();
+        let mut raw = ptr::null_mut();
+        // SAFETY: self.ptr() is a live state; pointers[i] is counts[i] elements of T's C type on the
+        // heap, owned by the request until its run ends; the library copies the two arrays; raw is a
+        // valid out pointer.
+        check(unsafe {
+            sys::xffl_federated_average_many_start(
+                self.ptr(),
+                pointers.as_ptr(),
+                counts.as_ptr(),
+                bufs.len(),
+                T::DATA_TYPE.raw(),
+                ptr::null_mut(),
+                &mut raw,
+            )
+        })?;
+        // SAFETY: raw was just started on the inner Vecs' heap memory, which moving them does not move.
+        unsafe { Request::started(raw, bufs) }
     }
 
     /// Weights of the federated groups in the average (FedAvg by sample count)
