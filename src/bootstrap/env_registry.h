@@ -43,6 +43,8 @@ enum class Var {
   CrossFacilityBackend,
   EnqueueOnly,
   UcxProcessSettings,
+  WireFormat,
+  ErrorFeedback,
 };
 
 enum class Type {
