@@ -16,7 +16,7 @@ final_loss() {  # final_loss FORMAT FEEDBACK LAYOUT...: the final loss line's nu
     echo "FAIL: federated_sgd with XFFL_WIRE_FORMAT=$format XFFL_ERROR_FEEDBACK=$feedback failed" >&2
     exit 1
   }
-  loss=$(printf '%s\n' "$out" | sed -n 's/^final loss \([0-9.e+-]*\) .*/\1/p')
+  loss=$(printf '%s\n' "$out" | sed -n 's/^.*final loss \([0-9.e+-]*\) .*/\1/p')
   [ -n "$loss" ] || { printf '%s\n' "$out" >&2; echo "FAIL: no final loss line with wire format $format" >&2; exit 1; }
   printf '%s\n' "$out" | grep -q "bit-identical across" || { echo "FAIL: copies differ with wire format $format" >&2; exit 1; }
   echo "$loss"
