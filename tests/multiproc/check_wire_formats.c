@@ -341,6 +341,22 @@ int main(void) {
     CHECK(xffl_set_option(st, XFFL_OPT_FEDERATED_STRATEGY, XFFL_FEDAVG_FLAT));
     every_format(st, 0, "flat");
   }
+  /* Ranks that disagree on the format: UCX's call-signature check fails the average on every rank
+   * with XFFL_EINVAL (the all-gathers' lengths differ) instead of a hang or a wrong mean. Only where
+   * every rank crosses (a receiver would wait for its sender's relay until the timeout). Last: the
+   * state is destroyed afterwards. */
+  if (get(st, XFFL_ATTR_WORLD_SIZE) == facilities) {
+    CHECK(xffl_set_option(st, XFFL_OPT_WIRE_FORMAT, rank == 0 ? XFFL_WIRE_INT8_BLOCK : XFFL_WIRE_BF16));
+    float x[1000];
+    fill(st, x, 1000, 0, 0);
+    const xffl_status_t rc = xffl_federated_average(st, x, 1000, XFFL_F32, NULL);
+    if (rc != XFFL_EINVAL) {
+      fprintf(stderr, "rank %d: mismatched wire formats gave %s, not XFFL_EINVAL: %s\n", rank, xffl_status_string(rc),
+              xffl_last_error_message());
+      exit(1);
+    }
+    ++checks;
+  }
   printf("rank %d: %ld checks passed\n", rank, checks);
   xffl_state_destroy(st);
   return 0;
