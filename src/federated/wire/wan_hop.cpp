@@ -1,5 +1,6 @@
 #include "federated/wire/wan_hop.h"
 
+#include <cmath>
 #include <vector>
 
 #include "common/error.h"
@@ -47,7 +48,11 @@ void cross_facilities(const Roles &roles, void *buf, size_t count, xffl_dtype_t 
   std::vector<float> decoded(count);
   if (residual) {
     format.decode(mine.data(), count, decoded.data());
-    for (size_t i = 0; i < count; ++i) (*residual)[i] = input[i] - decoded[i];
+    for (size_t i = 0; i < count; ++i) {
+      // A non-finite value (a NaN block) is not carried: the next round starts clean where it went.
+      const float left = input[i] - decoded[i];
+      (*residual)[i] = std::isfinite(left) ? left : 0.0f;
+    }
   }
   // 3. Sum in f32 in member order, then the mean.
   format.decode(all.data(), count, values);
