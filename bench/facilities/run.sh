@@ -151,10 +151,10 @@ measure_link after
 # the link is full duplex, so the bound is model_bytes / (per-direction rate).
 awk -v model="$model_bytes" -v bps="$link_bps" -v mib="$model_mib" -v R="$replicas" '
   /^RESULT/ {
+    delete v
     for (i = 2; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
     if (!("wire" in v)) v["wire"] = "f32"  # Open MPI: f32
     key = v["impl"] " " v["strategy"] " " v["wire"]
-    delete v
     if (!(key in best) || v["seconds"] < best[key]) best[key] = v["seconds"]
     if (v["iteration"] == 0) bytes[key] = v["link_tx"] + v["link_rx"]
     if (!(key in seen)) { seen[key] = 1; order[++n] = key }

@@ -190,6 +190,29 @@ void test_deterministic(void **) {
   }
 }
 
+// Whole blocks encode to contiguous bytes: a buffer encoded in pieces of whole blocks (as the WAN hop
+// does, chunk by chunk) gives the bytes of the buffer encoded at once, and decodes piece by piece.
+void test_pieces_concatenate(void **) {
+  std::vector<float> values = random_values(3 * 1024 + 77, 11, 1.5f);
+  for (const Codec *c : kAll) {
+    std::vector<unsigned char> whole(c->encoded_size(values.size())), pieces(whole.size(), 0x5A);
+    c->encode(values.data(), values.size(), whole.data());
+    const size_t piece = 1024;  // a multiple of every block
+    for (size_t first = 0; first < values.size(); first += piece) {
+      const size_t n = values.size() - first < piece ? values.size() - first : piece;
+      c->encode(values.data() + first, n, pieces.data() + c->encoded_size(first));
+    }
+    assert_memory_equal(whole.data(), pieces.data(), whole.size());
+    std::vector<float> at_once(values.size()), by_piece(values.size());
+    c->decode(whole.data(), values.size(), at_once.data());
+    for (size_t first = 0; first < values.size(); first += piece) {
+      const size_t n = values.size() - first < piece ? values.size() - first : piece;
+      c->decode(whole.data() + c->encoded_size(first), n, by_piece.data() + first);
+    }
+    assert_memory_equal(at_once.data(), by_piece.data(), values.size() * sizeof(float));
+  }
+}
+
 }  // namespace
 
 int main(void) {
@@ -198,7 +221,7 @@ int main(void) {
       cmocka_unit_test(test_zero_count),       cmocka_unit_test(test_exact_values),
       cmocka_unit_test(test_error_bounds),     cmocka_unit_test(test_ties_to_even),
       cmocka_unit_test(test_zero_blocks),      cmocka_unit_test(test_non_finite),
-      cmocka_unit_test(test_deterministic),
+      cmocka_unit_test(test_deterministic),    cmocka_unit_test(test_pieces_concatenate),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -3,7 +3,6 @@
 // (subnormal halves, absolute error <= 2^-25), larger ones become +-Inf. For weights and updates of
 // ordinary scale (OpenDiLoCo sends fp16 pseudo-gradients).
 #include <cstring>
-#include <vector>
 
 #include "comm/half.h"
 #include "federated/wire/wire_format.h"
@@ -12,16 +11,26 @@ namespace xffl::federated::wire {
 
 namespace {
 
+// Converted through a small buffer on the stack: `out` and `encoded` may be unaligned, and no copy of
+// the whole array is made.
+constexpr size_t kChunk = 4096;
+
 size_t encoded_size(size_t count) { return count * sizeof(uint16_t); }
 void encode(const float *values, size_t count, unsigned char *out) {
-  std::vector<uint16_t> halves(count);  // `out` may be unaligned
-  comm::f32_to_f16(values, halves.data(), count);
-  if (count) std::memcpy(out, halves.data(), count * sizeof(uint16_t));
+  uint16_t halves[kChunk];
+  for (size_t first = 0; first < count; first += kChunk) {
+    const size_t n = count - first < kChunk ? count - first : kChunk;
+    comm::f32_to_f16(values + first, halves, n);
+    std::memcpy(out + first * sizeof(uint16_t), halves, n * sizeof(uint16_t));
+  }
 }
 void decode(const unsigned char *encoded, size_t count, float *values) {
-  std::vector<uint16_t> halves(count);
-  if (count) std::memcpy(halves.data(), encoded, count * sizeof(uint16_t));
-  comm::f16_to_f32(halves.data(), values, count);
+  uint16_t halves[kChunk];
+  for (size_t first = 0; first < count; first += kChunk) {
+    const size_t n = count - first < kChunk ? count - first : kChunk;
+    std::memcpy(halves, encoded + first * sizeof(uint16_t), n * sizeof(uint16_t));
+    comm::f16_to_f32(halves, values + first, n);
+  }
 }
 
 }  // namespace

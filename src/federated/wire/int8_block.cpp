@@ -1,4 +1,4 @@
-// XFFL_WIRE_INT8_BLOCK: one f32 scale per block of 256 values, then one signed byte per value in
+// XFFL_WIRE_INT8_BLOCK: blocks of 256 values, each an f32 scale then one signed byte per value in
 // [-127, 127] (block_quantizer.h): 1.016 bytes per value, |error| <= max|x of the block| / 254.
 #include <cstdint>
 
@@ -15,27 +15,28 @@ constexpr int kLevels = 127;
 size_t encoded_size(size_t count) { return block_count(count, kBlock) * sizeof(float) + count; }
 
 void encode(const float *values, size_t count, unsigned char *out) {
-  const size_t blocks = block_count(count, kBlock);
-  unsigned char *codes = out + blocks * sizeof(float);
-  for (size_t b = 0; b < blocks; ++b) {
-    const size_t first = b * kBlock, n = count - first < kBlock ? count - first : kBlock;
+  for (size_t first = 0; first < count; first += kBlock) {
+    const size_t n = count - first < kBlock ? count - first : kBlock;
     const float scale = block_scale(values + first, n, kLevels);
-    store_scale(out, b, scale);
-    for (size_t i = 0; i < n; ++i) {
-      const int code = carries_codes(scale) ? quantize(values[first + i], scale, kLevels) : 0;
-      codes[first + i] = static_cast<unsigned char>(static_cast<int8_t>(code));
+    store_scale(out, scale);
+    unsigned char *codes = out + sizeof(float);
+    if (carries_codes(scale)) {
+      for (size_t i = 0; i < n; ++i)
+        codes[i] = static_cast<unsigned char>(static_cast<int8_t>(quantize(values[first + i], scale, kLevels)));
+    } else {
+      std::memset(codes, 0, n);
     }
+    out = codes + n;
   }
 }
 
 void decode(const unsigned char *encoded, size_t count, float *values) {
-  const size_t blocks = block_count(count, kBlock);
-  const unsigned char *codes = encoded + blocks * sizeof(float);
-  for (size_t b = 0; b < blocks; ++b) {
-    const size_t first = b * kBlock, n = count - first < kBlock ? count - first : kBlock;
-    const float scale = load_scale(encoded, b);
-    for (size_t i = 0; i < n; ++i)
-      values[first + i] = static_cast<float>(static_cast<int8_t>(codes[first + i])) * scale;
+  for (size_t first = 0; first < count; first += kBlock) {
+    const size_t n = count - first < kBlock ? count - first : kBlock;
+    const float scale = load_scale(encoded);
+    const unsigned char *codes = encoded + sizeof(float);
+    for (size_t i = 0; i < n; ++i) values[first + i] = static_cast<float>(static_cast<int8_t>(codes[i])) * scale;
+    encoded = codes + n;
   }
 }
 

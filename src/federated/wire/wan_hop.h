@@ -13,7 +13,8 @@
 // (G-1) x 0.141. So BF16/F16 move fewer bytes for G <= 3 (equal at 4), INT8_BLOCK for G <= 7 (3.9x fewer
 // at G = 2, 2.6x at 3), INT4_BLOCK for G <= 14. Federations are a few facilities; past those G the
 // exact F32 ring is also the cheaper one.
-// Host scratch for the call: two f32 copies of the buffer and the G compressed copies. The relay to
+// Host scratch for the call: the G + 1 compressed copies (the f32 work runs in cache-sized chunks of
+// whole blocks, which encode to contiguous bytes, wire_format.h). The relay to
 // non-senders (HIERARCHICAL with HSDP) follows the hop instead of overlapping the ring's chunks.
 #ifndef XFFL_SRC_FEDERATED_WIRE_WAN_HOP_H
 #define XFFL_SRC_FEDERATED_WIRE_WAN_HOP_H

@@ -20,7 +20,10 @@ struct Codec {
   const char *name;  // as XFFL_WIRE_FORMAT spells it: "int8_block"
   // Bytes that `count` values take on the wire (0 for 0).
   size_t (*encoded_size)(size_t count);
-  // values[0, count) -> encoded_size(count) bytes at `out` (any alignment).
+  // values[0, count) -> encoded_size(count) bytes at `out` (any alignment). A count of whole blocks
+  // encodes to bytes that the next values' encoding may follow: encoding values[0, a) then values[a, b)
+  // at encoded_size(a) gives the bytes of values[0, b) when a is a multiple of `block` (every count
+  // for the formats without blocks).
   void (*encode)(const float *values, size_t count, unsigned char *out);
   // The inverse, as exact as the format allows: encoded_size(count) bytes -> values[0, count).
   void (*decode)(const unsigned char *encoded, size_t count, float *values);
