@@ -10,7 +10,9 @@
 # Exit status non-zero if anything fails (or a needed program is not in the tree).
 #
 # Options (environment): XFFL_SKIP_PACKAGES=1 (do not check Debian packages), XFFL_DEMO_PLAN_ONLY=1
-# (step 1 only).
+# (step 1 only), XFFL_WIRE_FORMAT=int8_block (or bf16, f16, int4_block) and XFFL_ERROR_FEEDBACK=1 (the
+# facilities' averages cross compressed; federated_sgd prints the final loss to compare with f32's;
+# tests/multiproc/check_wire_demo_loss.sh runs both).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -66,7 +68,7 @@ if [ "$run_job" = 1 ]; then
   run=$(find_program xffl-run)
   sgd=$(find_program federated_sgd)
   [ -n "$run" ] && [ -n "$sgd" ] || die "xffl-run or federated_sgd was built but not found under $build"
-  say "the job: xffl-run -n 8 --federated 2,6 --hsdp 2 --backend ucx -- federated_sgd"
+  say "the job: xffl-run -n 8 --federated 2,6 --hsdp 2 --backend ucx -- federated_sgd (wire format ${XFFL_WIRE_FORMAT:-f32}, error feedback ${XFFL_ERROR_FEEDBACK:-0})"
   "$run" -n 8 --federated 2,6 --hsdp 2 --backend ucx -- "$sgd"
 fi
 say "demo done"

@@ -90,8 +90,12 @@ int main(int argc, char **argv) {
     if (my_rank == 0) {
       const long long tx = veth ? read_counter(veth, "tx_bytes") - tx0 : -1;
       const long long rx = veth ? read_counter(veth, "rx_bytes") - rx0 : -1;
-      printf("RESULT impl=xffl strategy=%s count=%zu iteration=%d seconds=%.4f link_tx=%lld link_rx=%lld\n",
-             argv[2], count, it, elapsed, tx, rx);
+      /* The wire format of the WAN hop (XFFL_WIRE_FORMAT in the environment, read by xffl_state_from_env). */
+      static const char *const wire_names[] = {"f32", "bf16", "f16", "int8_block", "int4_block"};
+      int wire = 0;
+      CHECK(xffl_get_option(st, XFFL_OPT_WIRE_FORMAT, &wire));
+      printf("RESULT impl=xffl strategy=%s count=%zu iteration=%d seconds=%.4f link_tx=%lld link_rx=%lld wire=%s\n",
+             argv[2], count, it, elapsed, tx, rx, wire >= 0 && wire <= 4 ? wire_names[wire] : "unknown");
       fflush(stdout);
     }
   }

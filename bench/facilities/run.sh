@@ -8,7 +8,9 @@
 #   bench/facilities/run.sh [BUILD_DIR]         (root; BUILD_DIR default build-netns; built with
 #                                                BUILD_TESTING for tests/netns's delay relay)
 # Environment: MODEL_MIB (256), RATE (1gbit), DELAY_MS (10), PER_FACILITY (4), HSDP (2), ITERATIONS (2),
-#              SKIP_MPI (unset), XFFL_BENCH_TIMEOUT (300 s per collective).
+#              SKIP_MPI (unset), XFFL_BENCH_TIMEOUT (300 s per collective), WIRE_FORMATS ("f32"; e.g.
+#              "f32 bf16 int8_block int4_block": xffl's averages once per XFFL_WIRE_FORMAT, each against its
+#              own bound, compressed bytes / link rate, and against f32).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -91,21 +93,21 @@ results=$FAC_WORKDIR/results
 : > "$results"
 
 run_xffl() {
-  local strategy=$1 r
+  local strategy=$1 wire=${2:-f32} r
   FAC_PIDS=()
   for r in $(seq 0 $((world - 1))); do
-    facilities_launch_rank "$r" "$world" "$sizes" "$hsdp" "$timeout" "$FAC_WORKDIR/xffl.$strategy.$r.log" -- \
-      "$job" "$count" "$strategy" "$iterations"
+    XFFL_WIRE_FORMAT=$wire facilities_launch_rank "$r" "$world" "$sizes" "$hsdp" "$timeout" \
+      "$FAC_WORKDIR/xffl.$strategy.$wire.$r.log" -- "$job" "$count" "$strategy" "$iterations"
   done
   local failed=0
   for r in $(seq 0 $((world - 1))); do wait "${FAC_PIDS[$r]}" || failed=1; done
   FAC_PIDS=()
   if [ $failed -ne 0 ]; then
-    echo "xffl $strategy failed:" >&2
-    tail -n 5 "$FAC_WORKDIR"/xffl."$strategy".*.log >&2
+    echo "xffl $strategy ($wire) failed:" >&2
+    tail -n 5 "$FAC_WORKDIR"/xffl."$strategy.$wire".*.log >&2
     return 1
   fi
-  grep '^RESULT' "$FAC_WORKDIR/xffl.$strategy.0.log" >> "$results"
+  grep '^RESULT' "$FAC_WORKDIR/xffl.$strategy.$wire.0.log" >> "$results"
 }
 
 # Open MPI: mpirun runs inside facility 0 (its PMIx server must be reachable from both facilities, so
@@ -132,8 +134,10 @@ EOF
   grep '^RESULT' "$FAC_WORKDIR/mpi.$strategy.log" >> "$results"
 }
 
-run_xffl hier
-run_xffl flat
+for wire in ${WIRE_FORMATS:-f32}; do
+  run_xffl hier "$wire"
+  run_xffl flat "$wire"
+done
 if [ -z "${SKIP_MPI:-}" ] && [ -x "$mpi_job" ] && command -v mpirun > /dev/null; then
   run_mpi hier
   run_mpi flat
@@ -147,8 +151,10 @@ measure_link after
 # the link is full duplex, so the bound is model_bytes / (per-direction rate).
 awk -v model="$model_bytes" -v bps="$link_bps" -v mib="$model_mib" -v R="$replicas" '
   /^RESULT/ {
+    delete v
     for (i = 2; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
-    key = v["impl"] " " v["strategy"]
+    if (!("wire" in v)) v["wire"] = "f32"  # Open MPI: f32
+    key = v["impl"] " " v["strategy"] " " v["wire"]
     if (!(key in best) || v["seconds"] < best[key]) best[key] = v["seconds"]
     if (v["iteration"] == 0) bytes[key] = v["link_tx"] + v["link_rx"]
     if (!(key in seen)) { seen[key] = 1; order[++n] = key }
@@ -156,13 +162,19 @@ awk -v model="$model_bytes" -v bps="$link_bps" -v mib="$model_mib" -v R="$replic
   END {
     bound = model * 8 / bps
     printf "\nlower bound: %d MiB must cross each way at %.0f Mbit/s = %.3f s\n\n", mib, bps / 1e6, bound
-    printf "%-6s %-6s %10s %14s %12s %10s\n", "impl", "avg", "seconds", "link bytes", "x model", "x bound"
+    # Bytes on the wire per f32 value, over 4: each format'"'"'s own bound is its compressed bytes / rate.
+    size["f32"] = 1; size["bf16"] = 0.5; size["f16"] = 0.5
+    size["int8_block"] = (1 + 4 / 256) / 4; size["int4_block"] = (0.5 + 4 / 64) / 4
+    printf "%-6s %-6s %-10s %10s %14s %10s %10s %10s\n", "impl", "avg", "wire", "seconds", "link bytes", "x model",
+           "x bound", "f32 / this"
     for (k = 1; k <= n; ++k) {
       key = order[k]; split(key, p, " ")
-      printf "%-6s %-6s %10.3f %14d %12.2f %10.2f\n", p[1], p[2], best[key], bytes[key], bytes[key] / model,
-             best[key] / bound
+      f32 = p[1] " " p[2] " f32"
+      printf "%-6s %-6s %-10s %10.3f %14d %10.2f %10.2f %10s\n", p[1], p[2], p[3], best[key], bytes[key],
+             bytes[key] / model, best[key] / (bound * size[p[3]]),
+             (f32 in best) ? sprintf("%.2f", best[f32] / best[key]) : "-"
     }
-    if (("xffl hier" in bytes) && ("xffl flat" in bytes) && bytes["xffl flat"] > 0)
+    if (("xffl hier f32" in bytes) && ("xffl flat f32" in bytes) && bytes["xffl flat f32"] > 0)
       printf "\nlink bytes HIERARCHICAL / FLAT = %.3f (expected about 1/R = %.3f)\n",
-             bytes["xffl hier"] / bytes["xffl flat"], 1 / R
+             bytes["xffl hier f32"] / bytes["xffl flat f32"], 1 / R
   }' "$results"

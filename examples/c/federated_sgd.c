@@ -10,6 +10,10 @@
  * gradients are averaged over the HSDP_REPLICA group. Every K steps xffl_federated_average makes the
  * model the same in every facility. At the end every rank's shard is checksummed and rank 0 proves
  * that every copy of every shard is bit-identical.
+ *
+ * The facilities' averages may cross in a compressed wire format: XFFL_WIRE_FORMAT=int8_block (or bf16,
+ * f16, int4_block) and XFFL_ERROR_FEEDBACK=1 in the environment (xffl_state_from_env reads them). Rank 0
+ * prints the final loss of the averaged model over every facility's data, to compare formats.
  */
 #include <math.h>
 #include <stdint.h>
@@ -130,6 +134,7 @@ int main(void) {
            world, FEATURES, shards, ROUNDS, STEPS_PER_ROUND);
 
   double average_seconds = 0;
+  float final_loss = 0;
   int step = 0;
   for (int round = 0; round < ROUNDS; ++round) {
     float loss = 0;
@@ -150,6 +155,7 @@ int main(void) {
     CHECK(xffl_allgather(shard_group, w_slice, w, slice, XFFL_F32, NULL));
     float global_loss = loss_and_gradient(w, x, y, 0, SAMPLES, NULL);
     CHECK(xffl_allreduce(federation, &global_loss, &global_loss, 1, XFFL_F32, XFFL_AVG, NULL));
+    final_loss = global_loss;
     if (local_rank == 0)
       printf("round %2d  facility %d  training loss %.6f  loss of the averaged model %.6f\n", round, facility,
              (double)loss, (double)global_loss);
@@ -163,6 +169,12 @@ int main(void) {
   CHECK(xffl_allgather(world_group, mine, all, 2, XFFL_I64, NULL));
   int64_t crossing[1] = {is_sender ? (int64_t)(slice * sizeof(float)) : 0};
   CHECK(xffl_allreduce(world_group, crossing, crossing, 1, XFFL_I64, XFFL_SUM, NULL));
+  /* The averaged model's loss over every facility's data: the mean of the facilities' losses. */
+  float loss_sum = local_rank == 0 ? final_loss : 0.0f;
+  CHECK(xffl_allreduce(world_group, &loss_sum, &loss_sum, 1, XFFL_F32, XFFL_SUM, NULL));
+  int wire_format = 0, error_feedback = 0;
+  CHECK(xffl_get_option(st, XFFL_OPT_WIRE_FORMAT, &wire_format));
+  CHECK(xffl_get_option(st, XFFL_OPT_ERROR_FEEDBACK, &error_feedback));
   int identical = 1;
   for (int r = 0; r < world; ++r)
     for (int q = 0; q < world; ++q)
@@ -180,6 +192,8 @@ int main(void) {
           break;
         }
     }
+    printf("final loss %.6f of the averaged model over all facilities (wire format %d, error feedback %d)\n",
+           (double)loss_sum / facilities, wire_format, error_feedback);
     printf(identical ? "every copy of every shard is bit-identical across %d ranks and %d facilities\n"
                      : "MISMATCH: copies of a shard differ across %d ranks and %d facilities\n",
            world, facilities);

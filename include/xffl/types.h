@@ -143,8 +143,38 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  call of the state, or in the caller's own synchronization, which NCCL may then keep waiting
      *  forever (bound it yourself). Staged (cross-facility) transfers always complete before they return.
      *  Host backends (UCX, NONE) complete before they return either way. At any time. */
-    XFFL_OPT_ENQUEUE_ONLY = 7
+    XFFL_OPT_ENQUEUE_ONLY = 7,
+    /** an xffl_wire_format_t (default XFFL_WIRE_F32, or XFFL_WIRE_FORMAT=f32|bf16|f16|int8_block|int4_block):
+     *  how federated averages write XFFL_F32 data on the groups that cross facilities (the WAN hop). F32
+     *  is the exact all-reduce. Any other format quantises each crossing rank's (weight-scaled) copy once,
+     *  all-gathers the compressed bytes over the FEDERATED group, and every crossing rank decodes the G
+     *  copies and sums them in f32 in the same order, so the mean is bit-identical on every rank of every
+     *  facility; the relay inside a facility stays f32, and a layout of one federated group stays exact.
+     *  Other dtypes always travel exact. Every rank must set the same value (a mismatch fails the average
+     *  with UCX's call-signature check, XFFL_EINVAL). Host memory only: with the NCCL backend a non-F32
+     *  format makes the average of XFFL_F32 data XFFL_EUNSUPPORTED. At any time between averages. */
+    XFFL_OPT_WIRE_FORMAT = 8,
+    /** 0 (default, or XFFL_ERROR_FEEDBACK=0) or 1 (or =1), with a non-F32 XFFL_OPT_WIRE_FORMAT: the library
+     *  keeps each buffer's quantisation residual (keyed by the buffer's address and count; for
+     *  xffl_federated_average_many by the whole list) and adds it to that buffer's next contribution, so
+     *  the error does not accumulate over rounds. Costs one f32 copy of each averaged buffer on each rank
+     *  that crosses facilities; the residuals are dropped when this option is set to 0, when the wire
+     *  format changes, when the layout is unset, and a buffer's residual when its count or list changes.
+     *  Every rank must set the same value. At any time between averages. */
+    XFFL_OPT_ERROR_FEEDBACK = 9
 } xffl_option_t;
+
+/** How federated averages write XFFL_F32 data between facilities (XFFL_OPT_WIRE_FORMAT). Error bounds are
+ *  per contribution, before the f32 mean. */
+typedef enum xffl_wire_format XFFL_ENUM_BASE {
+    XFFL_WIRE_F32 = 0,        /**< exact: the f32 all-reduce (the default) */
+    XFFL_WIRE_BF16 = 1,       /**< bfloat16, 2 bytes per value, |error| <= 2^-8 |x|; NaN and Inf kept */
+    XFFL_WIRE_F16 = 2,        /**< IEEE binary16, 2 bytes per value, |error| <= 2^-11 |x| in [2^-14, 65504], beyond is Inf */
+    XFFL_WIRE_INT8_BLOCK = 3, /**< one f32 scale per 256 values, int8 codes: |error| <= max|block| / 254; a block
+                                   holding NaN or Inf decodes as NaN */
+    XFFL_WIRE_INT4_BLOCK = 4  /**< one f32 scale per 64 values, 4-bit codes: |error| <= max|block| / 14; a block
+                                   holding NaN or Inf decodes as NaN */
+} xffl_wire_format_t;
 
 /** How xffl_federated_average moves data (DESIGN.md section 5). */
 typedef enum xffl_federated_strategy XFFL_ENUM_BASE {

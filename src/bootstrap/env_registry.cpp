@@ -81,6 +81,15 @@ std::vector<Variable> make_table() {
        "XFFL_TIMEOUT / 20, within [2, 15] s", 0, {}, {}, 0,
        "A facility is alive while its lease in the membership store is renewed; it is lost this long after "
        "its last renewal (whole seconds, rounded up)."},
+      {Var::WireFormat, "XFFL_WIRE_FORMAT", choice, "f32", nullptr, 0,
+       {{"f32", XFFL_WIRE_F32, true},
+        {"bf16", XFFL_WIRE_BF16, true},
+        {"f16", XFFL_WIRE_F16, true},
+        {"int8_block", XFFL_WIRE_INT8_BLOCK, true},
+        {"int4_block", XFFL_WIRE_INT4_BLOCK, true}},
+       {}, 0, "How federated averages write f32 data between facilities; f32 is exact (XFFL_OPT_WIRE_FORMAT)."},
+      {Var::ErrorFeedback, "XFFL_ERROR_FEEDBACK", flag, "0", nullptr, 0, {}, {}, 0,
+       "1 carries each buffer's quantisation residual into its next federated average (XFFL_OPT_ERROR_FEEDBACK)."},
   };
 }
 

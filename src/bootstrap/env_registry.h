@@ -47,6 +47,8 @@ enum class Var {
   Federation,
   Facility,
   FederationLeaseTtl,
+  WireFormat,
+  ErrorFeedback,
 };
 
 enum class Type {

@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "federated/strategy.h"
 #include "federated/weights.h"
+#include "federated/wire/wan_hop.h"
 
 namespace xffl::federated {
 
@@ -28,7 +29,7 @@ class Flat final : public Strategy {
 
  protected:
   void schedule(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream) const override {
-    roles.federated->allreduce_scaled(buf, count, dtype, XFFL_AVG, roles.weight_factor, stream);
+    wire::cross_facilities(roles, buf, count, dtype, stream);
   }
 };
 

@@ -4,6 +4,7 @@
 // asymmetric path never broadcasts. Without HSDP every rank is a sender and the relay is empty.
 #include "federated/strategy.h"
 #include "federated/weights.h"
+#include "federated/wire/wan_hop.h"
 
 namespace xffl::federated {
 
@@ -28,7 +29,12 @@ class Hierarchical final : public Strategy {
  protected:
   void schedule(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream) const override {
     if (!roles.replica) {  // no HSDP: every rank crosses
-      roles.federated->allreduce_scaled(buf, count, dtype, XFFL_AVG, roles.weight_factor, stream);
+      wire::cross_facilities(roles, buf, count, dtype, stream);
+      return;
+    }
+    if (wire::compresses(roles, count, dtype)) {  // the compressed WAN hop, then the f32 relay as it is
+      if (roles.is_sender) wire::cross_facilities(roles, buf, count, dtype, stream);
+      roles.replica->broadcast(buf, count, dtype, roles.sender_index, stream);
       return;
     }
     if (roles.is_sender) {

@@ -14,6 +14,10 @@
 
 namespace xffl::federated {
 
+namespace wire {
+class ErrorFeedback;  // federated/wire/error_feedback.h
+}
+
 // This rank's numbers from the plan, the same kind on every rank.
 struct Placement {
   int federated_groups = 1;  // G
@@ -48,6 +52,12 @@ struct Roles {
   // Factor applied to this rank's copy before the cross-group reduction (weights.h). 1: none.
   double weight_factor = 1.0;
   bool weighted = false;  // weights are set (the same on every rank, unlike weight_factor)
+  // The WAN hop (federated/wire/wan_hop.h), set by the state after roles(): XFFL_OPT_WIRE_FORMAT, the
+  // residuals of XFFL_OPT_ERROR_FEEDBACK (null when off), and whether the buffers are device memory
+  // (NCCL), where only F32 crosses.
+  xffl_wire_format_t wire_format = XFFL_WIRE_F32;
+  wire::ErrorFeedback *error_feedback = nullptr;
+  bool device_memory = false;
 };
 
 class Strategy {
@@ -86,11 +96,15 @@ struct Averaging {
   Roles roles;
 
   void average(void *buf, size_t count, xffl_dtype_t dtype, void *stream) const {
+    begin_error_feedback(&buf, &count, 1);
     strategy->average(roles, buf, count, dtype, stream);
   }
   void average_many(void *const *bufs, const size_t *counts, size_t n, xffl_dtype_t dtype, void *stream) const {
+    begin_error_feedback(bufs, counts, n);
     strategy->average_many(roles, bufs, counts, n, dtype, stream);
   }
+  // Tells the residuals of error feedback which buffers this call averages (wire/error_feedback.h).
+  void begin_error_feedback(void *const *bufs, const size_t *counts, size_t n) const;
 };
 
 }  // namespace xffl::federated

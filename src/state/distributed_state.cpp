@@ -133,7 +133,11 @@ void DistributedState::set_option(xffl_option_t option, int value) {
   if (Options::read_by_set_global(option) && !Options::is_string_option(option) && value == options_.get(option)) return;
   require_settable(option);
   if (option == XFFL_OPT_FEDERATED_STRATEGY) federated_strategies_.require(value);
+  const xffl_wire_format_t wire_format = options_.wire_format;
   options_.set(option, value);
+  // Residuals belong to one wire format with error feedback on: turning it off or changing the format
+  // drops them (setting the same format again keeps them).
+  if (!options_.error_feedback || options_.wire_format != wire_format) error_feedback_->clear();
   if (backend_) backend_->apply(live_settings(options_));
 }
 
@@ -243,6 +247,7 @@ void DistributedState::clear_layout(const char *ending_call) {
   }
   plan_.reset();
   federated_weights_.clear();
+  error_feedback_->clear();
   layout_ = Layout::None;
 }
 

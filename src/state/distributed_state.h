@@ -13,6 +13,7 @@
 #include "comm/communicator.h"
 #include "federated/registry.h"
 #include "federated/strategy.h"
+#include "federated/wire/error_feedback.h"
 #include "state/call_gate.h"
 #include "state/group.h"
 #include "state/options.h"
@@ -150,6 +151,8 @@ class DistributedState {
   std::vector<double> federated_weights_;
   federated::StrategyTable federated_strategies_;
   std::weak_ptr<Request> in_flight_;  // the last request started; expired once freed
+  // The residuals of XFFL_OPT_ERROR_FEEDBACK, kept between averages (a pointer: averaging is const).
+  std::unique_ptr<federated::wire::ErrorFeedback> error_feedback_ = std::make_unique<federated::wire::ErrorFeedback>();
 };
 
 }  // namespace xffl

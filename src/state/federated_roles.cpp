@@ -48,6 +48,9 @@ federated::Averaging DistributedState::federated_averaging(void *stream) const {
   federated::Averaging averaging;
   averaging.strategy = &federated_strategies_.get(options_.strategy);
   averaging.roles = averaging.strategy->roles(placement, groups);
+  averaging.roles.wire_format = options_.wire_format;
+  averaging.roles.error_feedback = options_.error_feedback ? error_feedback_.get() : nullptr;
+  averaging.roles.device_memory = backend_->memory_kind() == comm::MemoryKind::kDevice;
   return averaging;
 }
 

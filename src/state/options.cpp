@@ -3,6 +3,7 @@
 #include "bootstrap/env_read.h"
 #include "bootstrap/wire.h"
 #include "common/error.h"
+#include "federated/wire/wire_format.h"
 
 namespace xffl {
 
@@ -19,6 +20,8 @@ Options Options::from_environment(const Environment &environment) {
   options.cross_facility_backend = static_cast<xffl_backend_t>(value(Var::CrossFacilityBackend));
   options.enqueue_only = value(Var::EnqueueOnly) == 1;
   options.ucx_process_settings = value(Var::UcxProcessSettings) == 1;
+  options.wire_format = static_cast<xffl_wire_format_t>(value(Var::WireFormat));
+  options.error_feedback = value(Var::ErrorFeedback) == 1;
   return options;
 }
 
@@ -50,6 +53,8 @@ const char *Options::name(xffl_option_t option) {
     case XFFL_OPT_JOB_ID: return "XFFL_OPT_JOB_ID";
     case XFFL_OPT_UCX_PROCESS_SETTINGS: return "XFFL_OPT_UCX_PROCESS_SETTINGS";
     case XFFL_OPT_ENQUEUE_ONLY: return "XFFL_OPT_ENQUEUE_ONLY";
+    case XFFL_OPT_WIRE_FORMAT: return "XFFL_OPT_WIRE_FORMAT";
+    case XFFL_OPT_ERROR_FEEDBACK: return "XFFL_OPT_ERROR_FEEDBACK";
   }
   return nullptr;
 }
@@ -113,6 +118,15 @@ void Options::set(xffl_option_t option, int value) {
       if (value != 0 && value != 1) fail(XFFL_EINVAL, "enqueue-only ", value, " is not 0 (wait on the host) or 1");
       enqueue_only = value == 1;
       return;
+    case XFFL_OPT_WIRE_FORMAT:
+      if (!federated::wire::valid_format(value))
+        fail(XFFL_EINVAL, "wire format ", value, " outside [0, 4] (f32, bf16, f16, int8_block, int4_block)");
+      wire_format = static_cast<xffl_wire_format_t>(value);
+      return;
+    case XFFL_OPT_ERROR_FEEDBACK:
+      if (value != 0 && value != 1) fail(XFFL_EINVAL, "error feedback ", value, " is not 0 (off) or 1 (on)");
+      error_feedback = value == 1;
+      return;
     default: break;
   }
   fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));
@@ -127,6 +141,8 @@ int Options::get(xffl_option_t option) const {
     case XFFL_OPT_CROSS_FACILITY_BACKEND: return cross_facility_backend;
     case XFFL_OPT_UCX_PROCESS_SETTINGS: return ucx_process_settings ? 1 : 0;
     case XFFL_OPT_ENQUEUE_ONLY: return enqueue_only ? 1 : 0;
+    case XFFL_OPT_WIRE_FORMAT: return wire_format;
+    case XFFL_OPT_ERROR_FEEDBACK: return error_feedback ? 1 : 0;
     default: break;
   }
   fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));

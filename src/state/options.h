@@ -21,9 +21,12 @@ struct Options {
   // (UCX_TCP_PUT_ENABLE in the environment, a UCX log handler); off by default.
   bool ucx_process_settings = false;
   bool enqueue_only = false;  // NCCL: return once enqueued instead of waiting on the host (XFFL_ENQUEUE_ONLY)
+  // The WAN hop of federated averages (XFFL_OPT_WIRE_FORMAT, XFFL_OPT_ERROR_FEEDBACK; federated/wire/).
+  xffl_wire_format_t wire_format = XFFL_WIRE_F32;
+  bool error_feedback = false;
 
   // The options' variables of bootstrap/env_registry.h (timeout, log level, job id, auth token,
-  // cross-facility backend, enqueue-only, UCX process settings), each else its registry default. A
+  // cross-facility backend, enqueue-only, UCX process settings, wire format, error feedback), each else its registry default. A
   // malformed value is XFFL_EINVAL naming the variable. The member defaults above equal the registry's
   // (unit test unit.bootstrap.env_registry).
   static Options from_environment(const Environment &environment);

@@ -38,7 +38,7 @@ void test_table_is_well_formed(void **) {
       if (!outcome.ok()) fail_msg("%s: default '%s' is refused: %s", v.name, v.default_value, outcome.message.c_str());
     }
   }
-  assert_int_equal(table.size(), static_cast<size_t>(Var::FederationLeaseTtl) + 1);
+  assert_int_equal(table.size(), static_cast<size_t>(Var::ErrorFeedback) + 1);
   // One row per variable in both printed forms.
   const std::string markdown = bootstrap::registry::markdown_table(), help = bootstrap::registry::help_table();
   for (const Variable &v : table) {
@@ -58,6 +58,8 @@ void test_defaults_are_a_new_states(void **) {
   assert_string_equal(read.auth_token.c_str(), fresh.auth_token.c_str());
   assert_int_equal(read.enqueue_only, fresh.enqueue_only);
   assert_int_equal(read.ucx_process_settings, fresh.ucx_process_settings);
+  assert_int_equal(read.wire_format, fresh.wire_format);
+  assert_int_equal(read.error_feedback, fresh.error_feedback);
   // xffl_state_from_env's defaults: UCX, cpu, one stream.
   assert_int_equal(bootstrap::registry::default_int(Var::Backend), XFFL_BACKEND_UCX);
   assert_int_equal(bootstrap::registry::default_int(Var::Device), XFFL_DEVICE_CPU);
@@ -72,7 +74,9 @@ void test_options_from_a_map(void **) {
                                                             {"SLURM_JOB_ID", "4242"},
                                                             {"XFFL_CROSS_FACILITY_BACKEND", "UCX"},
                                                             {"XFFL_ENQUEUE_ONLY", "1"},
-                                                            {"XFFL_UCX_PROCESS_SETTINGS", "1"}});
+                                                            {"XFFL_UCX_PROCESS_SETTINGS", "1"},
+                                                            {"XFFL_WIRE_FORMAT", "INT8_block"},
+                                                            {"XFFL_ERROR_FEEDBACK", "1"}});
   assert_int_equal(got.timeout_ms, 1500);
   assert_int_equal(got.log_level, XFFL_LOG_WARN);
   assert_string_equal(got.auth_token.c_str(), "s3");
@@ -80,6 +84,8 @@ void test_options_from_a_map(void **) {
   assert_int_equal(got.cross_facility_backend, XFFL_BACKEND_UCX);
   assert_true(got.enqueue_only);
   assert_true(got.ucx_process_settings);
+  assert_int_equal(got.wire_format, XFFL_WIRE_INT8_BLOCK);
+  assert_true(got.error_feedback);
   assert_string_equal(Options::from_environment(Environment{{"SLURM_JOB_ID", "4242"}}).job_id.c_str(), "4242");
   assert_string_equal(
       Options::from_environment(Environment{{"XFFL_JOB_ID", "mine"}, {"SLURM_JOB_ID", "4242"}}).job_id.c_str(), "mine");

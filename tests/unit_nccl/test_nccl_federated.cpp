@@ -109,6 +109,38 @@ void weights_on_integers_are_refused_with_the_dtype(void **) {
     assert_true(call.name != "premul_create" && call.name != "allreduce" && call.name != "broadcast");
 }
 
+// A compressed wire format quantises on the host: on device memory every rank refuses f32 data
+// (XFFL_EUNSUPPORTED naming the format) before anything reaches NCCL; other dtypes travel exact.
+void compressed_wire_formats_are_refused_on_device_memory(void **) {
+  auto fake = std::make_shared<FakeNccl>(1);
+  auto outcomes = harness::run_ranks(fake, kWorld, 20000, [&](int rank, NcclBackend &backend) {
+    FederatedRank me = make_federated_rank(backend, rank, {});
+    me.roles.wire_format = XFFL_WIRE_INT8_BLOCK;
+    me.roles.device_memory = true;
+    std::vector<float> shard(1001);
+    fill(shard, me);
+    me.strategy->average(me.roles, shard.data(), shard.size(), XFFL_F32, nullptr);
+  });
+  for (int rank = 0; rank < kWorld; ++rank) {
+    assert_int_equal(outcomes[static_cast<size_t>(rank)].status, XFFL_EUNSUPPORTED);
+    assert_non_null(strstr(outcomes[static_cast<size_t>(rank)].message.c_str(), "int8_block"));
+  }
+  for (const auto &call : fake->calls()) assert_true(call.name != "allreduce" && call.name != "broadcast");
+
+  auto exact = harness::run_ranks(fake, kWorld, 20000, [&](int rank, NcclBackend &backend) {
+    FederatedRank me = make_federated_rank(backend, rank, {});
+    me.roles.wire_format = XFFL_WIRE_INT8_BLOCK;
+    me.roles.device_memory = true;
+    std::vector<double> shard(101);
+    for (size_t i = 0; i < shard.size(); ++i) shard[i] = me.roles.is_sender ? facility_value(me.roles.federated_rank, i) : -1;
+    me.strategy->average(me.roles, shard.data(), shard.size(), XFFL_F64, nullptr);
+    for (size_t i = 0; i < shard.size(); ++i)
+      if (shard[i] != (static_cast<double>(facility_value(0, i)) + facility_value(1, i)) / 2)
+        (xffl::fail)(XFFL_EINTERNAL, "rank ", rank, ": f64 element ", i, " is ", shard[i]);
+  });
+  assert_all_ok(exact);
+}
+
 // Small buffers share one device bucket (allocated once, on the stream, sized to what it carries);
 // a buffer of 16 MiB or more is averaged in place.
 void many_coalesces_small_device_buffers_into_one_bucket(void **) {
@@ -164,6 +196,7 @@ int main(void) {
       cmocka_unit_test(unweighted_average_stays_native_avg),
       cmocka_unit_test(weights_on_integers_are_refused_with_the_dtype),
       cmocka_unit_test(many_coalesces_small_device_buffers_into_one_bucket),
+      cmocka_unit_test(compressed_wire_formats_are_refused_on_device_memory),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -85,6 +85,14 @@ module xffl_c
   integer(c_int), parameter, public :: XFFL_OPT_JOB_ID = 5
   integer(c_int), parameter, public :: XFFL_OPT_UCX_PROCESS_SETTINGS = 6
   integer(c_int), parameter, public :: XFFL_OPT_ENQUEUE_ONLY = 7
+  integer(c_int), parameter, public :: XFFL_OPT_WIRE_FORMAT = 8
+  integer(c_int), parameter, public :: XFFL_OPT_ERROR_FEEDBACK = 9
+  ! xffl_wire_format_t
+  integer(c_int), parameter, public :: XFFL_WIRE_F32 = 0
+  integer(c_int), parameter, public :: XFFL_WIRE_BF16 = 1
+  integer(c_int), parameter, public :: XFFL_WIRE_F16 = 2
+  integer(c_int), parameter, public :: XFFL_WIRE_INT8_BLOCK = 3
+  integer(c_int), parameter, public :: XFFL_WIRE_INT4_BLOCK = 4
   ! xffl_federated_strategy_t
   integer(c_int), parameter, public :: XFFL_FEDAVG_HIERARCHICAL = 0
   integer(c_int), parameter, public :: XFFL_FEDAVG_FLAT = 1

@@ -342,12 +342,64 @@ impl xffl_option {
     #[doc = "  Host backends (UCX, NONE) complete before they return either way. At any time."]
     pub const XFFL_OPT_ENQUEUE_ONLY: xffl_option = xffl_option(7);
 }
+impl xffl_option {
+    #[doc = " an xffl_wire_format_t (default XFFL_WIRE_F32, or XFFL_WIRE_FORMAT=f32|bf16|f16|int8_block|int4_block):"]
+    #[doc = "  how federated averages write XFFL_F32 data on the groups that cross facilities (the WAN hop). F32"]
+    #[doc = "  is the exact all-reduce. Any other format quantises each crossing rank's (weight-scaled) copy once,"]
+    #[doc = "  all-gathers the compressed bytes over the FEDERATED group, and every crossing rank decodes the G"]
+    #[doc = "  copies and sums them in f32 in the same order, so the mean is bit-identical on every rank of every"]
+    #[doc = "  facility; the relay inside a facility stays f32, and a layout of one federated group stays exact."]
+    #[doc = "  Other dtypes always travel exact. Every rank must set the same value (a mismatch fails the average"]
+    #[doc = "  with UCX's call-signature check, XFFL_EINVAL). Host memory only: with the NCCL backend a non-F32"]
+    #[doc = "  format makes the average of XFFL_F32 data XFFL_EUNSUPPORTED. At any time between averages."]
+    pub const XFFL_OPT_WIRE_FORMAT: xffl_option = xffl_option(8);
+}
+impl xffl_option {
+    #[doc = " 0 (default, or XFFL_ERROR_FEEDBACK=0) or 1 (or =1), with a non-F32 XFFL_OPT_WIRE_FORMAT: the library"]
+    #[doc = "  keeps each buffer's quantisation residual (keyed by the buffer's address and count; for"]
+    #[doc = "  xffl_federated_average_many by the whole list) and adds it to that buffer's next contribution, so"]
+    #[doc = "  the error does not accumulate over rounds. Costs one f32 copy of each averaged buffer on each rank"]
+    #[doc = "  that crosses facilities; the residuals are dropped when this option is set to 0, when the wire"]
+    #[doc = "  format changes, when the layout is unset, and a buffer's residual when its count or list changes."]
+    #[doc = "  Every rank must set the same value. At any time between averages."]
+    pub const XFFL_OPT_ERROR_FEEDBACK: xffl_option = xffl_option(9);
+}
 #[repr(transparent)]
 #[doc = " Tunable options of a state, set with xffl_set_option and read with xffl_get_option."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct xffl_option(pub ::std::os::raw::c_uint);
 #[doc = " Tunable options of a state, set with xffl_set_option and read with xffl_get_option."]
 pub use self::xffl_option as xffl_option_t;
+impl xffl_wire_format {
+    #[doc = "< exact: the f32 all-reduce (the default)"]
+    pub const XFFL_WIRE_F32: xffl_wire_format = xffl_wire_format(0);
+}
+impl xffl_wire_format {
+    #[doc = "< bfloat16, 2 bytes per value, |error| <= 2^-8 |x|; NaN and Inf kept"]
+    pub const XFFL_WIRE_BF16: xffl_wire_format = xffl_wire_format(1);
+}
+impl xffl_wire_format {
+    #[doc = "< IEEE binary16, 2 bytes per value, |error| <= 2^-11 |x| in [2^-14, 65504], beyond is Inf"]
+    pub const XFFL_WIRE_F16: xffl_wire_format = xffl_wire_format(2);
+}
+impl xffl_wire_format {
+    #[doc = "< one f32 scale per 256 values, int8 codes: |error| <= max|block| / 254; a block"]
+    #[doc = "holding NaN or Inf decodes as NaN"]
+    pub const XFFL_WIRE_INT8_BLOCK: xffl_wire_format = xffl_wire_format(3);
+}
+impl xffl_wire_format {
+    #[doc = "< one f32 scale per 64 values, 4-bit codes: |error| <= max|block| / 14; a block"]
+    #[doc = "holding NaN or Inf decodes as NaN"]
+    pub const XFFL_WIRE_INT4_BLOCK: xffl_wire_format = xffl_wire_format(4);
+}
+#[repr(transparent)]
+#[doc = " How federated averages write XFFL_F32 data between facilities (XFFL_OPT_WIRE_FORMAT). Error bounds are"]
+#[doc = "  per contribution, before the f32 mean."]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct xffl_wire_format(pub ::std::os::raw::c_uint);
+#[doc = " How federated averages write XFFL_F32 data between facilities (XFFL_OPT_WIRE_FORMAT). Error bounds are"]
+#[doc = "  per contribution, before the f32 mean."]
+pub use self::xffl_wire_format as xffl_wire_format_t;
 impl xffl_federated_strategy {
     #[doc = "< senders all-reduce across groups, then broadcast to their replica group"]
     pub const XFFL_FEDAVG_HIERARCHICAL: xffl_federated_strategy = xffl_federated_strategy(0);

@@ -65,7 +65,9 @@ pub use log::{clear_log_callback, set_log_callback};
 pub use mesh::Mesh;
 pub use request::Request;
 pub use state::State;
-pub use types::{Attr, Backend, Device, FederatedStrategy, Format, GroupKind, LogLevel, MeshKind, OptionKey, RedOp};
+pub use types::{
+    Attr, Backend, Device, FederatedStrategy, Format, GroupKind, LogLevel, MeshKind, OptionKey, RedOp, WireFormat,
+};
 
 /// The raw bindings this crate is built on, for calls it does not wrap.
 pub use xffl_sys;

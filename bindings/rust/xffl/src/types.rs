@@ -368,6 +368,15 @@ pub enum OptionKey {
     /// work (bounded by the timeout); 1 returns once enqueued, as NCCL does; see
     /// `XFFL_OPT_ENQUEUE_ONLY` in `xffl/types.h`. At any time.
     EnqueueOnly,
+    /// A [`WireFormat`] as `i32` (default `F32`, or `XFFL_WIRE_FORMAT`): how federated averages write
+    /// f32 data between facilities; every format but `F32` quantises each crossing copy once and the
+    /// mean stays bit-identical on every rank; see `XFFL_OPT_WIRE_FORMAT` in `xffl/types.h`. At any time
+    /// between averages, the same on every rank.
+    WireFormat,
+    /// 0 (default, or `XFFL_ERROR_FEEDBACK=0`) or 1: keep each buffer's quantisation residual and add
+    /// it to its next federated average (one f32 copy per buffer on crossing ranks); see
+    /// `XFFL_OPT_ERROR_FEEDBACK` in `xffl/types.h`. At any time between averages.
+    ErrorFeedback,
 }
 
 impl OptionKey {
@@ -381,7 +390,38 @@ impl OptionKey {
             OptionKey::JobId => sys::xffl_option::XFFL_OPT_JOB_ID,
             OptionKey::UcxProcessSettings => sys::xffl_option::XFFL_OPT_UCX_PROCESS_SETTINGS,
             OptionKey::EnqueueOnly => sys::xffl_option::XFFL_OPT_ENQUEUE_ONLY,
+            OptionKey::WireFormat => sys::xffl_option::XFFL_OPT_WIRE_FORMAT,
+            OptionKey::ErrorFeedback => sys::xffl_option::XFFL_OPT_ERROR_FEEDBACK,
         }
+    }
+}
+
+/// How federated averages write f32 data between facilities ([`OptionKey::WireFormat`]).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WireFormat {
+    /// Exact: the f32 all-reduce (the default).
+    F32,
+    /// bfloat16, 2 bytes per value, |error| <= 2^-8 |x|.
+    Bf16,
+    /// IEEE binary16, 2 bytes per value, |error| <= 2^-11 |x| in its normal range.
+    F16,
+    /// One f32 scale per 256 values and int8 codes: |error| <= max|block| / 254.
+    Int8Block,
+    /// One f32 scale per 64 values and 4-bit codes: |error| <= max|block| / 14.
+    Int4Block,
+}
+
+impl From<WireFormat> for i32 {
+    fn from(format: WireFormat) -> i32 {
+        let raw = match format {
+            WireFormat::F32 => sys::xffl_wire_format::XFFL_WIRE_F32,
+            WireFormat::Bf16 => sys::xffl_wire_format::XFFL_WIRE_BF16,
+            WireFormat::F16 => sys::xffl_wire_format::XFFL_WIRE_F16,
+            WireFormat::Int8Block => sys::xffl_wire_format::XFFL_WIRE_INT8_BLOCK,
+            WireFormat::Int4Block => sys::xffl_wire_format::XFFL_WIRE_INT4_BLOCK,
+        };
+        raw.0 as i32
     }
 }
 

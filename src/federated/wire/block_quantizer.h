@@ -1,0 +1,61 @@
+// What the block formats (int8_block.cpp, int4_block.cpp) share: symmetric quantisation with one f32
+// scale per block of values. Each block is written as [its f32 scale][its codes], so the bytes of
+// whole blocks are contiguous and a run of blocks can be encoded or decoded on its own (wan_hop.cpp
+// works in chunks of whole blocks). A block's scale is max|x| / levels, codes are x / scale rounded to
+// nearest, ties to even, clamped to [-levels, levels], so |x - code * scale| <= scale / 2 =
+// max|x| / (2 levels) (plus the f32 rounding of the product). A block of zeros (or of values so small
+// that the scale underflows to 0) has scale 0 and decodes as zeros; a block holding a NaN or an Inf has
+// a NaN scale and decodes as NaN.
+#ifndef XFFL_SRC_FEDERATED_WIRE_BLOCK_QUANTIZER_H
+#define XFFL_SRC_FEDERATED_WIRE_BLOCK_QUANTIZER_H
+
+#include <cfloat>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+
+namespace xffl::federated::wire {
+
+inline size_t block_count(size_t count, size_t block) { return (count + block - 1) / block; }
+
+// The scale of values[0, n): max|x| / levels; NaN when a value is not finite. Branch-free over the
+// values (the comparisons vectorise), one check per block.
+inline float block_scale(const float *values, size_t n, int levels) {
+  float largest = 0.0f;
+  int not_finite = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const float magnitude = std::fabs(values[i]);
+    largest = magnitude > largest ? magnitude : largest;
+    not_finite |= !(magnitude <= FLT_MAX);  // NaN compares false, Inf is above
+  }
+  if (not_finite) return std::numeric_limits<float>::quiet_NaN();
+  return largest / static_cast<float>(levels);
+}
+
+// Whether a block under `scale` carries codes: a zero or NaN scale writes zeros (NaN decodes as NaN anyway).
+inline bool carries_codes(float scale) { return scale > 0.0f && std::isfinite(scale); }
+
+// The code of `value` under `scale` (finite and positive): value / scale rounded to nearest, ties to
+// even, clamped to +-levels. Adding and subtracting 1.5 * 2^23 rounds a float of magnitude below 2^22
+// to an integer in the default rounding mode (to nearest, ties to even), without a library call; the
+// quotient is at most levels * (1 + 2^-23) here.
+inline int quantize(float value, float scale, int levels) {
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
+  float code = (value / scale + kRound) - kRound;
+  const float top = static_cast<float>(levels);
+  code = code > top ? top : code;
+  code = code < -top ? -top : code;
+  return static_cast<int>(code);
+}
+
+inline void store_scale(unsigned char *at, float scale) { std::memcpy(at, &scale, sizeof(float)); }
+inline float load_scale(const unsigned char *at) {
+  float scale;
+  std::memcpy(&scale, at, sizeof(float));
+  return scale;
+}
+
+}  // namespace xffl::federated::wire
+
+#endif

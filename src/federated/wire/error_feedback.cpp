@@ -1,0 +1,58 @@
+#include "federated/wire/error_feedback.h"
+
+#include <algorithm>
+
+namespace xffl::federated::wire {
+
+namespace {
+
+bool shares_an_address(const std::vector<uintptr_t> &a, const std::vector<uintptr_t> &b) {
+  for (size_t i = 0; i < a.size(); i += 2)
+    for (size_t j = 0; j < b.size(); j += 2)
+      if (a[i] == b[j]) return true;
+  return false;
+}
+
+}  // namespace
+
+void ErrorFeedback::begin(const void *const *bufs, const size_t *counts, size_t n, xffl_wire_format_t format) {
+  if (format != format_) clear();
+  format_ = format;
+  Key key;
+  for (size_t i = 0; i < n; ++i) {
+    key.push_back(reinterpret_cast<uintptr_t>(bufs[i]));
+    key.push_back(counts[i]);
+  }
+  if (residuals_.find(key) == residuals_.end()) {
+    for (auto it = residuals_.begin(); it != residuals_.end();)  // a buffer of a stored layout changed
+      it = shares_an_address(it->first, key) ? residuals_.erase(it) : std::next(it);
+  }
+  current_ = &residuals_[key];
+  next_hop_ = 0;
+}
+
+std::vector<float> &ErrorFeedback::next(size_t count) {
+  if (!current_) {  // a hop outside begin(): a residual of its own, for this call only
+    residuals_[Key{}].clear();
+    current_ = &residuals_[Key{}];
+  }
+  if (next_hop_ == current_->size()) current_->emplace_back();
+  std::vector<float> &residual = (*current_)[next_hop_++];
+  if (residual.size() != count) residual.assign(count, 0.0f);
+  return residual;
+}
+
+void ErrorFeedback::clear() {
+  residuals_.clear();
+  current_ = nullptr;
+  next_hop_ = 0;
+}
+
+size_t ErrorFeedback::bytes() const {
+  size_t total = 0;
+  for (const auto &entry : residuals_)
+    for (const std::vector<float> &residual : entry.second) total += residual.size() * sizeof(float);
+  return total;
+}
+
+}  // namespace xffl::federated::wire

@@ -1,0 +1,44 @@
+// Error feedback (XFFL_OPT_ERROR_FEEDBACK): each buffer's quantisation residual, carried into that
+// buffer's next federated average, so that what one round's wire format rounds away is sent in a
+// later round instead of lost (the sum of what crossed tracks the sum of the inputs).
+//
+// Residuals are keyed by the call's layout: the list of (address, count) of its buffers (one for
+// xffl_federated_average, the whole list for _many); within a call, the k-th WAN hop (a bucket of
+// _many, or a large buffer) uses the k-th residual. A call whose list shares an address with a stored
+// list of a different layout drops that list's residuals (the buffer changed its count or company);
+// a change of wire format drops them all. One f32 copy per averaged value, on ranks that cross.
+#ifndef XFFL_SRC_FEDERATED_WIRE_ERROR_FEEDBACK_H
+#define XFFL_SRC_FEDERATED_WIRE_ERROR_FEEDBACK_H
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "xffl/types.h"
+
+namespace xffl::federated::wire {
+
+class ErrorFeedback {
+ public:
+  // Starts one average over `count` buffers (addresses and counts), in `format`.
+  void begin(const void *const *bufs, const size_t *counts, size_t n, xffl_wire_format_t format);
+  // The residual of this call's next WAN hop of `count` values: zeros the first time, else what the
+  // last call's hop at this position left (zeros again if its count differs).
+  std::vector<float> &next(size_t count);
+  // Drops every residual (the option turned off, the layout unset).
+  void clear();
+  // Bytes held, for tests and messages.
+  size_t bytes() const;
+
+ private:
+  using Key = std::vector<uintptr_t>;  // address, count, address, count, ...
+  std::map<Key, std::vector<std::vector<float>>> residuals_;
+  xffl_wire_format_t format_ = XFFL_WIRE_F32;
+  std::vector<std::vector<float>> *current_ = nullptr;
+  size_t next_hop_ = 0;
+};
+
+}  // namespace xffl::federated::wire
+
+#endif

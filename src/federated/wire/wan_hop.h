@@ -1,0 +1,42 @@
+// The WAN hop of a federated average: the collective over the FEDERATED group, which crosses
+// facilities (HIERARCHICAL: the senders; FLAT: every rank). With XFFL_WIRE_F32 it is the exact f32
+// allreduce, unchanged. With another format, for XFFL_F32 data over two or more federated groups:
+//   1. each participant scales its copy by its FedAvg factor, adds its residual (error feedback),
+//      and quantises it once (wire_format.h);
+//   2. the compressed bytes are all-gathered over the FEDERATED group (as bytes);
+//   3. every participant decodes the G contributions and sums them in f32 in member order 0..G-1, then
+//      divides by G: the same bytes in the same order, so the mean is bit-identical everywhere and
+//      nothing is quantised twice (a ring of quantised partial sums would round at every hop);
+//   4. with error feedback, the residual becomes what this participant meant to send minus what it sent.
+// Bytes each participant sends, in models of 4N bytes: the f32 ring allreduce 2(G-1)/G; the
+// all-gather (G-1) x the format's size: BF16/F16 (G-1)/2, INT8_BLOCK (G-1) x 0.254, INT4_BLOCK
+// (G-1) x 0.141. So BF16/F16 move fewer bytes for G <= 3 (equal at 4), INT8_BLOCK for G <= 7 (3.9x fewer
+// at G = 2, 2.6x at 3), INT4_BLOCK for G <= 14. Federations are a few facilities; past those G the
+// exact F32 ring is also the cheaper one.
+// Host scratch for the call: the G + 1 compressed copies (the f32 work runs in cache-sized chunks of
+// whole blocks, which encode to contiguous bytes, wire_format.h). The relay to
+// non-senders (HIERARCHICAL with HSDP) follows the hop instead of overlapping the ring's chunks.
+#ifndef XFFL_SRC_FEDERATED_WIRE_WAN_HOP_H
+#define XFFL_SRC_FEDERATED_WIRE_WAN_HOP_H
+
+#include <cstddef>
+
+#include "federated/strategy.h"
+
+namespace xffl::federated::wire {
+
+// Whether an average of `count` values of `dtype` takes the compressed hop: a non-F32 format, XFFL_F32
+// data (other dtypes travel exact), two or more federated groups (one group has no WAN hop), count > 0.
+bool compresses(const Roles &roles, size_t count, xffl_dtype_t dtype);
+
+// XFFL_EUNSUPPORTED, on every rank before any message, for a compressing format on device memory
+// (NCCL): the codecs run on the host.
+void require_supported(const Roles &roles, xffl_dtype_t dtype);
+
+// The WAN hop in place: the XFFL_AVG over roles.federated of each member's weight_factor * buf, exact
+// or compressed as above. Called by every member of the FEDERATED group with the same count.
+void cross_facilities(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream);
+
+}  // namespace xffl::federated::wire
+
+#endif
