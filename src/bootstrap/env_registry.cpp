@@ -44,7 +44,8 @@ std::vector<Variable> make_table() {
        {}, {}, 0, "Federated group sizes in nodes, as xFFL's Python reads them; one value makes equal groups."},
       {Var::Hsdp, "XFFL_HSDP", count, nullptr, "none: FSDP", 1, {}, {}, 0,
        "HSDP replica size S (ranks per replica)."},
-      {Var::Backend, "XFFL_BACKEND", choice, "ucx", nullptr, 0, backends({}), {}, 0,
+      {Var::Backend, "XFFL_BACKEND", choice, "ucx", nullptr, 0,
+       backends({XFFL_BACKEND_NONE, XFFL_BACKEND_UCX, XFFL_BACKEND_NCCL}), {}, 0,
        "Communication backend of xffl_state_from_env."},
       {Var::Device, "XFFL_DEVICE", choice, "cpu", nullptr, 0,
        {{"cpu", XFFL_DEVICE_CPU, true}, {"cuda", XFFL_DEVICE_CUDA, true}}, {}, 0,
@@ -66,12 +67,23 @@ std::vector<Variable> make_table() {
       {Var::AuthToken, "XFFL_AUTH_TOKEN", text, nullptr, "none: no authentication", 0, {}, {}, 0,
        "Shared secret of the rendezvous (HMAC challenge-response, never sent; XFFL_OPT_AUTH_TOKEN)."},
       {Var::CrossFacilityBackend, "XFFL_CROSS_FACILITY_BACKEND", choice, "none", nullptr, 0,
-       backends({XFFL_BACKEND_NONE, XFFL_BACKEND_UCX}), {}, 0,
-       "ucx: groups that cross facilities go over UCX, staged through host memory (XFFL_OPT_CROSS_FACILITY_BACKEND)."},
+       backends({XFFL_BACKEND_NONE, XFFL_BACKEND_UCX, XFFL_BACKEND_WAN}), {}, 0,
+       "ucx: groups that cross facilities go over UCX, staged through host memory; wan: over striped, "
+       "optionally encrypted TCP (XFFL_OPT_CROSS_FACILITY_BACKEND)."},
       {Var::EnqueueOnly, "XFFL_ENQUEUE_ONLY", flag, "0", nullptr, 0, {}, {}, 0,
        "NCCL: 1 returns once enqueued instead of waiting on the host (XFFL_OPT_ENQUEUE_ONLY)."},
       {Var::UcxProcessSettings, "XFFL_UCX_PROCESS_SETTINGS", flag, "0", nullptr, 0, {}, {}, 0,
        "1 lets UCX change the process: UCX_TCP_PUT_ENABLE, a log handler (XFFL_OPT_UCX_PROCESS_SETTINGS)."},
+      {Var::WanStreams, "XFFL_WAN_STREAMS", count, "4", nullptr, 1, {}, {}, 0,
+       "wan crossing backend: TCP streams per pair of members, at most 64 (XFFL_OPT_WAN_STREAMS)."},
+      {Var::WanEncryption, "XFFL_WAN_ENCRYPTION", choice, "none", nullptr, 0,
+       {{"none", XFFL_WAN_ENCRYPTION_NONE, true},
+        {"aes-256-gcm", XFFL_WAN_ENCRYPTION_AES_256_GCM, true},
+        {"chacha20-poly1305", XFFL_WAN_ENCRYPTION_CHACHA20_POLY1305, true}},
+       {}, 0, "wan crossing backend: encryption in transit; needs XFFL_AUTH_TOKEN (XFFL_OPT_WAN_ENCRYPTION)."},
+      {Var::WanBdp, "XFFL_WAN_BDP", count, "0", nullptr, 0, {}, {}, 0,
+       "wan crossing backend: the link's bandwidth-delay product in bytes; sizes each stream's socket "
+       "buffers (BDP / streams); 0 keeps the kernel's autotuning."},
   };
 }
 

@@ -43,6 +43,10 @@ enum class Var {
   CrossFacilityBackend,
   EnqueueOnly,
   UcxProcessSettings,
+  // The wan crossing backend.
+  WanStreams,
+  WanEncryption,
+  WanBdp,
 };
 
 enum class Type {

@@ -80,13 +80,23 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
   setup.timeout_ms = options.timeout_ms;
   setup.log_level = options.log_level;
   setup.process_settings = options.ucx_process_settings;
+  setup.auth_token = options.auth_token;
+  setup.job_id = options.job_id;
+  setup.store_host = config.master_addr;
+  setup.wan_streams = options.wan_streams;
+  setup.wan_encryption = options.wan_encryption;
+  setup.wan_bdp_bytes = options.wan_bdp_bytes;
   std::shared_ptr<bootstrap::Store> store;
   if (maker.rendezvous || (crossing && crossing->maker->rendezvous)) {
     store = open_store(config, options, logger);
     setup.exchange = store;
   }
   std::shared_ptr<comm::Backend> backend = make_one(entry, setup, logger);
-  if (crossing) backend->set_crossing_backend(make_one(*crossing, setup, logger));
+  if (crossing) {
+    comm::BackendSetup crossing_setup = setup;
+    crossing_setup.crossing = true;
+    backend->set_crossing_backend(make_one(*crossing, crossing_setup, logger));
+  }
   if (maker.barrier || (crossing && crossing->maker->barrier)) store->barrier("xffl/set_global");
   backend->apply(live_settings(options));  // what a constructor does not take (NCCL's completion mode)
   return backend;
