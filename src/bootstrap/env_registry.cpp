@@ -10,10 +10,11 @@ namespace xffl::bootstrap::registry {
 
 namespace {
 
+// The named kinds, or with none named every backend that may be the main one.
 std::vector<Choice> backends(std::initializer_list<xffl_backend_t> kinds) {
   std::vector<Choice> choices;
   for (const comm::BackendName &entry : comm::backend_names())
-    if (kinds.size() == 0 || std::find(kinds.begin(), kinds.end(), entry.kind) != kinds.end())
+    if (kinds.size() == 0 ? entry.main : std::find(kinds.begin(), kinds.end(), entry.kind) != kinds.end())
       choices.push_back({entry.name, entry.kind, true});
   return choices;
 }
@@ -44,8 +45,7 @@ std::vector<Variable> make_table() {
        {}, {}, 0, "Federated group sizes in nodes, as xFFL's Python reads them; one value makes equal groups."},
       {Var::Hsdp, "XFFL_HSDP", count, nullptr, "none: FSDP", 1, {}, {}, 0,
        "HSDP replica size S (ranks per replica)."},
-      {Var::Backend, "XFFL_BACKEND", choice, "ucx", nullptr, 0,
-       backends({XFFL_BACKEND_NONE, XFFL_BACKEND_UCX, XFFL_BACKEND_NCCL}), {}, 0,
+      {Var::Backend, "XFFL_BACKEND", choice, "ucx", nullptr, 0, backends({}), {}, 0,
        "Communication backend of xffl_state_from_env."},
       {Var::Device, "XFFL_DEVICE", choice, "cpu", nullptr, 0,
        {{"cpu", XFFL_DEVICE_CPU, true}, {"cuda", XFFL_DEVICE_CUDA, true}}, {}, 0,

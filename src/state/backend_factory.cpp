@@ -4,6 +4,7 @@
 #include <string>
 
 #include "bootstrap/pmix_store.h"
+#include "comm/backend_names.h"
 #include "bootstrap/store.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -63,6 +64,10 @@ const comm::BackendEntry &backend_entry(int kind) {
 std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Options &options) {
   const Logger logger(options.log_level, config.rank);
   const comm::BackendEntry &entry = backend_entry(config.backend);
+  for (const comm::BackendName &name : comm::backend_names())  // before any rank waits for the others
+    if (name.kind == entry.kind && !name.main)
+      fail(XFFL_EUNSUPPORTED, "backend ", entry.name, " carries only the groups that cross facilities: choose it ",
+           "with XFFL_OPT_CROSS_FACILITY_BACKEND (XFFL_CROSS_FACILITY_BACKEND=", entry.name, ") under backend ucx or nccl");
   const comm::BackendMaker &maker = maker_of(entry, false);
   const comm::BackendEntry *crossing = nullptr;
   if (maker.takes_crossing && options.cross_facility_backend != XFFL_BACKEND_NONE) {

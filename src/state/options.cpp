@@ -20,6 +20,8 @@ Options Options::from_environment(const Environment &environment) {
   options.enqueue_only = value(Var::EnqueueOnly) == 1;
   options.ucx_process_settings = value(Var::UcxProcessSettings) == 1;
   options.wan_streams = value(Var::WanStreams);
+  if (options.wan_streams > 64)
+    fail(XFFL_EINVAL, registry::name(Var::WanStreams), "=", options.wan_streams, " is more than 64 streams");
   options.wan_encryption = static_cast<xffl_wan_encryption_t>(value(Var::WanEncryption));
   options.wan_bdp_bytes = static_cast<size_t>(value(Var::WanBdp));
   return options;

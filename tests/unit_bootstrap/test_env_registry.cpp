@@ -99,7 +99,7 @@ void test_errors_name_the_variable(void **) {
       {"job id too long", {{"XFFL_JOB_ID", std::string(300, 'j')}}, "XFFL_JOB_ID has 300 characters"},
       {"fallback job id too long", {{"SLURM_JOB_ID", std::string(257, 's')}}, "SLURM_JOB_ID has 257 characters"},
       {"cross-facility backend", {{"XFFL_CROSS_FACILITY_BACKEND", "nccl"}},
-       "XFFL_CROSS_FACILITY_BACKEND='nccl' is not one of none, ucx"},
+       "XFFL_CROSS_FACILITY_BACKEND='nccl' is not one of none, ucx, wan"},
       {"enqueue only", {{"XFFL_ENQUEUE_ONLY", "yes"}}, "XFFL_ENQUEUE_ONLY='yes' is not 0 or 1"},
       {"process settings", {{"XFFL_UCX_PROCESS_SETTINGS", "2"}}, "XFFL_UCX_PROCESS_SETTINGS='2' is not 0 or 1"},
   };

@@ -147,6 +147,26 @@ void collectives_exact_over_streams_and_ciphers(void **) {
   }
 }
 
+// Back-to-back averages of mixed sizes in place (as federated_average_many runs them), two members.
+void back_to_back_averages_of_mixed_sizes(void **) {
+  for (int streams : {1, 4}) {
+    auto outcomes = run_ranks(
+        2, [&](int rank) { return settings_for(rank, 2, streams, XFFL_WAN_ENCRYPTION_NONE); },
+        [&](int rank, Communicator &comm) {
+          for (size_t count : {size_t{1092}, size_t{5} << 20, size_t{3}, size_t{5} << 20}) {
+            std::vector<float> x(count);
+            for (size_t i = 0; i < count; ++i) x[i] = static_cast<float>((rank + 1) * static_cast<int>((i + 4) % 13));
+            comm.allreduce_scaled(x.data(), count, XFFL_F32, XFFL_AVG, 1.0, nullptr);
+            for (size_t i = 0; i < count; ++i) {
+              const float want = 1.5f * static_cast<float>((i + 4) % 13);
+              if (x[i] != want) (xffl::fail)(XFFL_EINTERNAL, "count ", count, ": [", i, "] = ", x[i], ", want ", want);
+            }
+          }
+        });
+    expect_ok(outcomes);
+  }
+}
+
 // A proxy between rank 0 (the dialer) and rank 1 that flips one byte of the first frame rank 0 sends.
 class TamperProxy {
  public:
@@ -313,6 +333,7 @@ void settings_are_checked(void **) {
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(collectives_exact_over_streams_and_ciphers),
+      cmocka_unit_test(back_to_back_averages_of_mixed_sizes),
       cmocka_unit_test(flipped_byte_on_the_link_is_eauth),
       cmocka_unit_test(wrong_secret_is_eauth),
       cmocka_unit_test(peer_that_leaves_is_epeer),

@@ -1,6 +1,6 @@
 // The frame on a cross-facility stream: a 32-byte header, the payload, and with encryption a 16-byte
 // tag (the header is the AEAD's additional data). A message (one send of PointToPoint) is cut into
-// frames of at most kFrameBytes, each naming its message by a per-direction sequence number and its
+// frames of at most kFrameBytes, each naming its message by its key (call, step, index) and its
 // place by offset, so frames may cross on different streams and are reassembled by offset.
 #ifndef XFFL_SRC_COMM_WAN_FRAMING_H
 #define XFFL_SRC_COMM_WAN_FRAMING_H
@@ -16,7 +16,7 @@ constexpr size_t kHeaderBytes = 32;
 
 struct FrameHeader {
   uint32_t payload_bytes = 0;
-  uint64_t message = 0;  // sequence number of the message, per sender and receiver
+  uint64_t message = 0;  // the message's key (StripedLinks::message_key): call, step, index in the step
   uint64_t offset = 0;   // of the payload in the message
   uint64_t total = 0;    // bytes of the whole message
 };

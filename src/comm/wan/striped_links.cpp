@@ -51,6 +51,19 @@ void StripedLinks::close() noexcept {
 void StripedLinks::begin(const char *operation) {
   operation_ = operation;
   requests_.clear();  // the previous operation waited for all of its requests
+  ++call_;
+  for (Peer &p : peers_) {
+    p.sent.clear();
+    p.received.clear();
+  }
+}
+
+uint64_t StripedLinks::message_key(algorithms::Step step, std::map<int, uint32_t> &counts) {
+  if (step.index < 0 || step.index > 0xffff)
+    fail(XFFL_EINTERNAL, where(-1), ": step ", step.index, " outside [0, 65535]");
+  const uint32_t index = counts[step.index]++;
+  if (index > 0xffffff) fail(XFFL_EINTERNAL, where(-1), ": more than 2^24 messages in step ", step.index);
+  return (static_cast<uint64_t>(call_ & 0xffffff) << 40) | (static_cast<uint64_t>(step.index) << 24) | index;
 }
 
 std::string StripedLinks::where(int index) const {
@@ -102,7 +115,7 @@ algorithms::RequestId StripedLinks::send(int index, const void *data, size_t byt
   message.data = static_cast<const uint8_t *>(data);
   message.bytes = bytes;
   message.request = id;
-  p.outbox.emplace(p.next_send++, message);
+  p.outbox.emplace(message_key(step, p.sent), message);
   return id;
 }
 
@@ -110,13 +123,14 @@ algorithms::RequestId StripedLinks::recv(int index, void *data, size_t bytes, al
   Peer &p = peers_.at(static_cast<size_t>(std::max(0, index)));
   if (index < 0 || index >= size() || index == my_index_) peer(index, "recv");  // throws
   // A peer that closed after sending may have left the message complete in the inbox already.
-  auto early = p.inbox.find(p.next_recv);
+  const uint64_t key = message_key(step, p.received);
+  auto early = p.inbox.find(key);
   if (p.closed && (early == p.inbox.end() || !early->second.total_known || early->second.received != early->second.total))
     failure(XFFL_EPEER, index, "the peer closed its streams of this group; a receive from it cannot complete");
   connect(index, Clock::now() + std::chrono::milliseconds(hub_->settings().timeout_ms));
   const algorithms::RequestId id = requests_.size();
   requests_.push_back({false, false, index, bytes, step});
-  InMessage &message = p.inbox[p.next_recv++];
+  InMessage &message = p.inbox[key];
   if (message.total_known && message.total != bytes)
     failure(XFFL_EINVAL, index,
             "a message of " + std::to_string(message.total) + " bytes came where " + std::to_string(bytes) +
@@ -130,7 +144,7 @@ algorithms::RequestId StripedLinks::recv(int index, void *data, size_t bytes, al
   std::vector<uint8_t>().swap(message.early);
   if (message.total_known && message.received == message.total) {
     complete(id);
-    p.inbox.erase(p.next_recv - 1);
+    p.inbox.erase(key);
   }
   return id;
 }
@@ -277,8 +291,6 @@ void StripedLinks::deliver(Peer &p, Stream &stream, int index, int stream_index)
     failure(XFFL_EAUTH, index,
             "a frame on stream " + std::to_string(stream_index) +
                 " failed authentication (altered, replayed or reordered on the link): nothing of it was used");
-  if (frame.message < p.next_recv && p.inbox.find(frame.message) == p.inbox.end())
-    failure(XFFL_EINTERNAL, index, "a frame of message " + std::to_string(frame.message) + " that is complete already");
   InMessage &message = p.inbox[frame.message];
   if (message.total_known ? message.total != frame.total : (message.posted && frame.total != message.capacity))
     failure(XFFL_EINVAL, index,

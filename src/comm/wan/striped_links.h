@@ -3,7 +3,8 @@
 // lower global rank dials). A message is cut into frames (framing.h) that go to whichever stream can
 // take one (its socket accepts bytes), so a slow stream carries fewer frames instead of holding the
 // others back; the receiver places each frame by offset. Messages between two members are matched in
-// the order posted, by a sequence number per direction; a frame for a receive not posted yet is kept.
+// the order posted within each step of each call (message_key); a frame for a receive not posted yet
+// is kept.
 //
 // Progress happens inside wait() (one thread drives a backend): it polls every stream and the hub's
 // listener, so connections of other groups are accepted while this one waits. Every wait is bounded by
@@ -86,7 +87,8 @@ class StripedLinks final : public algorithms::PointToPoint {
     std::vector<Stream> streams;
     bool connected = false;
     bool closed = false;  // the peer closed its streams with nothing of ours pending
-    uint64_t next_send = 0, next_recv = 0;
+    // Messages posted so far in this call, per step: the index part of the next one's key.
+    std::map<int, uint32_t> sent, received;
     std::map<uint64_t, OutMessage> outbox;
     std::map<uint64_t, InMessage> inbox;
   };
@@ -100,6 +102,10 @@ class StripedLinks final : public algorithms::PointToPoint {
 
   Peer &peer(int index, const char *what);
   static bool has_pending(const Peer &p);
+  // A message's key, the same on both sides: the call's number, the step and the message's place among
+  // those of that step between the two (the schedules rely on the order within a step only, as UCX's
+  // tags give it). Advances `counts`.
+  uint64_t message_key(algorithms::Step step, std::map<int, uint32_t> &counts);
   static std::string pending_text(const Peer &p);  // "1 send(s) and 0 receive(s) of this rank" 
   void connect(int index, Clock::time_point deadline);
   // One round of polling, at most until `deadline`: accepts, reads, writes.
@@ -118,6 +124,7 @@ class StripedLinks final : public algorithms::PointToPoint {
   GroupKey group_;
   std::string description_;
   const char *operation_ = "collective";
+  uint32_t call_ = 0;  // collectives begun
   std::vector<Peer> peers_;
   std::vector<Request> requests_;
   bool encrypted_ = false;

@@ -87,6 +87,12 @@ impl xffl_backend {
     #[doc = "< CUDA memory through NCCL"]
     pub const XFFL_BACKEND_NCCL: xffl_backend = xffl_backend(2);
 }
+impl xffl_backend {
+    #[doc = " host memory over plain TCP, striped and optionally encrypted (XFFL_OPT_WAN_STREAMS,"]
+    #[doc = "  XFFL_OPT_WAN_ENCRYPTION): only as XFFL_OPT_CROSS_FACILITY_BACKEND; xffl_set_global refuses it as"]
+    #[doc = "  the main backend with XFFL_EUNSUPPORTED"]
+    pub const XFFL_BACKEND_WAN: xffl_backend = xffl_backend(3);
+}
 #[repr(transparent)]
 #[doc = " Communication backend, chosen once in xffl_set_global."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -342,12 +348,48 @@ impl xffl_option {
     #[doc = "  Host backends (UCX, NONE) complete before they return either way. At any time."]
     pub const XFFL_OPT_ENQUEUE_ONLY: xffl_option = xffl_option(7);
 }
+impl xffl_option {
+    #[doc = " with XFFL_OPT_CROSS_FACILITY_BACKEND = XFFL_BACKEND_WAN: parallel TCP connections (streams) per"]
+    #[doc = "  pair of members of a group that crosses facilities, 1 to 64 (default 4, or XFFL_WAN_STREAMS). A"]
+    #[doc = "  transfer is cut into frames handed to whichever stream is free, so one slow stream does not hold"]
+    #[doc = "  back the others and N streams get N windows on a long fat pipe. Read by xffl_set_global:"]
+    #[doc = "  XFFL_ESTATE once it was called."]
+    pub const XFFL_OPT_WAN_STREAMS: xffl_option = xffl_option(10);
+}
+impl xffl_option {
+    #[doc = " with XFFL_OPT_CROSS_FACILITY_BACKEND = XFFL_BACKEND_WAN: an xffl_wan_encryption_t for the bytes"]
+    #[doc = "  that cross facilities (default NONE, or XFFL_WAN_ENCRYPTION). Any other value needs the job's"]
+    #[doc = "  secret (XFFL_OPT_AUTH_TOKEN): xffl_set_global is XFFL_EINVAL without one. A frame altered on the"]
+    #[doc = "  link fails the collective with XFFL_EAUTH naming the peer. Groups inside a facility are never"]
+    #[doc = "  encrypted. Read by xffl_set_global: XFFL_ESTATE once it was called."]
+    pub const XFFL_OPT_WAN_ENCRYPTION: xffl_option = xffl_option(11);
+}
 #[repr(transparent)]
 #[doc = " Tunable options of a state, set with xffl_set_option and read with xffl_get_option."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct xffl_option(pub ::std::os::raw::c_uint);
 #[doc = " Tunable options of a state, set with xffl_set_option and read with xffl_get_option."]
 pub use self::xffl_option as xffl_option_t;
+impl xffl_wan_encryption {
+    #[doc = "< plain TCP (connections are still authenticated)"]
+    pub const XFFL_WAN_ENCRYPTION_NONE: xffl_wan_encryption = xffl_wan_encryption(0);
+}
+impl xffl_wan_encryption {
+    #[doc = "< AES-256-GCM (fast with AES-NI)"]
+    pub const XFFL_WAN_ENCRYPTION_AES_256_GCM: xffl_wan_encryption = xffl_wan_encryption(1);
+}
+impl xffl_wan_encryption {
+    #[doc = "< ChaCha20-Poly1305 (fast without AES instructions)"]
+    pub const XFFL_WAN_ENCRYPTION_CHACHA20_POLY1305: xffl_wan_encryption = xffl_wan_encryption(2);
+}
+#[repr(transparent)]
+#[doc = " Encryption of the cross-facility transport (XFFL_OPT_WAN_ENCRYPTION): an AEAD per frame, keys from"]
+#[doc = "  the job's secret with HKDF-SHA256, one per direction and stream of each connection."]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct xffl_wan_encryption(pub ::std::os::raw::c_uint);
+#[doc = " Encryption of the cross-facility transport (XFFL_OPT_WAN_ENCRYPTION): an AEAD per frame, keys from"]
+#[doc = "  the job's secret with HKDF-SHA256, one per direction and stream of each connection."]
+pub use self::xffl_wan_encryption as xffl_wan_encryption_t;
 impl xffl_federated_strategy {
     #[doc = "< senders all-reduce across groups, then broadcast to their replica group"]
     pub const XFFL_FEDAVG_HIERARCHICAL: xffl_federated_strategy = xffl_federated_strategy(0);

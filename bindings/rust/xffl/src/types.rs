@@ -368,6 +368,14 @@ pub enum OptionKey {
     /// work (bounded by the timeout); 1 returns once enqueued, as NCCL does; see
     /// `XFFL_OPT_ENQUEUE_ONLY` in `xffl/types.h`. At any time.
     EnqueueOnly,
+    /// With the wan crossing backend (`CrossFacilityBackend` = 3, `XFFL_BACKEND_WAN`): TCP streams per
+    /// pair of members of a group that crosses facilities, 1 to 64 (default 4, or `XFFL_WAN_STREAMS`).
+    /// Read by `set_global`.
+    WanStreams,
+    /// With the wan crossing backend: 0 none (default, or `XFFL_WAN_ENCRYPTION`), 1 AES-256-GCM, 2
+    /// ChaCha20-Poly1305; anything but 0 needs the job's secret (`AuthToken`). A frame altered on the
+    /// link fails the call with an `Auth` error. Read by `set_global`.
+    WanEncryption,
 }
 
 impl OptionKey {
@@ -381,6 +389,8 @@ impl OptionKey {
             OptionKey::JobId => sys::xffl_option::XFFL_OPT_JOB_ID,
             OptionKey::UcxProcessSettings => sys::xffl_option::XFFL_OPT_UCX_PROCESS_SETTINGS,
             OptionKey::EnqueueOnly => sys::xffl_option::XFFL_OPT_ENQUEUE_ONLY,
+            OptionKey::WanStreams => sys::xffl_option::XFFL_OPT_WAN_STREAMS,
+            OptionKey::WanEncryption => sys::xffl_option::XFFL_OPT_WAN_ENCRYPTION,
         }
     }
 }
