@@ -308,11 +308,10 @@ void StripedLinks::deliver(Peer &p, Stream &stream, int index, int stream_index)
     if (frame.payload_bytes) std::memcpy(message.early.data() + frame.offset, payload, frame.payload_bytes);
   }
   message.received += frame.payload_bytes;
+  // A message complete before its receive is posted waits in the inbox: recv() copies it.
   if (message.posted && message.received == message.total) {
     complete(message.request);
     p.inbox.erase(frame.message);
-  } else if (!message.posted && message.received == message.total) {
-    // Complete before posted: recv() copies it (received counts the early bytes).
   }
 }
 
