@@ -115,7 +115,9 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  are in several federated groups): XFFL_BACKEND_NONE (default, or XFFL_CROSS_FACILITY_BACKEND=none)
      *  keeps them on the backend of xffl_set_global; XFFL_BACKEND_UCX (or =ucx) carries them over UCX when
      *  that backend is NCCL, staging device buffers through pinned host memory, while every other group
-     *  stays on NCCL. Read by xffl_set_global: XFFL_ESTATE once it was called. */
+     *  stays on NCCL; XFFL_BACKEND_WAN (or =wan) carries them over striped, optionally encrypted TCP
+     *  (XFFL_OPT_WAN_STREAMS, XFFL_OPT_WAN_ENCRYPTION) when that backend is UCX or NCCL. Read by
+     *  xffl_set_global: XFFL_ESTATE once it was called. */
     XFFL_OPT_CROSS_FACILITY_BACKEND = 3,
     /** string option (xffl_set_option_string): the shared secret of the rendezvous store (default
      *  XFFL_AUTH_TOKEN, else none; "" for none). Every rank of a job gives the same one. Write-only:

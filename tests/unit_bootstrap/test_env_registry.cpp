@@ -38,7 +38,7 @@ void test_table_is_well_formed(void **) {
       if (!outcome.ok()) fail_msg("%s: default '%s' is refused: %s", v.name, v.default_value, outcome.message.c_str());
     }
   }
-  assert_int_equal(table.size(), static_cast<size_t>(Var::UcxProcessSettings) + 1);
+  assert_int_equal(table.size(), static_cast<size_t>(Var::WanBdp) + 1);
   // One row per variable in both printed forms.
   const std::string markdown = bootstrap::registry::markdown_table(), help = bootstrap::registry::help_table();
   for (const Variable &v : table) {
@@ -58,6 +58,9 @@ void test_defaults_are_a_new_states(void **) {
   assert_string_equal(read.auth_token.c_str(), fresh.auth_token.c_str());
   assert_int_equal(read.enqueue_only, fresh.enqueue_only);
   assert_int_equal(read.ucx_process_settings, fresh.ucx_process_settings);
+  assert_int_equal(read.wan_streams, fresh.wan_streams);
+  assert_int_equal(read.wan_encryption, fresh.wan_encryption);
+  assert_int_equal(read.wan_bdp_bytes, fresh.wan_bdp_bytes);
   // xffl_state_from_env's defaults: UCX, cpu, one stream.
   assert_int_equal(bootstrap::registry::default_int(Var::Backend), XFFL_BACKEND_UCX);
   assert_int_equal(bootstrap::registry::default_int(Var::Device), XFFL_DEVICE_CPU);

@@ -351,7 +351,9 @@ pub enum OptionKey {
     LogLevel,
     /// A [`Backend`] as `i32` for the groups that cross facilities: `Backend::None` (default) keeps them
     /// on the backend of `set_global`; `Backend::Ucx` carries them over UCX with host staging when that
-    /// backend is NCCL. Read by `set_global`: a `State` error once it was called.
+    /// backend is NCCL; 3 (`XFFL_BACKEND_WAN`) carries them over striped, optionally encrypted TCP
+    /// (`WanStreams`, `WanEncryption`) when that backend is UCX or NCCL. Read by `set_global`: a `State`
+    /// error once it was called.
     CrossFacilityBackend,
     /// String option ([`State::set_option_string`](crate::State::set_option_string)): the shared
     /// secret of the rendezvous store (default `XFFL_AUTH_TOKEN`; `""` for none). Write-only: reading
