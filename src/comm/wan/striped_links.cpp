@@ -120,8 +120,8 @@ algorithms::RequestId StripedLinks::send(int index, const void *data, size_t byt
 }
 
 algorithms::RequestId StripedLinks::recv(int index, void *data, size_t bytes, algorithms::Step step) {
-  Peer &p = peers_.at(static_cast<size_t>(std::max(0, index)));
   if (index < 0 || index >= size() || index == my_index_) peer(index, "recv");  // throws
+  Peer &p = peers_[static_cast<size_t>(index)];
   // A peer that closed after sending may have left the message complete in the inbox already.
   const uint64_t key = message_key(step, p.received);
   auto early = p.inbox.find(key);

@@ -25,6 +25,11 @@ void WanCommunicator::run(const char *operation, Schedule &&schedule) {
     failure_ = Error(XFFL_ENOMEM, "rank " + std::to_string(hub_->settings().rank) + ": out of memory in wan " +
                                       operation);
     throw *failure_;
+  } catch (const std::exception &error) {
+    links_.close();
+    failure_ = Error(XFFL_EINTERNAL, "rank " + std::to_string(hub_->settings().rank) + ": wan " + operation + ": " +
+                                         error.what());
+    throw *failure_;
   }
 }
 
