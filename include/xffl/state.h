@@ -93,7 +93,9 @@ XFFL_API xffl_status_t xffl_state_from_env(xffl_state_t **out);
 /**
  * @brief Set the global information and bring up the backend.
  * @param[in] st the state (no set_global yet)
- * @param[in] backend XFFL_BACKEND_NONE (topology only), UCX or NCCL
+ * @param[in] backend XFFL_BACKEND_NONE (topology only), UCX or NCCL (WAN only as
+ *            XFFL_OPT_CROSS_FACILITY_BACKEND; with it, XFFL_EINVAL when XFFL_OPT_WAN_ENCRYPTION is set
+ *            without XFFL_OPT_AUTH_TOKEN)
  * @param[in] device_type XFFL_DEVICE_CPU or XFFL_DEVICE_CUDA
  * @param[in] master_addr rendezvous host, non-empty; copied
  * @param[in] master_port rendezvous port in [0, 65535]
@@ -101,9 +103,9 @@ XFFL_API xffl_status_t xffl_state_from_env(xffl_state_t **out);
  * @param[in] world_size number of processes, >= 1
  * @return XFFL_OK; XFFL_EINVAL for a NULL or out-of-range argument; XFFL_ESTATE if already set, or while
  *         another call on the state is in progress; XFFL_EUNSUPPORTED for a backend or device this build
- *         lacks, or when UCX is needed and cannot be loaded (the dynamic loader's words, before the
- *         rendezvous); for UCX and NCCL also XFFL_ETIMEOUT, XFFL_EAUTH, XFFL_ENETWORK, XFFL_EPEER,
- *         XFFL_EBACKEND.
+ *         lacks, for XFFL_BACKEND_WAN (a cross-facility backend only), or when UCX is needed and cannot be
+ *         loaded (the dynamic loader's words, before the rendezvous); for UCX and NCCL also XFFL_ETIMEOUT,
+ *         XFFL_EAUTH, XFFL_ENETWORK, XFFL_EPEER, XFFL_EBACKEND.
  * @note Collective for UCX and NCCL: every rank of the job calls it. With XFFL_BACKEND_NONE it is local.
  *       Sets the WORLD group.
  * @note UCX is loaded into the process here, the first time a UCX backend is made (backend UCX, or NCCL

@@ -39,7 +39,11 @@ typedef enum xffl_status XFFL_ENUM_BASE {
 typedef enum xffl_backend XFFL_ENUM_BASE {
     XFFL_BACKEND_NONE = 0, /**< topology only: no communication; collectives work on one-member groups only */
     XFFL_BACKEND_UCX = 1,  /**< host memory over any network UCX reaches */
-    XFFL_BACKEND_NCCL = 2  /**< CUDA memory through NCCL */
+    XFFL_BACKEND_NCCL = 2, /**< CUDA memory through NCCL */
+    /** host memory over plain TCP, striped and optionally encrypted (XFFL_OPT_WAN_STREAMS,
+     *  XFFL_OPT_WAN_ENCRYPTION): only as XFFL_OPT_CROSS_FACILITY_BACKEND; xffl_set_global refuses it as
+     *  the main backend with XFFL_EUNSUPPORTED */
+    XFFL_BACKEND_WAN = 3
 } xffl_backend_t;
 
 /** Device kinds, for execution (CPU, CUDA) and for initialization (CPU, CUDA, META). */
@@ -111,7 +115,9 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  are in several federated groups): XFFL_BACKEND_NONE (default, or XFFL_CROSS_FACILITY_BACKEND=none)
      *  keeps them on the backend of xffl_set_global; XFFL_BACKEND_UCX (or =ucx) carries them over UCX when
      *  that backend is NCCL, staging device buffers through pinned host memory, while every other group
-     *  stays on NCCL. Read by xffl_set_global: XFFL_ESTATE once it was called. */
+     *  stays on NCCL; XFFL_BACKEND_WAN (or =wan) carries them over striped, optionally encrypted TCP
+     *  (XFFL_OPT_WAN_STREAMS, XFFL_OPT_WAN_ENCRYPTION) when that backend is UCX or NCCL. Read by
+     *  xffl_set_global: XFFL_ESTATE once it was called. */
     XFFL_OPT_CROSS_FACILITY_BACKEND = 3,
     /** string option (xffl_set_option_string): the shared secret of the rendezvous store (default
      *  XFFL_AUTH_TOKEN, else none; "" for none). Every rank of a job gives the same one. Write-only:
@@ -161,7 +167,19 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  that crosses facilities; the residuals are dropped when this option is set to 0, when the wire
      *  format changes, when the layout is unset, and a buffer's residual when its count or list changes.
      *  Every rank must set the same value. At any time between averages. */
-    XFFL_OPT_ERROR_FEEDBACK = 9
+    XFFL_OPT_ERROR_FEEDBACK = 9,
+    /** with XFFL_OPT_CROSS_FACILITY_BACKEND = XFFL_BACKEND_WAN: parallel TCP connections (streams) per
+     *  pair of members of a group that crosses facilities, 1 to 64 (default 4, or XFFL_WAN_STREAMS). A
+     *  transfer is cut into frames handed to whichever stream is free, so one slow stream does not hold
+     *  back the others and N streams get N windows on a long fat pipe. Read by xffl_set_global:
+     *  XFFL_ESTATE once it was called. */
+    XFFL_OPT_WAN_STREAMS = 10,
+    /** with XFFL_OPT_CROSS_FACILITY_BACKEND = XFFL_BACKEND_WAN: an xffl_wan_encryption_t for the bytes
+     *  that cross facilities (default NONE, or XFFL_WAN_ENCRYPTION). Any other value needs the job's
+     *  secret (XFFL_OPT_AUTH_TOKEN): xffl_set_global is XFFL_EINVAL without one. A frame altered on the
+     *  link fails the collective with XFFL_EAUTH naming the peer. Groups inside a facility are never
+     *  encrypted. Read by xffl_set_global: XFFL_ESTATE once it was called. */
+    XFFL_OPT_WAN_ENCRYPTION = 11
 } xffl_option_t;
 
 /** How federated averages write XFFL_F32 data between facilities (XFFL_OPT_WIRE_FORMAT). Error bounds are
@@ -175,6 +193,14 @@ typedef enum xffl_wire_format XFFL_ENUM_BASE {
     XFFL_WIRE_INT4_BLOCK = 4  /**< one f32 scale per 64 values, 4-bit codes: |error| <= max|block| / 14; a block
                                    holding NaN or Inf decodes as NaN */
 } xffl_wire_format_t;
+
+/** Encryption of the cross-facility transport (XFFL_OPT_WAN_ENCRYPTION): an AEAD per frame, keys from
+ *  the job's secret with HKDF-SHA256, one per direction and stream of each connection. */
+typedef enum xffl_wan_encryption XFFL_ENUM_BASE {
+    XFFL_WAN_ENCRYPTION_NONE = 0,             /**< plain TCP (connections are still authenticated) */
+    XFFL_WAN_ENCRYPTION_AES_256_GCM = 1,      /**< AES-256-GCM (fast with AES-NI) */
+    XFFL_WAN_ENCRYPTION_CHACHA20_POLY1305 = 2 /**< ChaCha20-Poly1305 (fast without AES instructions) */
+} xffl_wan_encryption_t;
 
 /** How xffl_federated_average moves data (DESIGN.md section 5). */
 typedef enum xffl_federated_strategy XFFL_ENUM_BASE {

@@ -10,10 +10,11 @@ namespace xffl::bootstrap::registry {
 
 namespace {
 
+// The named kinds, or with none named every backend that may be the main one.
 std::vector<Choice> backends(std::initializer_list<xffl_backend_t> kinds) {
   std::vector<Choice> choices;
   for (const comm::BackendName &entry : comm::backend_names())
-    if (kinds.size() == 0 || std::find(kinds.begin(), kinds.end(), entry.kind) != kinds.end())
+    if (kinds.size() == 0 ? entry.main : std::find(kinds.begin(), kinds.end(), entry.kind) != kinds.end())
       choices.push_back({entry.name, entry.kind, true});
   return choices;
 }
@@ -66,8 +67,9 @@ std::vector<Variable> make_table() {
       {Var::AuthToken, "XFFL_AUTH_TOKEN", text, nullptr, "none: no authentication", 0, {}, {}, 0,
        "Shared secret of the rendezvous (HMAC challenge-response, never sent; XFFL_OPT_AUTH_TOKEN)."},
       {Var::CrossFacilityBackend, "XFFL_CROSS_FACILITY_BACKEND", choice, "none", nullptr, 0,
-       backends({XFFL_BACKEND_NONE, XFFL_BACKEND_UCX}), {}, 0,
-       "ucx: groups that cross facilities go over UCX, staged through host memory (XFFL_OPT_CROSS_FACILITY_BACKEND)."},
+       backends({XFFL_BACKEND_NONE, XFFL_BACKEND_UCX, XFFL_BACKEND_WAN}), {}, 0,
+       "ucx: groups that cross facilities go over UCX, staged through host memory; wan: over striped, "
+       "optionally encrypted TCP (XFFL_OPT_CROSS_FACILITY_BACKEND)."},
       {Var::EnqueueOnly, "XFFL_ENQUEUE_ONLY", flag, "0", nullptr, 0, {}, {}, 0,
        "NCCL: 1 returns once enqueued instead of waiting on the host (XFFL_OPT_ENQUEUE_ONLY)."},
       {Var::UcxProcessSettings, "XFFL_UCX_PROCESS_SETTINGS", flag, "0", nullptr, 0, {}, {}, 0,
@@ -90,6 +92,16 @@ std::vector<Variable> make_table() {
        {}, 0, "How federated averages write f32 data between facilities; f32 is exact (XFFL_OPT_WIRE_FORMAT)."},
       {Var::ErrorFeedback, "XFFL_ERROR_FEEDBACK", flag, "0", nullptr, 0, {}, {}, 0,
        "1 carries each buffer's quantisation residual into its next federated average (XFFL_OPT_ERROR_FEEDBACK)."},
+      {Var::WanStreams, "XFFL_WAN_STREAMS", count, "4", nullptr, 1, {}, {}, 0,
+       "wan crossing backend: TCP streams per pair of members, at most 64 (XFFL_OPT_WAN_STREAMS)."},
+      {Var::WanEncryption, "XFFL_WAN_ENCRYPTION", choice, "none", nullptr, 0,
+       {{"none", XFFL_WAN_ENCRYPTION_NONE, true},
+        {"aes-256-gcm", XFFL_WAN_ENCRYPTION_AES_256_GCM, true},
+        {"chacha20-poly1305", XFFL_WAN_ENCRYPTION_CHACHA20_POLY1305, true}},
+       {}, 0, "wan crossing backend: encryption in transit; needs XFFL_AUTH_TOKEN (XFFL_OPT_WAN_ENCRYPTION)."},
+      {Var::WanBdp, "XFFL_WAN_BDP", count, "0", nullptr, 0, {}, {}, 0,
+       "wan crossing backend: the link's bandwidth-delay product in bytes; sizes each stream's socket "
+       "buffers (BDP / streams); 0 keeps the kernel's autotuning."},
   };
 }
 

@@ -49,6 +49,10 @@ enum class Var {
   FederationLeaseTtl,
   WireFormat,
   ErrorFeedback,
+  // The wan crossing backend.
+  WanStreams,
+  WanEncryption,
+  WanBdp,
 };
 
 enum class Type {

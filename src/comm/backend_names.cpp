@@ -7,6 +7,7 @@ const std::vector<BackendName> &backend_names() {
       {XFFL_BACKEND_NONE, "none"},
       {XFFL_BACKEND_UCX, "ucx"},
       {XFFL_BACKEND_NCCL, "nccl"},
+      {XFFL_BACKEND_WAN, "wan", /*main=*/false},
   };
   return names;
 }

@@ -14,6 +14,9 @@ namespace xffl::comm {
 struct BackendName {
   xffl_backend_t kind;
   const char *name;  // lower case
+  // Whether it may be the main backend (XFFL_BACKEND, xffl-run --backend); wan carries only the groups
+  // that cross facilities (XFFL_CROSS_FACILITY_BACKEND).
+  bool main = true;
 };
 
 // Every built-in backend (built into this build or not), in enum order.

@@ -6,6 +6,7 @@
 
 #include "comm/backend_names.h"
 #include "comm/local_backend.h"
+#include "comm/wan/wan_backend.h"
 #include "common/error.h"
 
 // A backend that a build may lack: its maker when it is built in, else null (the line then says why).
@@ -43,6 +44,7 @@ std::vector<BackendEntry> &table() {
        "this build of xffl has no UCX support"},
       {XFFL_BACKEND_NCCL, builtin_name(XFFL_BACKEND_NCCL), MemoryKind::kDevice, XFFL_NCCL_MAKER,
        "this build of xffl has no CUDA and NCCL support"},
+      {XFFL_BACKEND_WAN, builtin_name(XFFL_BACKEND_WAN), MemoryKind::kHost, &kWanMaker, nullptr},
   };
   return lines;
 }

@@ -27,6 +27,18 @@ struct BackendSetup {
   // The job's rendezvous store, for a maker with `rendezvous`; null otherwise. Shared with the backend,
   // which keeps it as long as it needs it.
   std::shared_ptr<Exchange> exchange;
+  // Whether this backend is the crossing backend (XFFL_OPT_CROSS_FACILITY_BACKEND), not the main one.
+  bool crossing = false;
+  // The job's secret and identity (XFFL_OPT_AUTH_TOKEN, XFFL_OPT_JOB_ID) and the host of its store: the
+  // wan backend authenticates its connections and derives its keys from them, and listens on the route
+  // to the store's host.
+  std::string auth_token;
+  std::string job_id;
+  std::string store_host;
+  // The wan backend's settings (XFFL_OPT_WAN_STREAMS, XFFL_OPT_WAN_ENCRYPTION, XFFL_WAN_BDP).
+  int wan_streams = 4;
+  xffl_wan_encryption_t wan_encryption = XFFL_WAN_ENCRYPTION_NONE;
+  size_t wan_bdp_bytes = 0;
 };
 
 // How the factory brings a backend up, in this order on every rank: load (every backend involved),

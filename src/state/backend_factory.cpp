@@ -4,6 +4,7 @@
 #include <string>
 
 #include "bootstrap/pmix_store.h"
+#include "comm/backend_names.h"
 #include "bootstrap/store.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -63,6 +64,10 @@ const comm::BackendEntry &backend_entry(int kind) {
 std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Options &options) {
   const Logger logger(options.log_level, config.rank);
   const comm::BackendEntry &entry = backend_entry(config.backend);
+  for (const comm::BackendName &name : comm::backend_names())  // before any rank waits for the others
+    if (name.kind == entry.kind && !name.main)
+      fail(XFFL_EUNSUPPORTED, "backend ", entry.name, " carries only the groups that cross facilities: choose it ",
+           "with XFFL_OPT_CROSS_FACILITY_BACKEND (XFFL_CROSS_FACILITY_BACKEND=", entry.name, ") under backend ucx or nccl");
   const comm::BackendMaker &maker = maker_of(entry, false);
   const comm::BackendEntry *crossing = nullptr;
   if (maker.takes_crossing && options.cross_facility_backend != XFFL_BACKEND_NONE) {
@@ -80,13 +85,23 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
   setup.timeout_ms = options.timeout_ms;
   setup.log_level = options.log_level;
   setup.process_settings = options.ucx_process_settings;
+  setup.auth_token = options.auth_token;
+  setup.job_id = options.job_id;
+  setup.store_host = config.master_addr;
+  setup.wan_streams = options.wan_streams;
+  setup.wan_encryption = options.wan_encryption;
+  setup.wan_bdp_bytes = options.wan_bdp_bytes;
   std::shared_ptr<bootstrap::Store> store;
   if (maker.rendezvous || (crossing && crossing->maker->rendezvous)) {
     store = open_store(config, options, logger);
     setup.exchange = store;
   }
   std::shared_ptr<comm::Backend> backend = make_one(entry, setup, logger);
-  if (crossing) backend->set_crossing_backend(make_one(*crossing, setup, logger));
+  if (crossing) {
+    comm::BackendSetup crossing_setup = setup;
+    crossing_setup.crossing = true;
+    backend->set_crossing_backend(make_one(*crossing, crossing_setup, logger));
+  }
   if (maker.barrier || (crossing && crossing->maker->barrier)) store->barrier("xffl/set_global");
   backend->apply(live_settings(options));  // what a constructor does not take (NCCL's completion mode)
   return backend;

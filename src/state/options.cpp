@@ -22,6 +22,11 @@ Options Options::from_environment(const Environment &environment) {
   options.ucx_process_settings = value(Var::UcxProcessSettings) == 1;
   options.wire_format = static_cast<xffl_wire_format_t>(value(Var::WireFormat));
   options.error_feedback = value(Var::ErrorFeedback) == 1;
+  options.wan_streams = value(Var::WanStreams);
+  if (options.wan_streams > 64)
+    fail(XFFL_EINVAL, registry::name(Var::WanStreams), "=", options.wan_streams, " is more than 64 streams");
+  options.wan_encryption = static_cast<xffl_wan_encryption_t>(value(Var::WanEncryption));
+  options.wan_bdp_bytes = static_cast<size_t>(value(Var::WanBdp));
   return options;
 }
 
@@ -40,7 +45,8 @@ bool Options::is_string_option(xffl_option_t option) {
 
 bool Options::read_by_set_global(xffl_option_t option) {
   return is_string_option(option) || option == XFFL_OPT_CROSS_FACILITY_BACKEND ||
-         option == XFFL_OPT_UCX_PROCESS_SETTINGS;
+         option == XFFL_OPT_UCX_PROCESS_SETTINGS || option == XFFL_OPT_WAN_STREAMS ||
+         option == XFFL_OPT_WAN_ENCRYPTION;
 }
 
 const char *Options::name(xffl_option_t option) {
@@ -55,6 +61,8 @@ const char *Options::name(xffl_option_t option) {
     case XFFL_OPT_ENQUEUE_ONLY: return "XFFL_OPT_ENQUEUE_ONLY";
     case XFFL_OPT_WIRE_FORMAT: return "XFFL_OPT_WIRE_FORMAT";
     case XFFL_OPT_ERROR_FEEDBACK: return "XFFL_OPT_ERROR_FEEDBACK";
+    case XFFL_OPT_WAN_STREAMS: return "XFFL_OPT_WAN_STREAMS";
+    case XFFL_OPT_WAN_ENCRYPTION: return "XFFL_OPT_WAN_ENCRYPTION";
   }
   return nullptr;
 }
@@ -105,9 +113,9 @@ void Options::set(xffl_option_t option, int value) {
       log_level = static_cast<xffl_log_level_t>(value);
       return;
     case XFFL_OPT_CROSS_FACILITY_BACKEND:
-      if (value != XFFL_BACKEND_NONE && value != XFFL_BACKEND_UCX)
+      if (value != XFFL_BACKEND_NONE && value != XFFL_BACKEND_UCX && value != XFFL_BACKEND_WAN)
         fail(XFFL_EINVAL, "cross-facility backend ", value, " is not XFFL_BACKEND_NONE (0, the backend of ",
-             "xffl_set_global) or XFFL_BACKEND_UCX (1)");
+             "xffl_set_global), XFFL_BACKEND_UCX (1) or XFFL_BACKEND_WAN (3)");
       cross_facility_backend = static_cast<xffl_backend_t>(value);
       return;
     case XFFL_OPT_UCX_PROCESS_SETTINGS:
@@ -127,6 +135,16 @@ void Options::set(xffl_option_t option, int value) {
       if (value != 0 && value != 1) fail(XFFL_EINVAL, "error feedback ", value, " is not 0 (off) or 1 (on)");
       error_feedback = value == 1;
       return;
+    case XFFL_OPT_WAN_STREAMS:
+      if (value < 1 || value > 64) fail(XFFL_EINVAL, "wan streams ", value, " outside [1, 64]");
+      wan_streams = value;
+      return;
+    case XFFL_OPT_WAN_ENCRYPTION:
+      if (value < XFFL_WAN_ENCRYPTION_NONE || value > XFFL_WAN_ENCRYPTION_CHACHA20_POLY1305)
+        fail(XFFL_EINVAL, "wan encryption ", value, " is not XFFL_WAN_ENCRYPTION_NONE (0), _AES_256_GCM (1) or ",
+             "_CHACHA20_POLY1305 (2)");
+      wan_encryption = static_cast<xffl_wan_encryption_t>(value);
+      return;
     default: break;
   }
   fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));
@@ -143,6 +161,8 @@ int Options::get(xffl_option_t option) const {
     case XFFL_OPT_ENQUEUE_ONLY: return enqueue_only ? 1 : 0;
     case XFFL_OPT_WIRE_FORMAT: return wire_format;
     case XFFL_OPT_ERROR_FEEDBACK: return error_feedback ? 1 : 0;
+    case XFFL_OPT_WAN_STREAMS: return wan_streams;
+    case XFFL_OPT_WAN_ENCRYPTION: return wan_encryption;
     default: break;
   }
   fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));

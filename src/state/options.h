@@ -13,7 +13,8 @@ struct Options {
   int timeout_ms = 300000;
   xffl_federated_strategy_t strategy = XFFL_FEDAVG_HIERARCHICAL;
   xffl_log_level_t log_level = XFFL_LOG_WARN;
-  // NONE: crossing groups stay on the main backend; UCX: over UCX with host staging (main NCCL).
+  // NONE: crossing groups stay on the main backend; UCX: over UCX with host staging (main NCCL); WAN:
+  // over the striped, optionally encrypted TCP transport (main UCX or NCCL).
   xffl_backend_t cross_facility_backend = XFFL_BACKEND_NONE;
   std::string job_id = "xffl";  // every rank of a job must agree; the store checks it
   std::string auth_token;       // shared secret of the rendezvous; empty for none
@@ -25,9 +26,16 @@ struct Options {
   xffl_wire_format_t wire_format = XFFL_WIRE_F32;
   bool error_feedback = false;
 
+  // The wan crossing backend (XFFL_OPT_WAN_STREAMS, XFFL_OPT_WAN_ENCRYPTION; XFFL_WAN_BDP is read from
+  // the environment only: the link's bandwidth-delay product in bytes, 0 for the kernel's autotuning).
+  int wan_streams = 4;
+  xffl_wan_encryption_t wan_encryption = XFFL_WAN_ENCRYPTION_NONE;
+  size_t wan_bdp_bytes = 0;
+
   // The options' variables of bootstrap/env_registry.h (timeout, log level, job id, auth token,
-  // cross-facility backend, enqueue-only, UCX process settings, wire format, error feedback), each else its registry default. A
-  // malformed value is XFFL_EINVAL naming the variable. The member defaults above equal the registry's
+  // cross-facility backend, enqueue-only, UCX process settings, wire format, error feedback, wan streams,
+  // encryption and BDP), each else its registry default. A malformed value is XFFL_EINVAL naming the
+  // variable. The member defaults above equal the registry's
   // (unit test unit.bootstrap.env_registry).
   static Options from_environment(const Environment &environment);
   // The same over the process environment (common/environment.h).

@@ -949,7 +949,7 @@ static void test_options(void **state) {
       {XFFL_OPT_FEDERATED_STRATEGY, {XFFL_FEDAVG_FLAT, XFFL_FEDAVG_HIERARCHICAL, XFFL_FEDAVG_FLAT}, {2, -1, 99}},
       {XFFL_OPT_LOG_LEVEL, {XFFL_LOG_DEBUG, XFFL_LOG_ERROR, XFFL_LOG_INFO}, {4, -1, 99}},
       {XFFL_OPT_CROSS_FACILITY_BACKEND, {XFFL_BACKEND_UCX, XFFL_BACKEND_UCX, XFFL_BACKEND_NONE},
-       {XFFL_BACKEND_NCCL, -1, 3}},
+       {XFFL_BACKEND_NCCL, -1, 4}},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
     for (int i = 0; i < 3; ++i) {

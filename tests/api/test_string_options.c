@@ -187,7 +187,7 @@ static void test_malformed_environment(void **state) {
       {"XFFL_TIMEOUT", "soon", "XFFL_TIMEOUT='soon' is not a number of seconds"},
       {"XFFL_TIMEOUT", "-3", "XFFL_TIMEOUT='-3'"},
       {"XFFL_LOG_LEVEL", "loud", "XFFL_LOG_LEVEL='loud' is not one of error, warn, info, debug"},
-      {"XFFL_CROSS_FACILITY_BACKEND", "mpi", "XFFL_CROSS_FACILITY_BACKEND='mpi' is not one of none, ucx"},
+      {"XFFL_CROSS_FACILITY_BACKEND", "mpi", "XFFL_CROSS_FACILITY_BACKEND='mpi' is not one of none, ucx, wan"},
   };
   /* A complete one-rank launcher environment, so that from_env gets as far as the options. */
   setenv("RANK", "0", 1);

@@ -1,6 +1,7 @@
 // delay_relay: one end of a delaying IP-in-UDP tunnel between two network namespaces.
 //
 //   delay_relay --tun NAME --local ADDR:PORT --peer ADDR:PORT --delay-ms D [--ready FILE]
+//               [--flip-segment N]
 //
 // Packets the kernel routes into the TUN device NAME (the other facility's subnet) are held D ms and
 // then sent as one UDP datagram each to the peer relay over the veth; datagrams from the peer are
@@ -10,6 +11,10 @@
 // One thread, one ppoll loop: the delay is constant, so a FIFO ordered by arrival is also ordered
 // by departure time. The queue is bounded like a router's buffer; beyond it packets are dropped and
 // TCP backs off. A send error (the veth is down) drops the packet: the link is simply cut.
+// --flip-segment N corrupts the link once: in the N-th TCP segment (from 1) with at least
+// kFlipMinPayload payload bytes that this relay sends, one payload byte is flipped and the TCP checksum
+// recomputed, so the receiver's kernel accepts it and only the application can notice (bulk data of
+// the cross-facility transport; the store's and UCX's control messages are smaller).
 // SIGTERM / SIGINT end the loop; counters go to stderr. Exit 0, or 2 on bad arguments, 1 on setup
 // failure (message on stderr).
 #include <arpa/inet.h>
@@ -24,6 +29,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +44,7 @@ namespace {
 constexpr size_t kMaxPacket = 65536;
 constexpr size_t kQueueLimitBytes = 16u << 20;  // about 130 ms at 1 Gbit/s: a deep router buffer
 constexpr int kSocketBufferBytes = 16 << 20;
+constexpr size_t kFlipMinPayload = 4096;
 
 volatile sig_atomic_t stop_requested = 0;
 void request_stop(int) { stop_requested = 1; }
@@ -110,13 +117,44 @@ struct HeldPacket {
 
 struct Counters {
   unsigned long long forwarded = 0, delivered = 0, dropped_full = 0, dropped_send = 0, dropped_write = 0;
+  unsigned long long flipped = 0;
 };
+
+uint32_t add_words(const unsigned char *data, size_t bytes, uint32_t sum) {
+  for (size_t i = 0; i + 1 < bytes; i += 2) sum += static_cast<uint32_t>(data[i] << 8 | data[i + 1]);
+  if (bytes & 1) sum += static_cast<uint32_t>(data[bytes - 1] << 8);
+  return sum;
+}
+
+// If packet is an IPv4 TCP segment with at least kFlipMinPayload payload bytes: flips the middle
+// payload byte, recomputes the TCP checksum and returns true.
+bool flip_payload_byte(std::vector<unsigned char> &packet) {
+  if (packet.size() < 20 || (packet[0] >> 4) != 4 || packet[9] != 6) return false;
+  const size_t ip_header = static_cast<size_t>(packet[0] & 0x0f) * 4;
+  const size_t total = static_cast<size_t>(packet[2] << 8 | packet[3]);
+  if (total > packet.size() || ip_header + 20 > total) return false;
+  unsigned char *tcp = packet.data() + ip_header;
+  const size_t tcp_bytes = total - ip_header;
+  const size_t tcp_header = static_cast<size_t>(tcp[12] >> 4) * 4;
+  if (tcp_header > tcp_bytes || tcp_bytes - tcp_header < kFlipMinPayload) return false;
+  tcp[tcp_header + (tcp_bytes - tcp_header) / 2] ^= 0x10;
+  tcp[16] = tcp[17] = 0;
+  uint32_t sum = add_words(packet.data() + 12, 8, 0);  // source and destination addresses
+  sum += 6 + static_cast<uint32_t>(tcp_bytes);
+  sum = add_words(tcp, tcp_bytes, sum);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  const uint16_t checksum = static_cast<uint16_t>(~sum);
+  tcp[16] = static_cast<unsigned char>(checksum >> 8);
+  tcp[17] = static_cast<unsigned char>(checksum & 0xff);
+  return true;
+}
 
 struct Options {
   std::string tun;
   sockaddr_in local{}, peer{};
   long long delay_ns = 0;
   std::string ready_file;
+  long long flip_segment = 0;  // 0: never
 };
 
 Options parse_options(int argc, char **argv) {
@@ -141,6 +179,9 @@ Options parse_options(int argc, char **argv) {
       have_delay = true;
     } else if (flag == "--ready") {
       options.ready_file = value;
+    } else if (flag == "--flip-segment") {
+      options.flip_segment = std::strtoll(value.c_str(), nullptr, 10);
+      if (options.flip_segment < 1) throw std::invalid_argument("--flip-segment must be at least 1");
     } else {
       throw std::invalid_argument("unknown option " + flag);
     }
@@ -192,6 +233,13 @@ class Relay {
         continue;
       }
       held_.push_back(HeldPacket{to_ns(now()) + options_.delay_ns, {buffer_.begin(), buffer_.begin() + n}});
+      if (options_.flip_segment > 0 && counters_.flipped == 0 && is_large_segment(held_.back().bytes) &&
+          ++large_segments_ == options_.flip_segment && flip_payload_byte(held_.back().bytes)) {
+        ++counters_.flipped;
+        std::fprintf(stderr, "delay_relay %s: flipped one payload byte of large TCP segment %lld\n",
+                     options_.tun.c_str(), large_segments_);
+        std::fflush(stderr);
+      }
       held_bytes_ += static_cast<size_t>(n);
     }
   }
@@ -228,6 +276,16 @@ class Relay {
     }
   }
 
+  static bool is_large_segment(const std::vector<unsigned char> &packet) {
+    if (packet.size() < 20 + 20 + kFlipMinPayload || (packet[0] >> 4) != 4 || packet[9] != 6) return false;
+    const size_t ip_header = static_cast<size_t>(packet[0] & 0x0f) * 4;
+    const size_t total = static_cast<size_t>(packet[2] << 8 | packet[3]);
+    if (total > packet.size() || ip_header + 20 > total) return false;
+    const size_t tcp_header = static_cast<size_t>(packet[ip_header + 12] >> 4) * 4;
+    return total - ip_header >= tcp_header + kFlipMinPayload;
+  }
+
+  long long large_segments_ = 0;
   Options options_;
   Fd tun_;
   Fd udp_;
@@ -246,7 +304,7 @@ int main(int argc, char **argv) {
     options = parse_options(argc, argv);
   } catch (const std::exception &error) {
     std::fprintf(stderr, "delay_relay: %s\nusage: delay_relay --tun NAME --local ADDR:PORT --peer ADDR:PORT "
-                         "--delay-ms D [--ready FILE]\n", error.what());
+                         "--delay-ms D [--ready FILE] [--flip-segment N]\n", error.what());
     return 2;
   }
   struct sigaction action{};
@@ -264,7 +322,8 @@ int main(int argc, char **argv) {
   const Counters &c = relay.counters();
   std::fprintf(stderr,
                "delay_relay %s: forwarded %llu, delivered %llu, dropped: queue full %llu, send failed %llu, "
-               "write failed %llu\n",
-               options.tun.c_str(), c.forwarded, c.delivered, c.dropped_full, c.dropped_send, c.dropped_write);
+               "write failed %llu, flipped %llu\n",
+               options.tun.c_str(), c.forwarded, c.delivered, c.dropped_full, c.dropped_send, c.dropped_write,
+               c.flipped);
   return 0;
 }

@@ -8,6 +8,10 @@
 #   facilities_launch_rank R W SIZES HSDP TIMEOUT LOG -- PROG ARGS
 #                                  starts rank R in its facility's namespace; pid appended to FAC_PIDS
 #   facilities_down                kills what facilities_* started, deletes the namespaces (idempotent)
+#   facilities_cap_window BYTES    caps every TCP connection's window in both namespaces (sysctl
+#                                  net.ipv4.tcp_rmem / tcp_wmem maximum), so that one stream cannot fill
+#                                  the link: window / RTT is its rate
+# FAC_RELAY_EXTRA[f], set before facilities_up, adds arguments to facility f's relay (--flip-segment N).
 #
 # Everything created lives inside the two namespaces (the veth ends are created there directly), so
 # deleting them removes veths and TUNs; relay and rank processes are killed by pid first. Callers
@@ -24,6 +28,7 @@ FAC_NS=()
 FAC_RELAY_PIDS=()
 FAC_PIDS=()
 FAC_WORKDIR=""
+FAC_RELAY_EXTRA=("" "")
 
 facilities_can_run() {
   local probe="xffl-probe-$$-$RANDOM"
@@ -85,7 +90,7 @@ facilities_up() {
     ip -n "$ns" route add "${FAC_SUBNET[$other]}" dev "$FAC_TUN" || return 1
     ip netns exec "$ns" "$relay" --tun "$FAC_TUN" --local "${FAC_VETH_ADDR[$f]}:$FAC_RELAY_PORT" \
       --peer "${FAC_VETH_ADDR[$other]}:$FAC_RELAY_PORT" --delay-ms "$delay_ms" \
-      --ready "$FAC_WORKDIR/relay.$f.ready" 2> "$FAC_WORKDIR/relay.$f.log" &
+      --ready "$FAC_WORKDIR/relay.$f.ready" ${FAC_RELAY_EXTRA[$f]:-} 2> "$FAC_WORKDIR/relay.$f.log" &
     FAC_RELAY_PIDS+=($!)
   done
   for f in 0 1; do
@@ -102,6 +107,14 @@ facilities_up() {
       return 1
     fi
   fi
+}
+
+facilities_cap_window() {
+  local bytes=$1 ns
+  for ns in "${FAC_NS[@]}"; do
+    ip netns exec "$ns" sysctl -q -w net.ipv4.tcp_rmem="4096 $bytes $bytes" || return 1
+    ip netns exec "$ns" sysctl -q -w net.ipv4.tcp_wmem="4096 $bytes $bytes" || return 1
+  done
 }
 
 # facilities_launch_rank RANK WORLD SIZES HSDP TIMEOUT LOGFILE -- PROG ARGS...

@@ -17,6 +17,13 @@
  *     elements again and again until a call fails; the driver cuts the link meanwhile. Prints
  *     "rank R: link cut: XFFL_E...: message (after S s)" and exits 3 when the failure is ETIMEOUT,
  *     EPEER or ENETWORK; exits 1 on any other status, or if 1000 averages all succeed.
+ *
+ *   facility_job tamper COUNT
+ *     With the wan crossing backend encrypted while the relay flips one byte on the link: averages COUNT
+ *     f32 elements (HIERARCHICAL) a few times. A rank whose average succeeds must hold the exact mean
+ *     (else exit 1: a wrong model). The first failure prints "rank R: tampered: XFFL_E...: message" and
+ *     exits 4 for XFFL_EAUTH (the receiving side), 3 for ETIMEOUT / EPEER / ENETWORK (ranks that lost a
+ *     peer which failed), 1 otherwise. Exits 0 when every average succeeded exactly.
  */
 #include <math.h>
 #include <stdint.h>
@@ -237,9 +244,42 @@ static int run_cut(xffl_state_t *st, const char *signal_dir, size_t count) {
   return 1;
 }
 
+static int run_tamper(xffl_state_t *st, size_t count) {
+  struct average_case c = {XFFL_FEDAVG_HIERARCHICAL, XFFL_F32, count, 0, 0};
+  float *buf = malloc(count * sizeof(float));
+  CHECK(xffl_set_option(st, XFFL_OPT_FEDERATED_STRATEGY, c.strategy));
+  for (int round = 0; round < 4; ++round) {
+    for (size_t i = 0; i < count; ++i) {
+      double v = contribution(me.facility, me.shard, i, me.facilities);
+      if (!me.is_sender) v = -(v + 2);
+      buf[i] = (float)v;
+    }
+    const xffl_status_t rc = xffl_federated_average(st, buf, count, XFFL_F32, NULL);
+    if (rc != XFFL_OK) {
+      printf("rank %d: tampered: %s: %s (round %d)\n", me.rank, xffl_status_string(rc), xffl_last_error_message(),
+             round);
+      fflush(stdout);
+      free(buf);
+      if (rc == XFFL_EAUTH) return 4;
+      return rc == XFFL_ETIMEOUT || rc == XFFL_EPEER || rc == XFFL_ENETWORK ? 3 : 1;
+    }
+    for (size_t i = 0; i < count; ++i)
+      if ((double)buf[i] != expected(&c, i)) {
+        printf("rank %d: tampered: WRONG MODEL: index %zu holds %.9g, expected %.9g (round %d)\n", me.rank, i,
+               (double)buf[i], expected(&c, i), round);
+        free(buf);
+        return 1;
+      }
+  }
+  printf("rank %d: tampered: every average exact\n", me.rank);
+  free(buf);
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2 || (strcmp(argv[1], "check") != 0 && !(strcmp(argv[1], "cut") == 0 && argc == 4))) {
-    fprintf(stderr, "usage: facility_job check | facility_job cut SIGNAL_DIR COUNT\n");
+  if (argc < 2 || (strcmp(argv[1], "check") != 0 && !(strcmp(argv[1], "cut") == 0 && argc == 4) &&
+                   !(strcmp(argv[1], "tamper") == 0 && argc == 3))) {
+    fprintf(stderr, "usage: facility_job check | facility_job cut SIGNAL_DIR COUNT | facility_job tamper COUNT\n");
     return 2;
   }
   xffl_state_t *st = NULL;
@@ -247,6 +287,7 @@ int main(int argc, char **argv) {
   read_identity(st);
   int rc;
   if (strcmp(argv[1], "check") == 0) rc = run_checks(st);
+  else if (strcmp(argv[1], "tamper") == 0) rc = run_tamper(st, (size_t)strtoull(argv[2], NULL, 10));
   else rc = run_cut(st, argv[2], (size_t)strtoull(argv[3], NULL, 10));
   xffl_state_destroy(st);
   return rc;

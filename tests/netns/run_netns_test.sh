@@ -4,6 +4,14 @@
 #   run_netns_test.sh RELAY JOB check SIZES HSDP   every rank checks federated averages (exit 0 = pass)
 #   run_netns_test.sh RELAY JOB cut SIZES HSDP     the link goes down mid-average: every rank must fail
 #                                                  with ETIMEOUT/EPEER/ENETWORK within the bound
+#   run_netns_test.sh RELAY JOB wan SIZES HSDP     `check` with the FEDERATED groups on the wan crossing
+#                                                  backend (4 streams, AES-256-GCM) while each TCP
+#                                                  connection's window is capped at 256 KiB (one stream:
+#                                                  about 100 Mbit/s over the 20 ms round trip)
+#   run_netns_test.sh RELAY JOB wan_tamper SIZES HSDP
+#                                                  wan, encrypted, while facility 0's relay flips one byte
+#                                                  of a bulk TCP segment (checksum fixed): the receiving
+#                                                  side fails with XFFL_EAUTH, no rank ends with a wrong model
 # Exit 77 (CTest SKIP_RETURN_CODE) when namespaces cannot be created here, with the reason.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -11,7 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/facilities.sh"
 
 if [ $# -ne 5 ]; then
-  echo "usage: $0 RELAY JOB check|cut SIZES HSDP" >&2
+  echo "usage: $0 RELAY JOB check|cut|wan|wan_tamper SIZES HSDP" >&2
   exit 2
 fi
 relay=$1 job=$2 mode=$3 sizes=$4 hsdp=$5
@@ -31,6 +39,11 @@ fail() {
   echo "FAIL: $*"
   exit 1
 }
+
+wan_env=(env XFFL_CROSS_FACILITY_BACKEND=wan XFFL_WAN_STREAMS=4 XFFL_WAN_ENCRYPTION=aes-256-gcm
+         XFFL_AUTH_TOKEN=netns-wan-secret)
+# The 50th bulk segment: well inside the first large average, past every connection's handshake.
+[ "$mode" = wan_tamper ] && FAC_RELAY_EXTRA[0]="--flip-segment 50"
 
 # 1 Gbit/s each way, 10 ms each way (20 ms round trip).
 facilities_up "$relay" 1gbit 10 || fail "could not build the two facilities"
@@ -78,9 +91,15 @@ show_logs() {
 }
 
 case "$mode" in
-  check)
+  check | wan)
+    launcher=()
+    if [ "$mode" = wan ]; then
+      launcher=("${wan_env[@]}")
+      facilities_cap_window $((256 << 10)) || fail "could not cap the TCP window in the namespaces"
+    fi
     for r in $(seq 0 $((world - 1))); do
-      facilities_launch_rank "$r" "$world" "$sizes" "$hsdp" 20 "$FAC_WORKDIR/rank.$r.log" -- "$job" check
+      facilities_launch_rank "$r" "$world" "$sizes" "$hsdp" 20 "$FAC_WORKDIR/rank.$r.log" -- "${launcher[@]}" \
+        "$job" check
     done
     wait_ranks 50
     show_logs
@@ -88,7 +107,31 @@ case "$mode" in
       [ "${rank_rc[$r]}" -eq 0 ] || fail "rank $r exited with ${rank_rc[$r]}"
       grep -q "^rank $r: [0-9]* checks passed" "$FAC_WORKDIR/rank.$r.log" || fail "rank $r did not report its checks"
     done
-    echo "PASS: $world ranks in two facilities averaged exactly and hold bit-identical shards"
+    echo "PASS: $world ranks in two facilities averaged exactly and hold bit-identical shards ($mode)"
+    ;;
+  wan_tamper)
+    for r in $(seq 0 $((world - 1))); do
+      facilities_launch_rank "$r" "$world" "$sizes" "$hsdp" 5 "$FAC_WORKDIR/rank.$r.log" -- "${wan_env[@]}" \
+        "$job" tamper $((4 << 20))
+    done
+    wait_ranks 40
+    hung=$?
+    show_logs
+    sed "s/^/[relay 0] /" "$FAC_WORKDIR/relay.0.log"
+    [ $hung -eq 0 ] || fail "ranks hung after the corrupted byte"
+    grep -q "flipped one payload byte" "$FAC_WORKDIR/relay.0.log" || fail "the relay never flipped a byte"
+    eauth=0
+    for r in $(seq 0 $((world - 1))); do
+      case "${rank_rc[$r]}" in
+        4) grep -Eq "^rank $r: tampered: XFFL_EAUTH: .*peer rank [0-9]+" "$FAC_WORKDIR/rank.$r.log" ||
+             fail "rank $r: XFFL_EAUTH without the peer's rank"
+           eauth=$((eauth + 1)) ;;
+        0 | 3) ;;  # exact results, or a peer that failed
+        *) fail "rank $r exited with ${rank_rc[$r]} (1: a wrong model or an unexpected status)" ;;
+      esac
+    done
+    [ $eauth -ge 1 ] || fail "no rank reported XFFL_EAUTH for the corrupted byte"
+    echo "PASS: the corrupted byte gave XFFL_EAUTH on $eauth rank(s); no rank kept a wrong model"
     ;;
   cut)
     timeout=5

@@ -38,7 +38,7 @@ void test_table_is_well_formed(void **) {
       if (!outcome.ok()) fail_msg("%s: default '%s' is refused: %s", v.name, v.default_value, outcome.message.c_str());
     }
   }
-  assert_int_equal(table.size(), static_cast<size_t>(Var::ErrorFeedback) + 1);
+  assert_int_equal(table.size(), static_cast<size_t>(Var::WanBdp) + 1);
   // One row per variable in both printed forms.
   const std::string markdown = bootstrap::registry::markdown_table(), help = bootstrap::registry::help_table();
   for (const Variable &v : table) {
@@ -60,6 +60,9 @@ void test_defaults_are_a_new_states(void **) {
   assert_int_equal(read.ucx_process_settings, fresh.ucx_process_settings);
   assert_int_equal(read.wire_format, fresh.wire_format);
   assert_int_equal(read.error_feedback, fresh.error_feedback);
+  assert_int_equal(read.wan_streams, fresh.wan_streams);
+  assert_int_equal(read.wan_encryption, fresh.wan_encryption);
+  assert_int_equal(read.wan_bdp_bytes, fresh.wan_bdp_bytes);
   // xffl_state_from_env's defaults: UCX, cpu, one stream.
   assert_int_equal(bootstrap::registry::default_int(Var::Backend), XFFL_BACKEND_UCX);
   assert_int_equal(bootstrap::registry::default_int(Var::Device), XFFL_DEVICE_CPU);
@@ -105,7 +108,7 @@ void test_errors_name_the_variable(void **) {
       {"job id too long", {{"XFFL_JOB_ID", std::string(300, 'j')}}, "XFFL_JOB_ID has 300 characters"},
       {"fallback job id too long", {{"SLURM_JOB_ID", std::string(257, 's')}}, "SLURM_JOB_ID has 257 characters"},
       {"cross-facility backend", {{"XFFL_CROSS_FACILITY_BACKEND", "nccl"}},
-       "XFFL_CROSS_FACILITY_BACKEND='nccl' is not one of none, ucx"},
+       "XFFL_CROSS_FACILITY_BACKEND='nccl' is not one of none, ucx, wan"},
       {"enqueue only", {{"XFFL_ENQUEUE_ONLY", "yes"}}, "XFFL_ENQUEUE_ONLY='yes' is not 0 or 1"},
       {"process settings", {{"XFFL_UCX_PROCESS_SETTINGS", "2"}}, "XFFL_UCX_PROCESS_SETTINGS='2' is not 0 or 1"},
   };

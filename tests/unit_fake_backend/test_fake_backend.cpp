@@ -187,7 +187,7 @@ void the_table_refuses_a_second_line_or_a_late_one(void **) {
   assert_int_equal(xffl_set_global(st, static_cast<xffl_backend_t>(7), XFFL_DEVICE_CPU, "127.0.0.1", 0, 0, 1),
                    XFFL_EINVAL);
   assert_non_null(strstr(xffl_last_error_message(),
-                         "backend 7 is not a known backend: none (0), ucx (1), nccl (2), fake (42), absent (44)"));
+                         "backend 7 is not a known backend: none (0), ucx (1), nccl (2), wan (3), fake (42), absent (44)"));
   xffl_state_destroy(st);
   try {
     xffl::comm::register_backend({static_cast<xffl_backend_t>(43), "late", MemoryKind::kHost, &fake::kFakeMaker,

@@ -8,6 +8,7 @@
 
 #include "comm/nccl/host_staged_communicator.h"
 #include "comm/ucx/ucx_backend.h"
+#include "comm/wan/wan_backend.h"
 #include "federated_rank.h"
 
 // cmocka after the C++ headers: its fail() macro would clash with xffl::fail.
@@ -93,6 +94,37 @@ void weighted_average_crosses_over_ucx_and_relays_over_nccl(void **) {
     assert_int_equal(relays, rank < 2 ? 0 : 1);  // the replica relay did (facility 0 has one replica)
     assert_int_equal(job.fake->count("host_alloc", rank), is_sender(rank) ? 1 : 0);
     assert_int_equal(job.fake->count("copy", rank), is_sender(rank) ? 2 : 0);  // to the host and back
+  }
+}
+
+// XFFL_CROSS_FACILITY_BACKEND=wan under NCCL: the same staging, the crossing groups over the striped,
+// encrypted TCP transport.
+void weighted_average_crosses_over_wan_and_relays_over_nccl(void **) {
+  auto fake = std::make_shared<FakeNccl>(1);
+  auto exchange = std::make_shared<harness::MemoryExchange>();
+  auto outcomes = harness::run_ranks(fake, kWorld, 20000, [&](int rank, NcclBackend &backend) {
+    wan::WanSettings settings;
+    settings.rank = rank;
+    settings.world_size = kWorld;
+    settings.timeout_ms = 20000;
+    settings.streams = 3;
+    settings.encryption = XFFL_WAN_ENCRYPTION_AES_256_GCM;
+    settings.secret = "nccl-wan-secret";
+    settings.job_id = "nccl-wan";
+    settings.store_host = "127.0.0.1";
+    backend.set_crossing_backend(std::make_shared<WanBackend>(settings, exchange));
+    FederatedRank me = make_federated_rank(backend, rank, {1.0, 3.0});
+    std::vector<float> shard(300007);  // the ring, several frames per chunk
+    fill(shard, me.roles);
+    me.strategy->average(me.roles, shard.data(), shard.size(), XFFL_F32, nullptr);
+    check_mean(shard, rank, 1.0, 3.0, "weighted average over wan");
+  });
+  assert_all_ok(outcomes);
+  for (int rank = 0; rank < kWorld; ++rank) {
+    int nccl_reductions = 0;
+    for (const auto &call : fake->calls())
+      if (call.rank == rank) nccl_reductions += call.name == "allreduce" || call.name == "premul_create";
+    assert_int_equal(nccl_reductions, 0);  // the cross-facility reduction never touched NCCL
   }
 }
 
@@ -210,6 +242,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(crossing_families_are_never_split),
       cmocka_unit_test(weighted_average_crosses_over_ucx_and_relays_over_nccl),
+      cmocka_unit_test(weighted_average_crosses_over_wan_and_relays_over_nccl),
       cmocka_unit_test(many_buckets_stay_on_the_device_side),
       cmocka_unit_test(staged_collectives_match_their_definitions),
       cmocka_unit_test(a_missing_partner_times_out_the_staged_sender),

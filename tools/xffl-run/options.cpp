@@ -54,8 +54,11 @@ std::vector<int> parse_federation_sizes(const std::string& text) {
 }
 
 // The library's backend names (comm/backend_names.h), as XFFL_BACKEND takes them: "none, ucx or nccl".
+// Only those that may be the main backend (not wan, a crossing backend only).
 std::string backend_choices() {
-  const std::vector<xffl::comm::BackendName>& names = xffl::comm::backend_names();
+  std::vector<xffl::comm::BackendName> names;
+  for (const xffl::comm::BackendName& entry : xffl::comm::backend_names())
+    if (entry.main) names.push_back(entry);
   std::string text;
   for (size_t i = 0; i < names.size(); ++i)
     text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i].name);
@@ -64,7 +67,7 @@ std::string backend_choices() {
 
 bool backend_known(const std::string& name) {
   for (const xffl::comm::BackendName& entry : xffl::comm::backend_names())
-    if (name == entry.name) return true;
+    if (entry.main && name == entry.name) return true;
   return false;
 }
 

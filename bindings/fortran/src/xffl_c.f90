@@ -31,6 +31,7 @@ module xffl_c
   integer(c_int), parameter, public :: XFFL_BACKEND_NONE = 0
   integer(c_int), parameter, public :: XFFL_BACKEND_UCX = 1
   integer(c_int), parameter, public :: XFFL_BACKEND_NCCL = 2
+  integer(c_int), parameter, public :: XFFL_BACKEND_WAN = 3
   ! xffl_device_t
   integer(c_int), parameter, public :: XFFL_DEVICE_CPU = 0
   integer(c_int), parameter, public :: XFFL_DEVICE_CUDA = 1
@@ -93,6 +94,12 @@ module xffl_c
   integer(c_int), parameter, public :: XFFL_WIRE_F16 = 2
   integer(c_int), parameter, public :: XFFL_WIRE_INT8_BLOCK = 3
   integer(c_int), parameter, public :: XFFL_WIRE_INT4_BLOCK = 4
+  integer(c_int), parameter, public :: XFFL_OPT_WAN_STREAMS = 10
+  integer(c_int), parameter, public :: XFFL_OPT_WAN_ENCRYPTION = 11
+  ! xffl_wan_encryption_t
+  integer(c_int), parameter, public :: XFFL_WAN_ENCRYPTION_NONE = 0
+  integer(c_int), parameter, public :: XFFL_WAN_ENCRYPTION_AES_256_GCM = 1
+  integer(c_int), parameter, public :: XFFL_WAN_ENCRYPTION_CHACHA20_POLY1305 = 2
   ! xffl_federated_strategy_t
   integer(c_int), parameter, public :: XFFL_FEDAVG_HIERARCHICAL = 0
   integer(c_int), parameter, public :: XFFL_FEDAVG_FLAT = 1

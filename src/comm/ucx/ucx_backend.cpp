@@ -26,7 +26,7 @@ std::shared_ptr<Backend> make_ucx(const BackendSetup &setup) {
 
 }  // namespace
 
-const BackendMaker kUcxMaker{&UcxBackend::load_ucx, /*rendezvous=*/true, /*barrier=*/true, /*takes_crossing=*/false,
+const BackendMaker kUcxMaker{&UcxBackend::load_ucx, /*rendezvous=*/true, /*barrier=*/true, /*takes_crossing=*/true,
                              &make_ucx};
 
 UcxBackend::UcxBackend(int rank, int world_size, Exchange &exchange, int timeout_ms, xffl_log_level_t log_level,
@@ -46,7 +46,14 @@ UcxBackend::~UcxBackend() = default;
 
 void UcxBackend::load_ucx() { ucx::ucx(); }
 
+void UcxBackend::set_crossing_backend(std::shared_ptr<Backend> host) {
+  if (host && host->memory_kind() != MemoryKind::kHost)
+    fail(XFFL_EINTERNAL, "UCX backend: a crossing backend must move host memory");
+  crossing_ = std::move(host);
+}
+
 std::unique_ptr<Communicator> UcxBackend::create_communicator(const GroupSpec &group) {
+  if (crossing_ && group.crosses_facilities) return crossing_->create_communicator(group);
   const int size = group.members.size();
   if (size < 1 || static_cast<uint64_t>(size) > ucx::kMaxGroupSize)
     fail(XFFL_EUNSUPPORTED, "UCX backend: ", group.description, " has ", size, " members (1 to ",
@@ -65,6 +72,7 @@ std::unique_ptr<Communicator> UcxBackend::create_communicator(const GroupSpec &g
   if (group.tag >= ucx::kGroupTagLimit)
     fail(XFFL_EINTERNAL, "UCX backend: ", group.description, " has tag ", group.tag, ", outside [0, 2^20)");
   view.tag_bits = group.tag;
+  view.plain_relay = crossing_ != nullptr;
   return std::make_unique<ucx::UcxCommunicator>(worker_, std::move(view));
 }
 
@@ -87,6 +95,7 @@ void UcxBackend::set_log_level(xffl_log_level_t level) { worker_->settings().log
 void UcxBackend::apply(const LiveSettings &settings) {
   set_timeout_ms(settings.timeout_ms);
   set_log_level(settings.log_level);
+  if (crossing_) crossing_->apply(settings);
 }
 void UcxBackend::set_tuning(const algorithms::Tuning &tuning) { worker_->settings().tuning = tuning; }
 const algorithms::Tuning &UcxBackend::tuning() const { return worker_->settings().tuning; }

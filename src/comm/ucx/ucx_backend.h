@@ -56,15 +56,21 @@ class UcxBackend final : public Backend {
   const algorithms::Tuning &tuning() const;
   // Applies to endpoints made afterwards; see UcxSettings::peer_failure_detection_on_host.
   void set_peer_failure_detection_on_host(bool on);
+  // Groups that cross facilities go over `host` (the wan backend: XFFL_OPT_CROSS_FACILITY_BACKEND). The
+  // replica groups then receive the federated average's relay as a plain broadcast, since the sender's
+  // all-reduce runs on the other backend and cannot feed UCX's chunk-by-chunk relay.
+  void set_crossing_backend(std::shared_ptr<Backend> host) override;
 
  private:
+  std::shared_ptr<Backend> crossing_;  // null: every group on UCX
   std::shared_ptr<ucx::UcxWorker> worker_;
   Exchange &exchange_;
 };
 
 // The factory's maker (backend_table.cpp): loads UCX before the rendezvous; the backend made keeps
 // the job's store (BackendSetup::exchange) alive as long as itself, since endpoints are made lazily
-// from the addresses in it; set_global waits for every rank's address (barrier).
+// from the addresses in it; set_global waits for every rank's address (barrier). Takes a crossing
+// backend (XFFL_OPT_CROSS_FACILITY_BACKEND = XFFL_BACKEND_WAN).
 extern const BackendMaker kUcxMaker;
 
 }  // namespace xffl::comm

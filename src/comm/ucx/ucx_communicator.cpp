@@ -87,7 +87,7 @@ void UcxCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_c
 void UcxCommunicator::allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
                                           double premul, Communicator &relay, int relay_root, void *stream) {
   auto *chain = dynamic_cast<UcxCommunicator *>(&relay);
-  if (!chain || chain->worker_ != worker_ || relay_root != chain->group_.my_index)
+  if (!chain || group_.plain_relay || chain->worker_ != worker_ || relay_root != chain->group_.my_index)
     return Communicator::allreduce_and_relay(buf, count, dtype, op, premul, relay, relay_root, stream);
   if (premul != 1.0) scale(buf, count, dtype, premul);
   // The relay's members call relay_receive, whose messages carry a broadcast's signature.
@@ -100,7 +100,9 @@ void UcxCommunicator::allreduce_and_relay(void *buf, size_t count, xffl_dtype_t 
 }
 
 void UcxCommunicator::relay_receive(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, int relay_root,
-                                    int federated_size, int sender_index, void *) {
+                                    int federated_size, int sender_index, void *stream) {
+  if (group_.plain_relay)
+    return Communicator::relay_receive(buf, count, dtype, op, relay_root, federated_size, sender_index, stream);
   run("federated average (relay)", CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(relay_root)),
       [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
     algorithms::relay_receive(p2p, relay_root, buf, count, dtype, op, federated_size, sender_index, tuning);

@@ -30,6 +30,9 @@ struct GroupView {
   int my_index = 0;
   std::string description;
   uint64_t tag_bits = 0;     // tag.h group field
+  // The federated average's relay comes as a plain broadcast (the sender all-reduces on a crossing
+  // backend), not chunk by chunk in the ring's order.
+  bool plain_relay = false;
 };
 
 // The call a transport serves, and the communicator's call before it (whose mismatch a member whose

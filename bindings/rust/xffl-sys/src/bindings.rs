@@ -87,6 +87,12 @@ impl xffl_backend {
     #[doc = "< CUDA memory through NCCL"]
     pub const XFFL_BACKEND_NCCL: xffl_backend = xffl_backend(2);
 }
+impl xffl_backend {
+    #[doc = " host memory over plain TCP, striped and optionally encrypted (XFFL_OPT_WAN_STREAMS,"]
+    #[doc = "  XFFL_OPT_WAN_ENCRYPTION): only as XFFL_OPT_CROSS_FACILITY_BACKEND; xffl_set_global refuses it as"]
+    #[doc = "  the main backend with XFFL_EUNSUPPORTED"]
+    pub const XFFL_BACKEND_WAN: xffl_backend = xffl_backend(3);
+}
 #[repr(transparent)]
 #[doc = " Communication backend, chosen once in xffl_set_global."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -300,7 +306,9 @@ impl xffl_option {
     #[doc = "  are in several federated groups): XFFL_BACKEND_NONE (default, or XFFL_CROSS_FACILITY_BACKEND=none)"]
     #[doc = "  keeps them on the backend of xffl_set_global; XFFL_BACKEND_UCX (or =ucx) carries them over UCX when"]
     #[doc = "  that backend is NCCL, staging device buffers through pinned host memory, while every other group"]
-    #[doc = "  stays on NCCL. Read by xffl_set_global: XFFL_ESTATE once it was called."]
+    #[doc = "  stays on NCCL; XFFL_BACKEND_WAN (or =wan) carries them over striped, optionally encrypted TCP"]
+    #[doc = "  (XFFL_OPT_WAN_STREAMS, XFFL_OPT_WAN_ENCRYPTION) when that backend is UCX or NCCL. Read by"]
+    #[doc = "  xffl_set_global: XFFL_ESTATE once it was called."]
     pub const XFFL_OPT_CROSS_FACILITY_BACKEND: xffl_option = xffl_option(3);
 }
 impl xffl_option {
@@ -364,6 +372,22 @@ impl xffl_option {
     #[doc = "  Every rank must set the same value. At any time between averages."]
     pub const XFFL_OPT_ERROR_FEEDBACK: xffl_option = xffl_option(9);
 }
+impl xffl_option {
+    #[doc = " with XFFL_OPT_CROSS_FACILITY_BACKEND = XFFL_BACKEND_WAN: parallel TCP connections (streams) per"]
+    #[doc = "  pair of members of a group that crosses facilities, 1 to 64 (default 4, or XFFL_WAN_STREAMS). A"]
+    #[doc = "  transfer is cut into frames handed to whichever stream is free, so one slow stream does not hold"]
+    #[doc = "  back the others and N streams get N windows on a long fat pipe. Read by xffl_set_global:"]
+    #[doc = "  XFFL_ESTATE once it was called."]
+    pub const XFFL_OPT_WAN_STREAMS: xffl_option = xffl_option(10);
+}
+impl xffl_option {
+    #[doc = " with XFFL_OPT_CROSS_FACILITY_BACKEND = XFFL_BACKEND_WAN: an xffl_wan_encryption_t for the bytes"]
+    #[doc = "  that cross facilities (default NONE, or XFFL_WAN_ENCRYPTION). Any other value needs the job's"]
+    #[doc = "  secret (XFFL_OPT_AUTH_TOKEN): xffl_set_global is XFFL_EINVAL without one. A frame altered on the"]
+    #[doc = "  link fails the collective with XFFL_EAUTH naming the peer. Groups inside a facility are never"]
+    #[doc = "  encrypted. Read by xffl_set_global: XFFL_ESTATE once it was called."]
+    pub const XFFL_OPT_WAN_ENCRYPTION: xffl_option = xffl_option(11);
+}
 #[repr(transparent)]
 #[doc = " Tunable options of a state, set with xffl_set_option and read with xffl_get_option."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -400,6 +424,26 @@ pub struct xffl_wire_format(pub ::std::os::raw::c_uint);
 #[doc = " How federated averages write XFFL_F32 data between facilities (XFFL_OPT_WIRE_FORMAT). Error bounds are"]
 #[doc = "  per contribution, before the f32 mean."]
 pub use self::xffl_wire_format as xffl_wire_format_t;
+impl xffl_wan_encryption {
+    #[doc = "< plain TCP (connections are still authenticated)"]
+    pub const XFFL_WAN_ENCRYPTION_NONE: xffl_wan_encryption = xffl_wan_encryption(0);
+}
+impl xffl_wan_encryption {
+    #[doc = "< AES-256-GCM (fast with AES-NI)"]
+    pub const XFFL_WAN_ENCRYPTION_AES_256_GCM: xffl_wan_encryption = xffl_wan_encryption(1);
+}
+impl xffl_wan_encryption {
+    #[doc = "< ChaCha20-Poly1305 (fast without AES instructions)"]
+    pub const XFFL_WAN_ENCRYPTION_CHACHA20_POLY1305: xffl_wan_encryption = xffl_wan_encryption(2);
+}
+#[repr(transparent)]
+#[doc = " Encryption of the cross-facility transport (XFFL_OPT_WAN_ENCRYPTION): an AEAD per frame, keys from"]
+#[doc = "  the job's secret with HKDF-SHA256, one per direction and stream of each connection."]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct xffl_wan_encryption(pub ::std::os::raw::c_uint);
+#[doc = " Encryption of the cross-facility transport (XFFL_OPT_WAN_ENCRYPTION): an AEAD per frame, keys from"]
+#[doc = "  the job's secret with HKDF-SHA256, one per direction and stream of each connection."]
+pub use self::xffl_wan_encryption as xffl_wan_encryption_t;
 impl xffl_federated_strategy {
     #[doc = "< senders all-reduce across groups, then broadcast to their replica group"]
     pub const XFFL_FEDAVG_HIERARCHICAL: xffl_federated_strategy = xffl_federated_strategy(0);
@@ -620,7 +664,9 @@ extern "C" {
 extern "C" {
     #[doc = " @brief Set the global information and bring up the backend."]
     #[doc = " @param[in] st the state (no set_global yet)"]
-    #[doc = " @param[in] backend XFFL_BACKEND_NONE (topology only), UCX or NCCL"]
+    #[doc = " @param[in] backend XFFL_BACKEND_NONE (topology only), UCX or NCCL (WAN only as"]
+    #[doc = "            XFFL_OPT_CROSS_FACILITY_BACKEND; with it, XFFL_EINVAL when XFFL_OPT_WAN_ENCRYPTION is set"]
+    #[doc = "            without XFFL_OPT_AUTH_TOKEN)"]
     #[doc = " @param[in] device_type XFFL_DEVICE_CPU or XFFL_DEVICE_CUDA"]
     #[doc = " @param[in] master_addr rendezvous host, non-empty; copied"]
     #[doc = " @param[in] master_port rendezvous port in [0, 65535]"]
@@ -628,9 +674,9 @@ extern "C" {
     #[doc = " @param[in] world_size number of processes, >= 1"]
     #[doc = " @return XFFL_OK; XFFL_EINVAL for a NULL or out-of-range argument; XFFL_ESTATE if already set, or while"]
     #[doc = "         another call on the state is in progress; XFFL_EUNSUPPORTED for a backend or device this build"]
-    #[doc = "         lacks, or when UCX is needed and cannot be loaded (the dynamic loader's words, before the"]
-    #[doc = "         rendezvous); for UCX and NCCL also XFFL_ETIMEOUT, XFFL_EAUTH, XFFL_ENETWORK, XFFL_EPEER,"]
-    #[doc = "         XFFL_EBACKEND."]
+    #[doc = "         lacks, for XFFL_BACKEND_WAN (a cross-facility backend only), or when UCX is needed and cannot be"]
+    #[doc = "         loaded (the dynamic loader's words, before the rendezvous); for UCX and NCCL also XFFL_ETIMEOUT,"]
+    #[doc = "         XFFL_EAUTH, XFFL_ENETWORK, XFFL_EPEER, XFFL_EBACKEND."]
     #[doc = " @note Collective for UCX and NCCL: every rank of the job calls it. With XFFL_BACKEND_NONE it is local."]
     #[doc = "       Sets the WORLD group."]
     #[doc = " @note UCX is loaded into the process here, the first time a UCX backend is made (backend UCX, or NCCL"]

@@ -351,7 +351,9 @@ pub enum OptionKey {
     LogLevel,
     /// A [`Backend`] as `i32` for the groups that cross facilities: `Backend::None` (default) keeps them
     /// on the backend of `set_global`; `Backend::Ucx` carries them over UCX with host staging when that
-    /// backend is NCCL. Read by `set_global`: a `State` error once it was called.
+    /// backend is NCCL; 3 (`XFFL_BACKEND_WAN`) carries them over striped, optionally encrypted TCP
+    /// (`WanStreams`, `WanEncryption`) when that backend is UCX or NCCL. Read by `set_global`: a `State`
+    /// error once it was called.
     CrossFacilityBackend,
     /// String option ([`State::set_option_string`](crate::State::set_option_string)): the shared
     /// secret of the rendezvous store (default `XFFL_AUTH_TOKEN`; `""` for none). Write-only: reading
@@ -377,6 +379,14 @@ pub enum OptionKey {
     /// it to its next federated average (one f32 copy per buffer on crossing ranks); see
     /// `XFFL_OPT_ERROR_FEEDBACK` in `xffl/types.h`. At any time between averages.
     ErrorFeedback,
+    /// With the wan crossing backend (`CrossFacilityBackend` = 3, `XFFL_BACKEND_WAN`): TCP streams per
+    /// pair of members of a group that crosses facilities, 1 to 64 (default 4, or `XFFL_WAN_STREAMS`).
+    /// Read by `set_global`.
+    WanStreams,
+    /// With the wan crossing backend: 0 none (default, or `XFFL_WAN_ENCRYPTION`), 1 AES-256-GCM, 2
+    /// ChaCha20-Poly1305; anything but 0 needs the job's secret (`AuthToken`). A frame altered on the
+    /// link fails the call with an `Auth` error. Read by `set_global`.
+    WanEncryption,
 }
 
 impl OptionKey {
@@ -392,6 +402,8 @@ impl OptionKey {
             OptionKey::EnqueueOnly => sys::xffl_option::XFFL_OPT_ENQUEUE_ONLY,
             OptionKey::WireFormat => sys::xffl_option::XFFL_OPT_WIRE_FORMAT,
             OptionKey::ErrorFeedback => sys::xffl_option::XFFL_OPT_ERROR_FEEDBACK,
+            OptionKey::WanStreams => sys::xffl_option::XFFL_OPT_WAN_STREAMS,
+            OptionKey::WanEncryption => sys::xffl_option::XFFL_OPT_WAN_ENCRYPTION,
         }
     }
 }

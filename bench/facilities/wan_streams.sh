@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Striping on a long fat pipe: the wan crossing backend (XFFL_CROSS_FACILITY_BACKEND=wan) with 1 stream
+# against N streams against the link rate, every TCP connection's window capped in both namespaces
+# (sysctl net.ipv4.tcp_rmem / tcp_wmem) so that one stream cannot fill the link (window / RTT). Also
+# with encryption. Prints ratios; a benchmark, not a test.
+#
+#   sudo bench/facilities/wan_streams.sh [BUILD_DIR]     (BUILD_DIR default build-netns, as run.sh)
+# Environment: MODEL_MIB (64), RATE (1gbit), DELAY_MS (50 each way), WINDOW_KIB (1024), STREAMS (16),
+#              PER_FACILITY (1), ITERATIONS (2), XFFL_BENCH_TIMEOUT (300).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=$(cd "${1:-$root/build-netns}" && pwd) || exit 2
+# shellcheck source=../../tests/netns/facilities.sh
+. "$root/tests/netns/facilities.sh"
+
+model_mib=${MODEL_MIB:-64}
+rate=${RATE:-1gbit}
+delay_ms=${DELAY_MS:-50}
+window_kib=${WINDOW_KIB:-1024}
+streams=${STREAMS:-16}
+per_facility=${PER_FACILITY:-1}
+iterations=${ITERATIONS:-2}
+timeout=${XFFL_BENCH_TIMEOUT:-300}
+world=$((2 * per_facility))
+sizes="$per_facility,$per_facility"
+count=$((model_mib * 1024 * 1024 / 4))
+model_bytes=$((model_mib * 1024 * 1024))
+
+relay=$build/tests/netns/netns_delay_relay
+job=$build/bench/facilities/facilities-average-bench
+stream=$build/bench/facilities/facilities-tcp-stream
+for binary in "$relay" "$job" "$stream"; do
+  [ -x "$binary" ] || { echo "missing $binary: build netns_delay_relay and the facilities-* targets" >&2; exit 2; }
+done
+if ! why=$(facilities_can_run); then
+  echo "cannot run: $why" >&2
+  exit 77
+fi
+trap facilities_down EXIT
+trap 'exit 130' INT TERM
+facilities_up "$relay" "$rate" "$delay_ms" || { echo "could not build the facilities" >&2; exit 1; }
+facilities_cap_window $((window_kib << 10)) || { echo "could not cap the window" >&2; exit 1; }
+echo "link: $rate each way, ${delay_ms} ms each way (RTT $((2 * delay_ms)) ms), window cap ${window_kib} KiB per" \
+  "connection (one stream at most $(awk -v w="$window_kib" -v d="$delay_ms" 'BEGIN{printf "%.0f", w*1024*8/(2*d/1000)/1e6}') Mbit/s);" \
+  "model $model_mib MiB f32, $per_facility rank(s) per facility; uptime: $(uptime)"
+
+# Link rate with plain TCP through the same path: N streams one way at once (the fastest seen).
+link_rate() {
+  local n=$1 i pids=()
+  ip netns exec "${FAC_NS[1]}" "$stream" recv "${FAC_ADDR[1]}" 5001 "$n" > "$FAC_WORKDIR/recv" &
+  pids+=($!)
+  facilities_wait_file "$FAC_WORKDIR/recv" 5
+  sleep 0.2
+  for i in $(seq 1 "$n"); do
+    ip netns exec "${FAC_NS[0]}" "$stream" send "${FAC_ADDR[1]}" 5001 $(( (256 << 20) / n )) &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  sed -n 's/.*rate_bps=\([0-9]*\).*/\1/p' "$FAC_WORKDIR/recv" | head -1
+}
+one_tcp=$(link_rate 1)
+n_tcp=$(link_rate "$streams")
+echo "plain TCP: 1 stream $(awk -v r="$one_tcp" 'BEGIN{printf "%.0f", r/1e6}') Mbit/s; $streams streams" \
+  "$(awk -v r="$n_tcp" 'BEGIN{printf "%.0f", r/1e6}') Mbit/s"
+
+results=$FAC_WORKDIR/results
+: > "$results"
+# run_wan LABEL STREAMS ENCRYPTION
+run_wan() {
+  local label=$1 n=$2 encryption=$3 r
+  FAC_PIDS=()
+  for r in $(seq 0 $((world - 1))); do
+    facilities_launch_rank "$r" "$world" "$sizes" 0 "$timeout" "$FAC_WORKDIR/wan.$label.$r.log" -- \
+      env XFFL_CROSS_FACILITY_BACKEND=wan XFFL_WAN_STREAMS="$n" XFFL_WAN_ENCRYPTION="$encryption" \
+      XFFL_AUTH_TOKEN=bench-secret "$job" "$count" hier "$iterations"
+  done
+  local failed=0
+  for r in $(seq 0 $((world - 1))); do wait "${FAC_PIDS[$r]}" || failed=1; done
+  FAC_PIDS=()
+  if [ $failed -ne 0 ]; then
+    echo "wan $label failed:" >&2
+    tail -n 5 "$FAC_WORKDIR"/wan."$label".*.log >&2
+    return 1
+  fi
+  grep '^RESULT' "$FAC_WORKDIR/wan.$label.0.log" | sed "s/^RESULT/RESULT label=$label/" >> "$results"
+}
+run_wan 1-stream 1 none
+run_wan "$streams-streams" "$streams" none
+run_wan "$streams-streams-aes" "$streams" aes-256-gcm
+
+# Each facility must receive the other's model: model bytes cross each way; bound at the link rate.
+awk -v model="$model_bytes" -v bps="$n_tcp" -v rate="$rate" '
+  /^RESULT/ {
+    for (i = 2; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
+    key = v["label"]
+    if (!(key in best) || v["seconds"] < best[key]) best[key] = v["seconds"]
+    if (!(key in seen)) { seen[key] = 1; order[++n] = key }
+  }
+  END {
+    bound = model * 8 / bps
+    printf "\nbound: the model crosses each way at the %s-stream TCP rate, %.0f Mbit/s: %.3f s\n\n", "N", bps / 1e6, bound
+    printf "%-22s %10s %12s %12s %12s\n", "wan", "seconds", "Mbit/s", "x bound", "x 1-stream"
+    for (k = 1; k <= n; ++k) {
+      key = order[k]
+      printf "%-22s %10.3f %12.0f %12.2f %12.2f\n", key, best[key], model * 8 / best[key] / 1e6, best[key] / bound,
+             best[order[1]] / best[key]
+    }
+  }' "$results"

@@ -1,0 +1,372 @@
+#include "comm/wan/striped_links.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "common/error.h"
+
+namespace xffl::comm::wan {
+
+namespace net = bootstrap::net;
+
+namespace {
+
+// A poll round returns at least this often, so connections accepted for this group are claimed.
+constexpr int kPollSliceMs = 200;
+
+bool gone(int error) { return error == ECONNRESET || error == EPIPE || error == ENOTCONN || error == ETIMEDOUT; }
+
+}  // namespace
+
+StripedLinks::StripedLinks(std::shared_ptr<WanHub> hub, std::vector<int> members, int my_index, GroupKey group,
+                           std::string description)
+    : hub_(std::move(hub)),
+      members_(std::move(members)),
+      my_index_(my_index),
+      group_(group),
+      description_(std::move(description)),
+      encrypted_(hub_->settings().encryption != XFFL_WAN_ENCRYPTION_NONE) {
+  peers_.resize(members_.size());
+  for (size_t i = 0; i < members_.size(); ++i) peers_[i].rank = members_[i];
+}
+
+StripedLinks::~StripedLinks() {
+  close();
+  hub_->forget(group_);
+}
+
+void StripedLinks::close() noexcept {
+  for (Peer &peer : peers_) {
+    peer.streams.clear();
+    peer.connected = false;
+    peer.outbox.clear();
+    peer.inbox.clear();
+  }
+}
+
+void StripedLinks::begin(const char *operation) {
+  operation_ = operation;
+  requests_.clear();  // the previous operation waited for all of its requests
+  ++call_;
+  for (Peer &p : peers_) {
+    p.sent.clear();
+    p.received.clear();
+  }
+}
+
+uint64_t StripedLinks::message_key(algorithms::Step step, std::map<int, uint32_t> &counts) {
+  if (step.index < 0 || step.index > 0xffff)
+    fail(XFFL_EINTERNAL, where(-1), ": step ", step.index, " outside [0, 65535]");
+  const uint32_t index = counts[step.index]++;
+  if (index > 0xffffff) fail(XFFL_EINTERNAL, where(-1), ": more than 2^24 messages in step ", step.index);
+  return (static_cast<uint64_t>(call_ & 0xffffff) << 40) | (static_cast<uint64_t>(step.index) << 24) | index;
+}
+
+std::string StripedLinks::where(int index) const {
+  return "rank " + std::to_string(hub_->settings().rank) + ": wan " + operation_ + " on " + description_ +
+         (index >= 0 ? ", peer rank " + std::to_string(members_[static_cast<size_t>(index)]) : std::string());
+}
+
+void StripedLinks::failure(xffl_status_t status, int index, const std::string &what) {
+  close();
+  fail(status, where(index), ": ", what);
+}
+
+StripedLinks::Peer &StripedLinks::peer(int index, const char *what) {
+  if (index < 0 || index >= size() || index == my_index_)
+    fail(XFFL_EINTERNAL, where(-1), ": ", what, " to member ", index, " of ", size());
+  Peer &p = peers_[static_cast<size_t>(index)];
+  if (p.closed) failure(XFFL_EPEER, index, std::string("the peer closed its streams of this group; a ") + what + " to it cannot complete");
+  return p;
+}
+
+void StripedLinks::connect(int index, Clock::time_point deadline) {
+  Peer &p = peers_[static_cast<size_t>(index)];
+  if (p.connected || p.rank < hub_->settings().rank) return;  // the lower rank dials; the higher one waits
+  std::vector<Connection> dialled = hub_->dial(p.rank, group_, std::string(operation_) + " on " + description_, deadline);
+  p.streams.resize(dialled.size());
+  for (size_t s = 0; s < dialled.size(); ++s) p.streams[s].connection = std::move(dialled[s]);
+  p.connected = true;
+}
+
+bool StripedLinks::has_pending(const Peer &p) {
+  if (!p.outbox.empty()) return true;
+  for (const auto &[sequence, message] : p.inbox)
+    if (message.posted) return true;
+  return false;
+}
+
+std::string StripedLinks::pending_text(const Peer &p) {
+  size_t sends = p.outbox.size(), receives = 0;
+  for (const auto &[sequence, message] : p.inbox) receives += message.posted ? 1 : 0;
+  return std::to_string(sends) + " send(s) and " + std::to_string(receives) + " receive(s) of this rank";
+}
+
+algorithms::RequestId StripedLinks::send(int index, const void *data, size_t bytes, algorithms::Step step) {
+  Peer &p = peer(index, "send");
+  connect(index, Clock::now() + std::chrono::milliseconds(hub_->settings().timeout_ms));
+  const algorithms::RequestId id = requests_.size();
+  requests_.push_back({false, true, index, bytes, step});
+  OutMessage message;
+  message.data = static_cast<const uint8_t *>(data);
+  message.bytes = bytes;
+  message.request = id;
+  p.outbox.emplace(message_key(step, p.sent), message);
+  return id;
+}
+
+algorithms::RequestId StripedLinks::recv(int index, void *data, size_t bytes, algorithms::Step step) {
+  if (index < 0 || index >= size() || index == my_index_) peer(index, "recv");  // throws
+  Peer &p = peers_[static_cast<size_t>(index)];
+  // A peer that closed after sending may have left the message complete in the inbox already.
+  const uint64_t key = message_key(step, p.received);
+  auto early = p.inbox.find(key);
+  if (p.closed && (early == p.inbox.end() || !early->second.total_known || early->second.received != early->second.total))
+    failure(XFFL_EPEER, index, "the peer closed its streams of this group; a receive from it cannot complete");
+  connect(index, Clock::now() + std::chrono::milliseconds(hub_->settings().timeout_ms));
+  const algorithms::RequestId id = requests_.size();
+  requests_.push_back({false, false, index, bytes, step});
+  InMessage &message = p.inbox[key];
+  if (message.total_known && message.total != bytes)
+    failure(XFFL_EINVAL, index,
+            "a message of " + std::to_string(message.total) + " bytes came where " + std::to_string(bytes) +
+                " were expected (the members called with different arguments?)");
+  message.data = static_cast<uint8_t *>(data);
+  message.capacity = bytes;
+  message.posted = true;
+  message.request = id;
+  // Early frames sit at their offsets in a buffer of the message's size (checked equal to bytes above).
+  if (!message.early.empty()) std::memcpy(message.data, message.early.data(), message.early.size());
+  std::vector<uint8_t>().swap(message.early);
+  if (message.total_known && message.received == message.total) {
+    complete(id);
+    p.inbox.erase(key);
+  }
+  return id;
+}
+
+void StripedLinks::wait(algorithms::RequestId request) {
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(hub_->settings().timeout_ms);
+  const Request &r = requests_.at(request);
+  while (!requests_.at(request).done) {
+    if (Clock::now() >= deadline)
+      failure(XFFL_ETIMEOUT, r.peer,
+              std::string("timed out after ") + std::to_string(hub_->settings().timeout_ms) + " ms awaiting the " +
+                  (r.is_send ? "send" : "receive") + " of " + std::to_string(r.bytes) + " bytes (step " +
+                  std::to_string(r.step.index + 1) + " of " + std::to_string(r.step.total) + ")" +
+                  (peers_[static_cast<size_t>(r.peer)].connected ? "" : "; the peer never connected"));
+    progress(deadline, r.peer);
+  }
+}
+
+void StripedLinks::wait_all() {
+  for (algorithms::RequestId id = 0; id < requests_.size(); ++id) wait(id);
+}
+
+bool StripedLinks::take_frame(Peer &p, Stream &stream) {
+  for (auto &[sequence, message] : p.outbox) {
+    const bool empty_unsent = message.bytes == 0 && !message.first_frame_sent;
+    if (message.next_offset >= message.bytes && !empty_unsent) continue;
+    const size_t length = std::min(kFrameBytes, message.bytes - message.next_offset);
+    FrameHeader header;
+    header.payload_bytes = static_cast<uint32_t>(length);
+    header.message = sequence;
+    header.offset = message.next_offset;
+    header.total = message.bytes;
+    stream.header = encode(header);
+    stream.message = sequence;
+    stream.payload = message.data + message.next_offset;
+    stream.payload_bytes = length;
+    stream.written = 0;
+    if (encrypted_) {
+      stream.sealed.resize(length);
+      stream.connection.sealer->seal(stream.header.data(), stream.header.size(), stream.payload, length,
+                                     stream.sealed.data(), stream.tag.data());
+      stream.payload = stream.sealed.data();
+    }
+    message.next_offset += length;
+    message.first_frame_sent = true;
+    ++message.frames_in_flight;
+    stream.sending = true;
+    return true;
+  }
+  return false;
+}
+
+void StripedLinks::write_some(Peer &p, Stream &stream, int index, int stream_index) {
+  const int fd = stream.connection.fd.get();
+  for (;;) {
+    if (!stream.sending && !take_frame(p, stream)) return;
+    const size_t tag_bytes = encrypted_ ? kTagBytes : 0;
+    const size_t frame_bytes = kHeaderBytes + stream.payload_bytes + tag_bytes;
+    while (stream.written < frame_bytes) {
+      iovec parts[3];
+      int count = 0;
+      size_t at = stream.written;
+      if (at < kHeaderBytes) parts[count++] = {stream.header.data() + at, kHeaderBytes - at};
+      at = at > kHeaderBytes ? at - kHeaderBytes : 0;
+      if (at < stream.payload_bytes)
+        parts[count++] = {const_cast<uint8_t *>(stream.payload) + at, stream.payload_bytes - at};
+      at = stream.written > kHeaderBytes + stream.payload_bytes ? stream.written - kHeaderBytes - stream.payload_bytes : 0;
+      if (tag_bytes && at < tag_bytes) parts[count++] = {stream.tag.data() + at, tag_bytes - at};
+      msghdr message{};
+      message.msg_iov = parts;
+      message.msg_iovlen = static_cast<size_t>(count);
+      const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        stream.written += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      failure(n < 0 && !gone(errno) ? XFFL_ENETWORK : XFFL_EPEER, index,
+              "stream " + std::to_string(stream_index) + " failed while sending: " +
+                  (n < 0 ? net::errno_text(errno) : std::string("connection closed")));
+    }
+    // The frame is out: its message is done once every frame of it is.
+    stream.sending = false;
+    auto found = p.outbox.find(stream.message);
+    OutMessage &message = found->second;
+    if (--message.frames_in_flight == 0 && message.next_offset >= message.bytes) {
+      complete(message.request);
+      p.outbox.erase(found);
+    }
+  }
+}
+
+void StripedLinks::read_some(Peer &p, Stream &stream, int index, int stream_index) {
+  const int fd = stream.connection.fd.get();
+  const size_t tag_bytes = encrypted_ ? kTagBytes : 0;
+  for (;;) {
+    const size_t wanted = stream.have_header ? kHeaderBytes + stream.frame.payload_bytes + tag_bytes : kHeaderBytes;
+    if (stream.incoming.size() < wanted) stream.incoming.resize(std::max(wanted, kHeaderBytes + kFrameBytes + kTagBytes));
+    const ssize_t n = ::recv(fd, stream.incoming.data() + stream.read, wanted - stream.read, MSG_DONTWAIT);
+    if (n == 0) {
+      // A peer that is done with this group closes its streams while others may still work; frames
+      // on its other streams may still be unread. Only a frame cut short, or every stream closed with
+      // something of ours unfinished, is a failure.
+      if (stream.read > 0)
+        failure(XFFL_EPEER, index,
+                "stream " + std::to_string(stream_index) + " closed by the peer in the middle of a frame (did it fail or exit?)");
+      stream.closed = true;
+      bool all_closed = true;
+      for (const Stream &other : p.streams) all_closed = all_closed && other.closed;
+      if (!all_closed) return;
+      if (has_pending(p))
+        failure(XFFL_EPEER, index, "the peer closed its streams with " + pending_text(p) + " unfinished (did it fail or exit?)");
+      p.closed = true;
+      return;
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      failure(gone(errno) ? XFFL_EPEER : XFFL_ENETWORK, index,
+              "stream " + std::to_string(stream_index) + " failed while receiving: " + net::errno_text(errno));
+    }
+    stream.read += static_cast<size_t>(n);
+    if (stream.read < wanted) continue;
+    if (!stream.have_header) {
+      if (!decode(stream.incoming.data(), &stream.frame) || stream.frame.payload_bytes > kFrameBytes)
+        failure(encrypted_ ? XFFL_EAUTH : XFFL_ENETWORK, index,
+                "stream " + std::to_string(stream_index) + " carried a malformed frame header (altered on the link?)");
+      stream.have_header = true;
+      if (stream.frame.payload_bytes + tag_bytes > 0) continue;
+    }
+    deliver(p, stream, index, stream_index);
+    stream.have_header = false;
+    stream.read = 0;
+  }
+}
+
+void StripedLinks::deliver(Peer &p, Stream &stream, int index, int stream_index) {
+  const FrameHeader &frame = stream.frame;
+  uint8_t *payload = stream.incoming.data() + kHeaderBytes;
+  if (encrypted_ &&
+      !stream.connection.opener->open(stream.incoming.data(), kHeaderBytes, payload, frame.payload_bytes, payload,
+                                      payload + frame.payload_bytes))
+    failure(XFFL_EAUTH, index,
+            "a frame on stream " + std::to_string(stream_index) +
+                " failed authentication (altered, replayed or reordered on the link): nothing of it was used");
+  InMessage &message = p.inbox[frame.message];
+  if (message.total_known ? message.total != frame.total : (message.posted && frame.total != message.capacity))
+    failure(XFFL_EINVAL, index,
+            "a message of " + std::to_string(frame.total) + " bytes came where " +
+                std::to_string(message.posted ? message.capacity : message.total) +
+                " were expected (the members called with different arguments?)");
+  if (frame.offset > frame.total || frame.payload_bytes > frame.total - frame.offset)
+    failure(XFFL_EINTERNAL, index, "a frame at offset " + std::to_string(frame.offset) + " runs past its message");
+  message.total = frame.total;
+  message.total_known = true;
+  if (message.posted) {
+    if (frame.payload_bytes) std::memcpy(message.data + frame.offset, payload, frame.payload_bytes);
+  } else {
+    if (message.early.size() < frame.total) message.early.resize(frame.total);
+    if (frame.payload_bytes) std::memcpy(message.early.data() + frame.offset, payload, frame.payload_bytes);
+  }
+  message.received += frame.payload_bytes;
+  // A message complete before its receive is posted waits in the inbox: recv() copies it.
+  if (message.posted && message.received == message.total) {
+    complete(message.request);
+    p.inbox.erase(frame.message);
+  }
+}
+
+void StripedLinks::progress(Clock::time_point deadline, int awaited) {
+  // Streams that peers of lower rank dialled, accepted by the hub (here or in another group's wait).
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    Peer &p = peers_[i];
+    if (p.connected || static_cast<int>(i) == my_index_ || p.rank > hub_->settings().rank) continue;
+    while (static_cast<int>(p.streams.size()) < hub_->settings().streams) {
+      std::optional<Connection> claimed;
+      try {
+        claimed = hub_->claim(group_, p.rank, static_cast<int>(p.streams.size()));
+      } catch (const Error &error) {
+        failure(error.status(), static_cast<int>(i), error.what());
+      }
+      if (!claimed) break;
+      p.streams.emplace_back();
+      p.streams.back().connection = std::move(*claimed);
+    }
+    p.connected = static_cast<int>(p.streams.size()) == hub_->settings().streams;
+  }
+
+  std::vector<pollfd> fds;
+  std::vector<std::pair<int, int>> owners;  // (member index, stream index) of each fd after the listener
+  fds.push_back({hub_->listen_fd(), POLLIN, 0});
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    Peer &p = peers_[i];
+    if (!p.connected || p.closed) continue;
+    bool more_to_send = false;
+    for (const auto &[sequence, message] : p.outbox)
+      if (message.next_offset < message.bytes || (message.bytes == 0 && !message.first_frame_sent)) more_to_send = true;
+    for (size_t s = 0; s < p.streams.size(); ++s) {
+      if (p.streams[s].closed) continue;
+      const short events = static_cast<short>(POLLIN | (p.streams[s].sending || more_to_send ? POLLOUT : 0));
+      fds.push_back({p.streams[s].connection.fd.get(), events, 0});
+      owners.emplace_back(static_cast<int>(i), static_cast<int>(s));
+    }
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  const int slice = static_cast<int>(std::clamp<long long>(left, 0, kPollSliceMs));
+  const int ready = ::poll(fds.data(), fds.size(), slice);
+  if (ready < 0) {
+    if (errno == EINTR) return;
+    failure(XFFL_ENETWORK, awaited, "poll: " + net::errno_text(errno));
+  }
+  if (ready == 0) return;
+  if (fds[0].revents & POLLIN) hub_->accept_pending(Clock::now() + std::chrono::milliseconds(hub_->settings().timeout_ms));
+  for (size_t f = 1; f < fds.size(); ++f) {
+    if (!fds[f].revents) continue;
+    const auto [i, s] = owners[f - 1];
+    Peer &p = peers_[static_cast<size_t>(i)];
+    Stream &stream = p.streams[static_cast<size_t>(s)];
+    if (fds[f].revents & (POLLIN | POLLHUP | POLLERR)) read_some(p, stream, i, s);
+    if (!stream.closed && (fds[f].revents & POLLOUT)) write_some(p, stream, i, s);
+  }
+}
+
+}  // namespace xffl::comm::wan

@@ -1,0 +1,41 @@
+// A group's communicator on the cross-facility transport: the schedules of comm/algorithms (the same
+// ring, recursive doubling, chain and dissemination as UCX, so results are bit-identical on every
+// member) over the group's StripedLinks. After a failure the communicator is unusable: later calls
+// throw the same error at once.
+#ifndef XFFL_SRC_COMM_WAN_WAN_COMMUNICATOR_H
+#define XFFL_SRC_COMM_WAN_WAN_COMMUNICATOR_H
+
+#include <memory>
+#include <optional>
+
+#include "comm/communicator.h"
+#include "comm/wan/striped_links.h"
+#include "common/error.h"
+
+namespace xffl::comm::wan {
+
+class WanCommunicator final : public Communicator {
+ public:
+  WanCommunicator(std::shared_ptr<WanHub> hub, const GroupSpec &group);
+
+  void allreduce(const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
+                 void *stream) override;
+  void broadcast(void *buf, size_t count, xffl_dtype_t dtype, int root_index, void *stream) override;
+  void allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype, void *stream) override;
+  void reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op,
+                      void *stream) override;
+  void barrier() override;
+
+ private:
+  template <typename Schedule>
+  void run(const char *operation, Schedule &&schedule);
+
+  std::shared_ptr<WanHub> hub_;
+  StripedLinks links_;
+  algorithms::Tuning tuning_;  // the defaults, as UCX's: the relay's receivers plan with the same
+  std::optional<Error> failure_;
+};
+
+}  // namespace xffl::comm::wan
+
+#endif

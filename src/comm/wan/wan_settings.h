@@ -1,0 +1,39 @@
+// What the cross-facility transport is told by set_global (BackendSetup), and the limits it keeps.
+#ifndef XFFL_SRC_COMM_WAN_WAN_SETTINGS_H
+#define XFFL_SRC_COMM_WAN_WAN_SETTINGS_H
+
+#include <cstddef>
+#include <string>
+
+#include "xffl/types.h"
+
+namespace xffl::comm::wan {
+
+constexpr int kMaxStreams = 64;
+// The unit a transfer is cut into and handed to a free stream: small enough that N streams share a
+// 1 MiB ring chunk, large enough that a frame's header and tag (48 bytes) cost nothing.
+constexpr size_t kFrameBytes = size_t{256} << 10;
+// Socket buffers set from XFFL_WAN_BDP are at least this per stream.
+constexpr size_t kMinSocketBuffer = size_t{64} << 10;
+
+struct WanSettings {
+  int rank = 0;
+  int world_size = 1;
+  int timeout_ms = 300000;
+  xffl_log_level_t log_level = XFFL_LOG_WARN;
+  int streams = 4;
+  xffl_wan_encryption_t encryption = XFFL_WAN_ENCRYPTION_NONE;
+  std::string secret;  // the job's XFFL_AUTH_TOKEN ("" for none); never printed
+  std::string job_id;
+  // The bandwidth-delay product of the link between facilities, in bytes (XFFL_WAN_BDP); each stream's
+  // SO_SNDBUF and SO_RCVBUF are set to BDP / streams (at least kMinSocketBuffer). 0 leaves the kernel's
+  // autotuning alone, which grows a window up to net.ipv4.tcp_rmem's maximum by itself.
+  size_t bdp_bytes = 0;
+  // The host of the job's store; this rank listens on the address its host uses to reach it (the
+  // route a peer in another facility takes back). Empty: 127.0.0.1.
+  std::string store_host;
+};
+
+}  // namespace xffl::comm::wan
+
+#endif

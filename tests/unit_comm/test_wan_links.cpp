@@ -1,0 +1,343 @@
+// The cross-facility transport (comm/wan) with threads as ranks over loopback: collectives exact and
+// bit-identical on every member with 1 and 4 streams, with and without encryption; a byte flipped on
+// the link (a TCP proxy between two ranks) fails the receiver with XFFL_EAUTH, never a wrong result;
+// a wrong secret is XFFL_EAUTH; a peer that leaves is XFFL_EPEER; the main backend refuses wan.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/wan/wan_backend.h"
+#include "common/error.h"
+#include "memory_exchange.h"
+#include "topology/rank_list.h"
+
+// cmocka last: its fail() macro would rewrite xffl::fail in the headers above.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+namespace {
+
+using xffl::comm::Communicator;
+using xffl::comm::WanBackend;
+using xffl::comm::wan::WanSettings;
+
+struct Outcome {
+  xffl_status_t status = XFFL_OK;
+  std::string message;
+};
+
+WanSettings settings_for(int rank, int world, int streams, xffl_wan_encryption_t encryption,
+                         const std::string &secret = "test-secret") {
+  WanSettings s;
+  s.rank = rank;
+  s.world_size = world;
+  s.timeout_ms = 10000;
+  s.streams = streams;
+  s.encryption = encryption;
+  s.secret = secret;
+  s.job_id = "wan-test";
+  s.store_host = "127.0.0.1";
+  return s;
+}
+
+std::unique_ptr<Communicator> group_of(WanBackend &backend, int world, int rank) {
+  std::vector<int> members;
+  for (int r = 0; r < world; ++r) members.push_back(r);
+  xffl::comm::GroupSpec spec;
+  spec.members = xffl::topology::RankList::explicit_ranks(members);
+  spec.my_index = rank;
+  spec.description = "federated group (instance 0)";
+  spec.tag = 5;
+  spec.crosses_facilities = true;
+  return backend.create_communicator(spec);
+}
+
+using Body = std::function<void(int rank, Communicator &comm)>;
+
+// Runs body on `world` threads, each with its own backend and communicator; before any rank starts,
+// `prepare` may rewrite what the exchange holds (the tamper test puts a proxy's address there).
+std::vector<Outcome> run_ranks(int world, const std::function<WanSettings(int)> &settings, const Body &body,
+                               const std::function<void(xffl_test::MemoryExchange &)> &prepare = {}) {
+  auto exchange = std::make_shared<xffl_test::MemoryExchange>();
+  std::vector<std::unique_ptr<WanBackend>> backends;
+  for (int rank = 0; rank < world; ++rank) backends.push_back(std::make_unique<WanBackend>(settings(rank), exchange));
+  if (prepare) prepare(*exchange);
+  std::vector<Outcome> outcomes(static_cast<size_t>(world));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        std::unique_ptr<Communicator> comm = group_of(*backends[static_cast<size_t>(rank)], world, rank);
+        body(rank, *comm);
+      } catch (const xffl::Error &error) {
+        outcomes[static_cast<size_t>(rank)] = {error.status(), error.what()};
+      }
+    });
+  for (auto &thread : threads) thread.join();
+  return outcomes;
+}
+
+void expect_ok(const std::vector<Outcome> &outcomes) {
+  for (size_t r = 0; r < outcomes.size(); ++r)
+    if (outcomes[r].status != XFFL_OK) fail_msg("rank %zu: %s", r, outcomes[r].message.c_str());
+}
+
+void expect_contains(const std::string &text, const std::string &part) {
+  if (text.find(part) == std::string::npos) fail_msg("\"%s\" lacks \"%s\"", text.c_str(), part.c_str());
+}
+
+// Every collective, small and large (the ring with many frames per chunk), exact and bit-identical.
+void collectives_exact_over_streams_and_ciphers(void **) {
+  const xffl_wan_encryption_t ciphers[] = {XFFL_WAN_ENCRYPTION_NONE, XFFL_WAN_ENCRYPTION_AES_256_GCM,
+                                           XFFL_WAN_ENCRYPTION_CHACHA20_POLY1305};
+  for (int world : {2, 3}) {
+    for (int streams : {1, 4}) {
+      for (xffl_wan_encryption_t cipher : ciphers) {
+        const size_t count = (size_t{3} << 20) / 4 + 7;  // 3 MiB of f32: chunks of 4 frames, a ragged end
+        std::vector<std::vector<float>> results(static_cast<size_t>(world));
+        auto outcomes = run_ranks(
+            world, [&](int rank) { return settings_for(rank, world, streams, cipher); },
+            [&](int rank, Communicator &comm) {
+              std::vector<float> x(count);
+              for (size_t i = 0; i < count; ++i) x[i] = static_cast<float>((rank + 1) * static_cast<int>(i % 17));
+              comm.allreduce(x.data(), x.data(), count, XFFL_F32, XFFL_SUM, nullptr);
+              for (size_t i = 0; i < count; ++i) {
+                const float want = static_cast<float>(world * (world + 1) / 2 * static_cast<int>(i % 17));
+                if (x[i] != want) (xffl::fail)(XFFL_EINTERNAL, "allreduce[", i, "] = ", x[i], ", want ", want);
+              }
+              results[static_cast<size_t>(rank)] = x;
+              // Small: recursive doubling. Broadcast from the last member, allgather, reduce_scatter, barrier.
+              int64_t small[3] = {rank, 10 * rank, 1};
+              comm.allreduce(small, small, 3, XFFL_I64, XFFL_MAX, nullptr);
+              if (small[0] != world - 1 || small[2] != 1) (xffl::fail)(XFFL_EINTERNAL, "small allreduce");
+              std::vector<int32_t> b(100000, rank == world - 1 ? 42 : -1);
+              comm.broadcast(b.data(), b.size(), XFFL_I32, world - 1, nullptr);
+              for (int32_t v : b)
+                if (v != 42) (xffl::fail)(XFFL_EINTERNAL, "broadcast");
+              std::vector<int32_t> gathered(static_cast<size_t>(world) * 3000);
+              std::vector<int32_t> mine(3000, rank);
+              comm.allgather(mine.data(), gathered.data(), 3000, XFFL_I32, nullptr);
+              for (size_t i = 0; i < gathered.size(); ++i)
+                if (gathered[i] != static_cast<int32_t>(i / 3000)) (xffl::fail)(XFFL_EINTERNAL, "allgather");
+              std::vector<double> all(static_cast<size_t>(world) * 500, 1.5), part(500);
+              comm.reduce_scatter(all.data(), part.data(), 500, XFFL_F64, XFFL_AVG, nullptr);
+              for (double v : part)
+                if (v != 1.5) (xffl::fail)(XFFL_EINTERNAL, "reduce_scatter");
+              comm.barrier();
+            });
+        expect_ok(outcomes);
+        for (int r = 1; r < world; ++r)
+          assert_memory_equal(results[0].data(), results[static_cast<size_t>(r)].data(), count * sizeof(float));
+      }
+    }
+  }
+}
+
+// Back-to-back averages of mixed sizes in place (as federated_average_many runs them), two members.
+void back_to_back_averages_of_mixed_sizes(void **) {
+  for (int streams : {1, 4}) {
+    auto outcomes = run_ranks(
+        2, [&](int rank) { return settings_for(rank, 2, streams, XFFL_WAN_ENCRYPTION_NONE); },
+        [&](int rank, Communicator &comm) {
+          for (size_t count : {size_t{1092}, size_t{5} << 20, size_t{3}, size_t{5} << 20}) {
+            std::vector<float> x(count);
+            for (size_t i = 0; i < count; ++i) x[i] = static_cast<float>((rank + 1) * static_cast<int>((i + 4) % 13));
+            comm.allreduce_scaled(x.data(), count, XFFL_F32, XFFL_AVG, 1.0, nullptr);
+            for (size_t i = 0; i < count; ++i) {
+              const float want = 1.5f * static_cast<float>((i + 4) % 13);
+              if (x[i] != want) (xffl::fail)(XFFL_EINTERNAL, "count ", count, ": [", i, "] = ", x[i], ", want ", want);
+            }
+          }
+        });
+    expect_ok(outcomes);
+  }
+}
+
+// A proxy between rank 0 (the dialer) and rank 1 that flips one byte of the first frame rank 0 sends.
+class TamperProxy {
+ public:
+  TamperProxy(const std::string &target, size_t flip_at) : flip_at_(flip_at) {
+    const size_t colon = target.rfind(':');
+    target_port_ = std::atoi(target.c_str() + colon + 1);
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(listener_, reinterpret_cast<sockaddr *>(&address), sizeof address);
+    ::listen(listener_, 4);
+    socklen_t length = sizeof address;
+    ::getsockname(listener_, reinterpret_cast<sockaddr *>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { forward(); });
+  }
+  ~TamperProxy() {
+    stop_ = true;
+    thread_.join();
+    ::close(listener_);
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  bool flipped() const { return flipped_; }
+
+ private:
+  void forward() {
+    pollfd waiting{listener_, POLLIN, 0};
+    while (!stop_ && ::poll(&waiting, 1, 100) == 0) {
+    }
+    if (stop_) return;
+    const int client = ::accept(listener_, nullptr, nullptr);
+    const int server = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(static_cast<uint16_t>(target_port_));
+    ::connect(server, reinterpret_cast<sockaddr *>(&address), sizeof address);
+    size_t upstream = 0;
+    std::vector<uint8_t> buffer(1 << 16);
+    pollfd fds[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
+    while (!stop_) {
+      if (::poll(fds, 2, 100) <= 0) continue;
+      for (int side = 0; side < 2; ++side) {
+        if (!fds[side].revents) continue;
+        const ssize_t n = ::read(fds[side].fd, buffer.data(), buffer.size());
+        if (n <= 0) {
+          ::close(client);
+          ::close(server);
+          return;
+        }
+        if (side == 0 && flip_at_ >= upstream && flip_at_ < upstream + static_cast<size_t>(n)) {
+          buffer[flip_at_ - upstream] ^= 0x40;
+          flipped_ = true;
+        }
+        if (side == 0) upstream += static_cast<size_t>(n);
+        ::write(fds[1 - side].fd, buffer.data(), static_cast<size_t>(n));
+      }
+    }
+    ::close(client);
+    ::close(server);
+  }
+
+  size_t flip_at_;
+  int target_port_ = 0;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> flipped_{false};
+  std::thread thread_;
+};
+
+// hello (76 bytes) and the dialer's proof (32) come first; then the first frame's header (32 bytes).
+constexpr size_t kFirstPayloadByte = 76 + 32 + 32;
+
+void flipped_byte_on_the_link_is_eauth(void **) {
+  for (xffl_wan_encryption_t cipher : {XFFL_WAN_ENCRYPTION_AES_256_GCM, XFFL_WAN_ENCRYPTION_CHACHA20_POLY1305}) {
+    for (size_t where : {kFirstPayloadByte + 100, kFirstPayloadByte - 20 /* the header */}) {
+      std::unique_ptr<TamperProxy> proxy;
+      std::vector<float> result(4096, -1.0f);  // rank 0's
+      auto outcomes = run_ranks(
+          2, [&](int rank) { return settings_for(rank, 2, 1, cipher); },
+          [&](int rank, Communicator &comm) {
+            std::vector<float> x(4096, static_cast<float>(rank + 1));
+            comm.allreduce(x.data(), x.data(), x.size(), XFFL_F32, XFFL_SUM, nullptr);
+            if (rank == 0) result = x;
+          },
+          [&](xffl_test::MemoryExchange &exchange) {
+            const std::vector<uint8_t> real = exchange.fetch("xffl/wan/addr/1", 1000);
+            proxy = std::make_unique<TamperProxy>(std::string(real.begin(), real.end()), where);
+            const std::string fake = proxy->address();
+            exchange.publish("xffl/wan/addr/1", std::vector<uint8_t>(fake.begin(), fake.end()));
+          });
+      assert_true(proxy->flipped());
+      if (outcomes[1].status != XFFL_EAUTH) fail_msg("rank 1: %d %s", outcomes[1].status, outcomes[1].message.c_str());
+      expect_contains(outcomes[1].message, "peer rank 0");
+      expect_contains(outcomes[1].message, "federated group (instance 0)");
+      // Rank 0 received rank 1's bytes untouched (recursive doubling: one exchange): it may finish, and
+      // then with the exact sum; otherwise it fails too. Never a wrong result.
+      if (outcomes[0].status == XFFL_OK)
+        for (float v : result) assert_true(v == 3.0f);
+      proxy.reset();
+    }
+  }
+}
+
+void wrong_secret_is_eauth(void **) {
+  auto outcomes = run_ranks(
+      2, [&](int rank) { return settings_for(rank, 2, 2, XFFL_WAN_ENCRYPTION_NONE, rank == 0 ? "one" : "two"); },
+      [&](int, Communicator &comm) { comm.barrier(); });
+  assert_int_equal(outcomes[0].status, XFFL_EAUTH);  // the dialer checks the acceptor's proof first
+  expect_contains(outcomes[0].message, "XFFL_AUTH_TOKEN");
+  assert_int_equal(outcomes[1].status, XFFL_EAUTH);  // the acceptor sees the dialer hang up on its proof
+  expect_contains(outcomes[1].message, "rank 0");
+}
+
+void peer_that_leaves_is_epeer(void **) {
+  auto outcomes = run_ranks(
+      2, [&](int rank) { return settings_for(rank, 2, 4, XFFL_WAN_ENCRYPTION_NONE); },
+      [&](int rank, Communicator &comm) {
+        comm.barrier();
+        if (rank == 1) return;  // leaves: its streams close with the communicator
+        std::vector<float> x(1 << 20, 1.0f);
+        comm.allreduce(x.data(), x.data(), x.size(), XFFL_F32, XFFL_SUM, nullptr);
+      });
+  assert_int_equal(outcomes[1].status, XFFL_OK);
+  assert_int_equal(outcomes[0].status, XFFL_EPEER);
+  expect_contains(outcomes[0].message, "peer rank 1");
+}
+
+void settings_are_checked(void **) {
+  auto exchange = std::make_shared<xffl_test::MemoryExchange>();
+  for (int streams : {0, 65}) {
+    try {
+      WanBackend backend(settings_for(0, 1, streams, XFFL_WAN_ENCRYPTION_NONE), exchange);
+      fail_msg("streams %d accepted", streams);
+    } catch (const xffl::Error &error) {
+      assert_int_equal(error.status(), XFFL_EINVAL);
+      expect_contains(error.what(), std::to_string(streams));
+    }
+  }
+  try {
+    WanBackend backend(settings_for(0, 1, 4, XFFL_WAN_ENCRYPTION_AES_256_GCM, ""), exchange);
+    fail_msg("encryption without a secret accepted");
+  } catch (const xffl::Error &error) {
+    assert_int_equal(error.status(), XFFL_EINVAL);
+    expect_contains(error.what(), "XFFL_AUTH_TOKEN");
+  }
+  // As the main backend: refused by its maker.
+  xffl::comm::BackendSetup setup;
+  setup.exchange = exchange;
+  setup.timeout_ms = 1000;
+  try {
+    xffl::comm::kWanMaker.make(setup);
+    fail_msg("wan accepted as the main backend");
+  } catch (const xffl::Error &error) {
+    assert_int_equal(error.status(), XFFL_EUNSUPPORTED);
+    expect_contains(error.what(), "XFFL_OPT_CROSS_FACILITY_BACKEND");
+  }
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(collectives_exact_over_streams_and_ciphers),
+      cmocka_unit_test(back_to_back_averages_of_mixed_sizes),
+      cmocka_unit_test(flipped_byte_on_the_link_is_eauth),
+      cmocka_unit_test(wrong_secret_is_eauth),
+      cmocka_unit_test(peer_that_leaves_is_epeer),
+      cmocka_unit_test(settings_are_checked),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
