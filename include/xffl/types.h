@@ -157,8 +157,10 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  copies and sums them in f32 in the same order, so the mean is bit-identical on every rank of every
      *  facility; the relay inside a facility stays f32, and a layout of one federated group stays exact.
      *  Other dtypes always travel exact. Every rank must set the same value (a mismatch fails the average
-     *  with UCX's call-signature check, XFFL_EINVAL). Host memory only: with the NCCL backend a non-F32
-     *  format makes the average of XFFL_F32 data XFFL_EUNSUPPORTED. At any time between averages. */
+     *  with UCX's call-signature check, XFFL_EINVAL). The codecs run on the host: with the NCCL backend a
+     *  non-F32 format needs the crossing groups on a host backend (XFFL_OPT_CROSS_FACILITY_BACKEND), whose
+     *  staging copies each crossing rank's buffer to host memory and the mean back; without one, the
+     *  average of XFFL_F32 data is XFFL_EUNSUPPORTED. At any time between averages. */
     XFFL_OPT_WIRE_FORMAT = 8,
     /** 0 (default, or XFFL_ERROR_FEEDBACK=0) or 1 (or =1), with a non-F32 XFFL_OPT_WIRE_FORMAT: the library
      *  keeps each buffer's quantisation residual (keyed by the buffer's address and count; for

@@ -17,6 +17,25 @@
 
 namespace xffl::comm {
 
+class Communicator;
+
+// Offered by a communicator whose buffers are device memory but whose collectives run on a host-memory
+// communicator (NCCL's crossing groups over a host crossing backend, UCX or any other:
+// nccl/host_staged_communicator.h), to host code that must read and write the values itself: the WAN
+// hop's codecs (federated/wire/wan_hop.h) quantise on the host, then talk over host().
+class HostStaging {
+ public:
+  virtual ~HostStaging() = default;
+  // The group on the host-memory backend: the same members in the same order; host buffers, no stream.
+  virtual Communicator &host() = 0;
+  // Host memory of at least `bytes` (pinned where the backend can), owned by the communicator and valid
+  // until its next call other than these three.
+  virtual void *host_scratch(size_t bytes) = 0;
+  // Copies between the device buffer and host memory, ordered on `stream`, complete when they return.
+  virtual void to_host(void *host, const void *device, size_t bytes, void *stream) = 0;
+  virtual void to_device(void *device, const void *host, size_t bytes, void *stream) = 0;
+};
+
 // One group instance's communicator. Arguments arrive validated (capi/ checks pointers, enums,
 // membership of root). Errors are thrown as xffl::Error.
 class Communicator {
@@ -58,6 +77,10 @@ class Communicator {
     if (bytes) std::memcpy(dst, src, bytes);
   }
   virtual void finish_copies(void *stream) { (void)stream; }
+
+  // Device memory staged through a host communicator (HostStaging above); null (the default) when the
+  // collectives run on the memory they are given.
+  virtual HostStaging *host_staging() { return nullptr; }
 
   // HIERARCHICAL federated averaging, sender side: allreduce_scaled over this (federated) group, then
   // pass the result to every member of `relay` (the sender's replica group; relay_root is the sender's
@@ -158,6 +181,9 @@ class Backend {
   // Local, before any layout, for a backend whose maker says takes_crossing (backend_table.h): groups
   // that cross facilities go over `host` instead. Default: XFFL_EINTERNAL (the factory never calls it).
   virtual void set_crossing_backend(std::shared_ptr<Backend> host);
+  // Whether groups that cross facilities run on a host-memory backend through staging (a device backend
+  // given set_crossing_backend): their communicators offer HostStaging. The same on every rank.
+  virtual bool crossing_on_host() const { return false; }
 };
 
 }  // namespace xffl::comm

@@ -54,10 +54,12 @@ struct Roles {
   bool weighted = false;  // weights are set (the same on every rank, unlike weight_factor)
   // The WAN hop (federated/wire/wan_hop.h), set by the state after roles(): XFFL_OPT_WIRE_FORMAT, the
   // residuals of XFFL_OPT_ERROR_FEEDBACK (null when off), and whether the buffers are device memory
-  // (NCCL), where only F32 crosses.
+  // (NCCL), where only F32 crosses unless the crossing groups run on a host backend (host_crossing:
+  // comm::Backend::crossing_on_host, the same on every rank), whose staging the compressed hop uses.
   xffl_wire_format_t wire_format = XFFL_WIRE_F32;
   wire::ErrorFeedback *error_feedback = nullptr;
   bool device_memory = false;
+  bool host_crossing = false;
 };
 
 class Strategy {

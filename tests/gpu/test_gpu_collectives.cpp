@@ -212,7 +212,19 @@ void run_staged_rank(int rank, std::shared_ptr<Exchange> nccl_exchange, Exchange
   const federated::StrategyTable strategies;
   strategies.get(XFFL_FEDAVG_HIERARCHICAL).average(roles, a.ptr, n, XFFL_F32, backend.stream(0));
   check(a.get(pool0)[12345] == 7.0f, "weighted federated average over UCX");
-  std::printf("rank %d: staged allreduce (2 chunks), allgather, broadcast, weighted average over UCX passed; "
+  // The compressed WAN hop on device memory, staged through host memory in windows (300 MiB: many).
+  roles.wire_format = XFFL_WIRE_INT8_BLOCK;
+  roles.device_memory = true;
+  roles.host_crossing = backend.crossing_on_host();
+  a.put(std::vector<float>(n, rank == 0 ? 4.0f : 8.0f), pool0);
+  strategies.get(XFFL_FEDAVG_HIERARCHICAL).average(roles, a.ptr, n, XFFL_F32, backend.stream(0));
+  const std::vector<float> compressed = a.get(pool0);
+  // Copies 2 and 12 (weights 1, 3): each code within its block's max / 254, the mean within 7 / 254.
+  for (size_t i : {size_t{0}, size_t{12345}, n / 2, n - 1})
+    check(std::fabs(compressed[i] - 7.0f) <= 7.0f / 254 + 1e-5f && compressed[i] == compressed[0],
+          "int8_block federated average staged through host memory");
+  std::printf("rank %d: staged allreduce (2 chunks), allgather, broadcast, weighted average (f32, int8_block) "
+              "over UCX passed; "
               "NCCL communicators made: %d\n", rank, backend.communicators_created());
 }
 

@@ -4,11 +4,14 @@
 // Layout: spec 5.5, W = 6, F = (2, 4), S = 2; senders 0, 1 (facility 0) and 2, 5 (facility 1).
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "comm/nccl/host_staged_communicator.h"
 #include "comm/ucx/ucx_backend.h"
 #include "comm/wan/wan_backend.h"
+#include "federated/wire/error_feedback.h"
+#include "federated/wire/wire_format.h"
 #include "federated_rank.h"
 
 // cmocka after the C++ headers: its fail() macro would clash with xffl::fail.
@@ -150,6 +153,163 @@ void many_buckets_stay_on_the_device_side(void **) {
   }
 }
 
+// The compressed WAN hop on device memory (XFFL_OPT_WIRE_FORMAT with a host crossing backend): staged
+// through host memory, quantised once, all-gathered over UCX, decoded and summed on the host.
+constexpr size_t kShard = 1001;  // not a whole number of blocks: the tail block too
+
+// Facility f's values, with signs and magnitudes that vary within a block.
+float wide_value(int facility, size_t i) {
+  const float magnitude = static_cast<float>(1 + (i * 37 + static_cast<size_t>(facility) * 11) % 199) / 7.0f;
+  return (i % 3 == 0 ? -magnitude : magnitude) + static_cast<float>(facility);
+}
+
+void fill_wide(std::vector<float> &buf, const federated::Roles &roles) {
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = roles.is_sender ? wide_value(roles.federated_rank, i) : -777.0f;
+}
+
+// Bound of |mean - exact| for one round: each facility's copy (factor_f x_f) is off by at most the
+// codec's relative error times |factor_f x_f[i]| (float formats) or its block's largest |factor_f x_f|
+// (block formats); the mean of the two is off by at most the larger, plus f32 rounding of the sum.
+double round_bound(const federated::wire::Codec &codec, const double factor[2], size_t i) {
+  double worst = 0;
+  for (int f = 0; f < 2; ++f) {
+    double reach = std::fabs(factor[f] * wide_value(f, i));
+    if (codec.block) {
+      const size_t first = i / codec.block * codec.block;
+      for (size_t j = first; j < first + codec.block && j < kShard; ++j)
+        reach = std::max(reach, std::fabs(factor[f] * wide_value(f, j)));
+    }
+    worst = std::max(worst, codec.relative_error * reach);
+  }
+  return worst + 1e-5;
+}
+
+double exact_mean(const double factor[2], size_t i) {
+  return (factor[0] * wide_value(0, i) + factor[1] * wide_value(1, i)) / 2;
+}
+
+// Every rank's shard after the averages (rank, element), and each facility's FedAvg factor.
+struct StagedRun {
+  std::vector<std::vector<float>> shards = std::vector<std::vector<float>>(kWorld);
+  double factor[2] = {0, 0};
+  size_t residual_bytes[kWorld] = {};
+};
+
+// `rounds` averages of the same inputs on device memory over host-staged crossing groups; with
+// error_feedback the shards hold the sum over rounds of the results.
+// wire_roles false: the roles as they were before wire formats (nothing set), for comparison.
+StagedRun run_staged(CrossingJob &job, xffl_wire_format_t format, bool error_feedback, int rounds,
+                     bool wire_roles = true) {
+  StagedRun run;
+  auto outcomes = job.run([&](int rank, NcclBackend &backend) {
+    FederatedRank me = make_federated_rank(backend, rank, {1.0, 3.0});
+    federated::wire::ErrorFeedback residuals;
+    federated::Averaging averaging{me.strategy, me.roles};
+    if (wire_roles) {
+      averaging.roles.wire_format = format;
+      averaging.roles.device_memory = true;
+      averaging.roles.host_crossing = backend.crossing_on_host();  // as DistributedState sets it
+      averaging.roles.error_feedback = error_feedback ? &residuals : nullptr;
+    }
+    if (rank == 0 || rank == 2) run.factor[me.roles.federated_rank] = me.roles.weight_factor;  // group {0, 2}
+    std::vector<float> shard(kShard), total(kShard, 0.0f);
+    for (int round = 0; round < rounds; ++round) {
+      fill_wide(shard, me.roles);
+      averaging.average(shard.data(), shard.size(), XFFL_F32, nullptr);
+      for (size_t i = 0; i < kShard; ++i) total[i] += shard[i];
+    }
+    run.shards[static_cast<size_t>(rank)] = rounds == 1 ? shard : total;
+    run.residual_bytes[rank] = residuals.bytes();
+  });
+  assert_all_ok(outcomes);
+  return run;
+}
+
+void check_bit_identical(const StagedRun &run, const char *what) {
+  for (int rank = 1; rank < kWorld; ++rank)
+    if (std::memcmp(run.shards[0].data(), run.shards[static_cast<size_t>(rank)].data(), kShard * sizeof(float)) != 0)
+      fail_msg("%s: rank %d's mean differs from rank 0's", what, rank);
+}
+
+void compressed_formats_cross_staged_through_host_memory(void **) {
+  for (xffl_wire_format_t format : {XFFL_WIRE_BF16, XFFL_WIRE_INT8_BLOCK}) {
+    const federated::wire::Codec &codec = federated::wire::codec(format);
+    CrossingJob job;
+    const StagedRun run = run_staged(job, format, false, 1);
+    check_bit_identical(run, codec.name);
+    size_t rounded = 0;  // the format really applied: some values are not the f32 mean
+    for (size_t i = 0; i < kShard; ++i) {
+      rounded += run.shards[0][i] != static_cast<float>(exact_mean(run.factor, i));
+      const double error = std::fabs(run.shards[0][i] - exact_mean(run.factor, i));
+      if (!(error <= round_bound(codec, run.factor, i)))
+        fail_msg("%s: element %zu is %.9g, %.3g from the exact mean (bound %.3g)", codec.name, i, run.shards[0][i],
+                 error, round_bound(codec, run.factor, i));
+    }
+    if (rounded == 0) fail_msg("%s: every value is the exact f32 mean: nothing was quantised", codec.name);
+    for (int rank = 0; rank < kWorld; ++rank) {
+      int nccl_reductions = 0, relays = 0;
+      for (const auto &call : job.fake->calls())
+        if (call.rank == rank) {
+          nccl_reductions += call.name == "allreduce" || call.name == "premul_create" || call.name == "allgather";
+          relays += call.name == "broadcast";
+        }
+      assert_int_equal(nccl_reductions, 0);        // the compressed bytes crossed over UCX, never NCCL
+      assert_int_equal(relays, rank < 2 ? 0 : 1);  // the f32 relay stayed on NCCL
+      // Senders: the shard to the host, the mean back, through the staging's one pinned buffer.
+      assert_int_equal(job.fake->count("copy", rank), is_sender(rank) ? 2 : 0);
+      assert_int_equal(job.fake->count("host_alloc", rank), is_sender(rank) ? 1 : 0);
+    }
+  }
+}
+
+// F32 with a host crossing backend is the exact staged allreduce, bit for bit what it was before
+// wire formats (roles without them), and the same on every rank.
+void f32_stays_exact_with_host_crossing(void **) {
+  CrossingJob job, before_job;
+  const StagedRun run = run_staged(job, XFFL_WIRE_F32, false, 1);
+  const StagedRun before = run_staged(before_job, XFFL_WIRE_F32, false, 1, /*wire_roles=*/false);
+  check_bit_identical(run, "f32");
+  for (int rank = 0; rank < kWorld; ++rank)
+    if (std::memcmp(run.shards[static_cast<size_t>(rank)].data(), before.shards[static_cast<size_t>(rank)].data(),
+                    kShard * sizeof(float)) != 0)
+      fail_msg("f32: rank %d's mean differs from the plain staged allreduce's", rank);
+  for (size_t i = 0; i < kShard; ++i) {  // and it is the weighted mean, to f32 rounding
+    const double expected = exact_mean(run.factor, i);
+    if (!(std::fabs(run.shards[0][i] - expected) <= 1e-6 * (1 + std::fabs(expected))))
+      fail_msg("f32: element %zu is %.9g, not %.9g", i, run.shards[0][i], expected);
+  }
+  for (int rank = 0; rank < kWorld; ++rank) assert_int_equal(job.fake->count("copy", rank), is_sender(rank) ? 2 : 0);
+}
+
+// With error feedback the residuals stay on the host of each sender, and over many rounds of the same
+// inputs the summed means track rounds x the exact mean within one round's bound (without, the same
+// rounding repeats every round and adds up).
+void error_feedback_keeps_the_staged_sum_bounded(void **) {
+  constexpr int kRounds = 24;
+  const federated::wire::Codec &codec = federated::wire::codec(XFFL_WIRE_INT8_BLOCK);
+  CrossingJob with_job, without_job;
+  const StagedRun with = run_staged(with_job, XFFL_WIRE_INT8_BLOCK, true, kRounds);
+  const StagedRun without = run_staged(without_job, XFFL_WIRE_INT8_BLOCK, false, kRounds);
+  check_bit_identical(with, "int8_block with error feedback");
+  double worst_with = 0, worst_without = 0;
+  for (size_t i = 0; i < kShard; ++i) {
+    const double expected = kRounds * exact_mean(with.factor, i);
+    const double error = std::fabs(with.shards[0][i] - expected);
+    worst_with = std::max(worst_with, error);
+    worst_without = std::max(worst_without, std::fabs(without.shards[0][i] - expected));
+    // -mean(final residuals) is within one round's bound (10% more: a residual is a rounding of the input
+    // plus the last residual); f32 sums of kRounds means add their rounding.
+    const double bound = 1.1 * round_bound(codec, with.factor, i) + kRounds * 4e-7 * std::fabs(expected);
+    if (!(error <= bound))
+      fail_msg("error feedback: element %zu summed to %.9g, %.3g from %.9g (bound %.3g)", i, with.shards[0][i], error,
+               expected, bound);
+  }
+  if (!(worst_with < worst_without))
+    fail_msg("error feedback did not help: worst %.3g with, %.3g without", worst_with, worst_without);
+  for (int rank = 0; rank < kWorld; ++rank)
+    assert_int_equal(with.residual_bytes[rank], is_sender(rank) ? kShard * sizeof(float) : 0);
+}
+
 // Every collective of a staged group (what xffl_allreduce & co. do on a FEDERATED group), and a process
 // group spanning facilities made without a family.
 void staged_collectives_match_their_definitions(void **) {
@@ -247,6 +407,9 @@ int main(void) {
       cmocka_unit_test(staged_collectives_match_their_definitions),
       cmocka_unit_test(a_missing_partner_times_out_the_staged_sender),
       cmocka_unit_test(live_settings_reach_the_crossing_backend),
+      cmocka_unit_test(compressed_formats_cross_staged_through_host_memory),
+      cmocka_unit_test(f32_stays_exact_with_host_crossing),
+      cmocka_unit_test(error_feedback_keeps_the_staged_sum_bounded),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

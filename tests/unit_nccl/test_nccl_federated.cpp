@@ -109,14 +109,17 @@ void weights_on_integers_are_refused_with_the_dtype(void **) {
     assert_true(call.name != "premul_create" && call.name != "allreduce" && call.name != "broadcast");
 }
 
-// A compressed wire format quantises on the host: on device memory every rank refuses f32 data
-// (XFFL_EUNSUPPORTED naming the format) before anything reaches NCCL; other dtypes travel exact.
-void compressed_wire_formats_are_refused_on_device_memory(void **) {
+// A compressed wire format quantises on the host: on device memory whose FEDERATED groups run on NCCL
+// itself (no host crossing backend) every rank refuses f32 data (XFFL_EUNSUPPORTED naming the format
+// and the way out) before anything reaches NCCL; other dtypes travel exact. With a host crossing backend
+// the hop is staged instead (test_nccl_crossing.cpp).
+void compressed_wire_formats_are_refused_on_nccl_crossing_groups(void **) {
   auto fake = std::make_shared<FakeNccl>(1);
   auto outcomes = harness::run_ranks(fake, kWorld, 20000, [&](int rank, NcclBackend &backend) {
     FederatedRank me = make_federated_rank(backend, rank, {});
     me.roles.wire_format = XFFL_WIRE_INT8_BLOCK;
     me.roles.device_memory = true;
+    me.roles.host_crossing = backend.crossing_on_host();  // false: no crossing backend
     std::vector<float> shard(1001);
     fill(shard, me);
     me.strategy->average(me.roles, shard.data(), shard.size(), XFFL_F32, nullptr);
@@ -124,6 +127,7 @@ void compressed_wire_formats_are_refused_on_device_memory(void **) {
   for (int rank = 0; rank < kWorld; ++rank) {
     assert_int_equal(outcomes[static_cast<size_t>(rank)].status, XFFL_EUNSUPPORTED);
     assert_non_null(strstr(outcomes[static_cast<size_t>(rank)].message.c_str(), "int8_block"));
+    assert_non_null(strstr(outcomes[static_cast<size_t>(rank)].message.c_str(), "XFFL_OPT_CROSS_FACILITY_BACKEND"));
   }
   for (const auto &call : fake->calls()) assert_true(call.name != "allreduce" && call.name != "broadcast");
 
@@ -196,7 +200,7 @@ int main(void) {
       cmocka_unit_test(unweighted_average_stays_native_avg),
       cmocka_unit_test(weights_on_integers_are_refused_with_the_dtype),
       cmocka_unit_test(many_coalesces_small_device_buffers_into_one_bucket),
-      cmocka_unit_test(compressed_wire_formats_are_refused_on_device_memory),
+      cmocka_unit_test(compressed_wire_formats_are_refused_on_nccl_crossing_groups),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -34,15 +34,30 @@ unsigned char *HostStagedCommunicator::staging(size_t bytes) {
   return static_cast<unsigned char *>(staging_);
 }
 
-void HostStagedCommunicator::to_host(void *host, const void *device, size_t bytes, void *stream) {
+void HostStagedCommunicator::stage_in(void *host, const void *device, size_t bytes, void *stream) {
   device_.copy(host, device, bytes, stream);
   device_.synchronize(stream);  // the host side reads it next
 }
 
-void HostStagedCommunicator::to_device(void *device, const void *host, size_t bytes, void *stream) {
+void HostStagedCommunicator::stage_out(void *device, const void *host, size_t bytes, void *stream) {
   device_.copy(device, host, bytes, stream);
   // Always waited for: the staging buffer is reused by the next call, on whatever stream that comes.
   device_.synchronize(stream);
+}
+
+void *HostStagedCommunicator::host_scratch(size_t bytes) {
+  const DeviceScope scope(*context_->api, context_->device.get());
+  return staging(bytes);
+}
+
+void HostStagedCommunicator::to_host(void *host, const void *device, size_t bytes, void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
+  stage_in(host, device, bytes, stream);
+}
+
+void HostStagedCommunicator::to_device(void *device, const void *host, size_t bytes, void *stream) {
+  const DeviceScope scope(*context_->api, context_->device.get());
+  stage_out(device, host, bytes, stream);
 }
 
 template <typename HostStep>
@@ -54,9 +69,9 @@ void HostStagedCommunicator::chunked(const void *in, void *out, size_t count, xf
   for (size_t done = 0; done < count; done += chunk) {
     const size_t elements = std::min(chunk, count - done);
     const size_t offset = done * element;
-    if (in) to_host(host, static_cast<const unsigned char *>(in) + offset, elements * element, stream);
+    if (in) stage_in(host, static_cast<const unsigned char *>(in) + offset, elements * element, stream);
     host_step(host, elements);
-    to_device(static_cast<unsigned char *>(out) + offset, host, elements * element, stream);
+    stage_out(static_cast<unsigned char *>(out) + offset, host, elements * element, stream);
   }
 }
 
@@ -88,9 +103,9 @@ void HostStagedCommunicator::allgather(const void *send, void *recv, size_t send
   const DeviceScope scope(*context_->api, context_->device.get());
   const size_t bytes = send_count * dtype_size(dtype);
   unsigned char *host = staging(bytes * (static_cast<size_t>(size_) + 1));
-  to_host(host, send, bytes, stream);
+  stage_in(host, send, bytes, stream);
   host_->allgather(host, host + bytes, send_count, dtype, nullptr);
-  to_device(recv, host + bytes, bytes * static_cast<size_t>(size_), stream);
+  stage_out(recv, host + bytes, bytes * static_cast<size_t>(size_), stream);
 }
 
 void HostStagedCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype,
@@ -99,9 +114,9 @@ void HostStagedCommunicator::reduce_scatter(const void *send, void *recv, size_t
   const size_t bytes = recv_count * dtype_size(dtype);
   const size_t send_bytes = bytes * static_cast<size_t>(size_);
   unsigned char *host = staging(send_bytes + bytes);
-  to_host(host, send, send_bytes, stream);
+  stage_in(host, send, send_bytes, stream);
   host_->reduce_scatter(host, host + send_bytes, recv_count, dtype, op, nullptr);
-  to_device(recv, host + send_bytes, bytes, stream);
+  stage_out(recv, host + send_bytes, bytes, stream);
 }
 
 void HostStagedCommunicator::barrier() { host_->barrier(); }

@@ -6,6 +6,8 @@
 // model size; allgather and reduce_scatter stage their whole buffers.
 //
 // Scratch memory and copies (federated averaging's buckets) are device memory, like the buffers.
+// HostStaging (comm/communicator.h) lets host code stage the values itself: the WAN hop's compressed
+// wire formats quantise on the host and talk over the host communicator.
 #ifndef XFFL_SRC_COMM_NCCL_HOST_STAGED_COMMUNICATOR_H
 #define XFFL_SRC_COMM_NCCL_HOST_STAGED_COMMUNICATOR_H
 
@@ -20,7 +22,7 @@ namespace xffl::comm::nccl {
 
 constexpr size_t kStagingChunkBytes = size_t{256} << 20;
 
-class HostStagedCommunicator final : public Communicator {
+class HostStagedCommunicator final : public Communicator, public HostStaging {
  public:
   // host: the group's communicator on the host-memory backend; instance picks the pool's stream.
   HostStagedCommunicator(std::shared_ptr<NcclContext> context, std::unique_ptr<Communicator> host,
@@ -43,6 +45,13 @@ class HostStagedCommunicator final : public Communicator {
   void copy(void *dst, const void *src, size_t bytes, void *stream) override { device_.copy(dst, src, bytes, stream); }
   void finish_copies(void *stream) override { device_.finish_copies(stream); }
 
+  HostStaging *host_staging() override { return this; }
+  Communicator &host() override { return *host_; }
+  // The pinned staging buffer the collectives use.
+  void *host_scratch(size_t bytes) override;
+  void to_host(void *host, const void *device, size_t bytes, void *stream) override;
+  void to_device(void *device, const void *host, size_t bytes, void *stream) override;
+
  private:
   // Pinned host memory of at least `bytes`, grown when needed.
   unsigned char *staging(size_t bytes);
@@ -50,8 +59,9 @@ class HostStagedCommunicator final : public Communicator {
   // chunk back to `out` (which may equal `in`).
   template <typename HostStep>
   void chunked(const void *in, void *out, size_t count, xffl_dtype_t dtype, void *stream, HostStep &&host_step);
-  void to_host(void *host, const void *device, size_t bytes, void *stream);
-  void to_device(void *device, const void *host, size_t bytes, void *stream);
+  // to_host / to_device within a collective (the device already current).
+  void stage_in(void *host, const void *device, size_t bytes, void *stream);
+  void stage_out(void *device, const void *host, size_t bytes, void *stream);
 
   std::shared_ptr<NcclContext> context_;
   std::unique_ptr<Communicator> host_;

@@ -70,6 +70,7 @@ class NcclBackend final : public Backend {
   // Local, before any layout: groups with crosses_facilities go over `host` (a host-memory backend,
   // UCX) through pinned host memory, instead of NCCL.
   void set_crossing_backend(std::shared_ptr<Backend> host) override;
+  bool crossing_on_host() const override { return crossing_ != nullptr; }
 
   void set_timeout_ms(int timeout_ms);
   int timeout_ms() const { return context_->timeout_ms; }

@@ -14,10 +14,12 @@ bool compresses(const Roles &roles, size_t count, xffl_dtype_t dtype) {
 }
 
 void require_supported(const Roles &roles, xffl_dtype_t dtype) {
-  if (roles.device_memory && roles.wire_format != XFFL_WIRE_F32 && dtype == XFFL_F32 && roles.federated_groups > 1)
+  if (roles.device_memory && !roles.host_crossing && roles.wire_format != XFFL_WIRE_F32 && dtype == XFFL_F32 &&
+      roles.federated_groups > 1)
     fail(XFFL_EUNSUPPORTED, "wire format ", format_name(roles.wire_format),
-         " quantises on the host: device buffers (backend NCCL) cross facilities in f32 only; set "
-         "XFFL_OPT_WIRE_FORMAT to XFFL_WIRE_F32 (0)");
+         " quantises on the host: device buffers (backend NCCL) whose FEDERATED groups run on NCCL cross "
+         "facilities in f32 only; set XFFL_OPT_WIRE_FORMAT to XFFL_WIRE_F32 (0), or carry the crossing groups "
+         "over a host backend (XFFL_OPT_CROSS_FACILITY_BACKEND)");
 }
 
 namespace {
@@ -25,6 +27,95 @@ namespace {
 // Values per step of the host loops: whole blocks of every format (256 and 64), small enough that a
 // step's f32 scratch stays in cache, so no full-size f32 copy of the buffer is ever made.
 constexpr size_t kChunk = 16384;
+// Values per device <-> host copy when the buffer is device memory (staged): whole steps, 16 MiB of
+// f32 in the staging communicator's pinned buffer, whatever the model size.
+constexpr size_t kStagedValues = kChunk * 256;
+
+// One compressed hop's host work, step by step: values[0, n) are the buffer's elements [first, first + n),
+// first a multiple of kChunk, so each step's bytes sit at encoded_size(first + step) (wire_format.h).
+class CompressedHop {
+ public:
+  CompressedHop(const Roles &roles, size_t count)
+      : roles_(roles), format_(codec(roles.wire_format)), members_(static_cast<size_t>(roles.federated_groups)),
+        encoded_(format_.encoded_size(count)),
+        residual_(roles.error_feedback ? &roles.error_feedback->next(count) : nullptr), meant_(kChunk),
+        decoded_(kChunk), mine_(encoded_), all_(encoded_ * members_) {}
+
+  // 1. What this member means to send (its weighted copy plus the residual of its last round), encoded
+  //    once; 4. with error feedback, the new residual: what was meant minus what was sent.
+  void encode(const float *values, size_t first, size_t n) {
+    for (size_t step = 0; step < n; step += kChunk) {
+      const size_t at = first + step;
+      const size_t m = n - step < kChunk ? n - step : kChunk;
+      unsigned char *bytes = mine_.data() + format_.encoded_size(at);  // chunks of whole blocks: contiguous
+      for (size_t i = 0; i < m; ++i) {
+        meant_[i] = roles_.weight_factor == 1.0
+                        ? values[step + i]
+                        : static_cast<float>(static_cast<double>(values[step + i]) * roles_.weight_factor);
+        if (residual_) meant_[i] += (*residual_)[at + i];
+      }
+      format_.encode(meant_.data(), m, bytes);
+      if (!residual_) continue;
+      format_.decode(bytes, m, decoded_.data());
+      for (size_t i = 0; i < m; ++i) {
+        // A non-finite value (a NaN block) is not carried: the next round starts clean where it went.
+        const float left = meant_[i] - decoded_[i];
+        (*residual_)[at + i] = std::isfinite(left) ? left : 0.0f;
+      }
+    }
+  }
+
+  // 2. Every member's bytes, in member order, over `wan` (host memory).
+  void exchange(comm::Communicator &wan, void *stream) {
+    wan.allgather(mine_.data(), all_.data(), encoded_, XFFL_U8, stream);
+  }
+
+  // 3. Sum in f32 in member order, then the mean, into out[0, n).
+  void decode_mean(size_t first, size_t n, float *out) {
+    const float size = static_cast<float>(members_);
+    for (size_t step = 0; step < n; step += kChunk) {
+      const size_t m = n - step < kChunk ? n - step : kChunk;
+      const size_t offset = format_.encoded_size(first + step);
+      float *sum = out + step;
+      format_.decode(all_.data() + offset, m, sum);
+      for (size_t g = 1; g < members_; ++g) {
+        format_.decode(all_.data() + g * encoded_ + offset, m, decoded_.data());
+        for (size_t i = 0; i < m; ++i) sum[i] += decoded_[i];
+      }
+      for (size_t i = 0; i < m; ++i) sum[i] /= size;
+    }
+  }
+
+ private:
+  const Roles &roles_;
+  const Codec &format_;
+  size_t members_;
+  size_t encoded_;
+  std::vector<float> *residual_;
+  std::vector<float> meant_, decoded_;
+  std::vector<unsigned char> mine_, all_;
+};
+
+// Device memory through the FEDERATED communicator's host staging: each window of the buffer is copied
+// to host memory and encoded, the bytes cross over the host communicator, and each window of the mean
+// is decoded on the host and copied back. The residuals stay on the host.
+void cross_staged(const Roles &roles, comm::HostStaging &staging, float *values, size_t count, void *stream) {
+  CompressedHop hop(roles, count);
+  const size_t window = count < kStagedValues ? count : kStagedValues;
+  for (size_t first = 0; first < count; first += window) {
+    const size_t n = count - first < window ? count - first : window;
+    float *host = static_cast<float *>(staging.host_scratch(window * sizeof(float)));
+    staging.to_host(host, values + first, n * sizeof(float), stream);
+    hop.encode(host, first, n);
+  }
+  hop.exchange(staging.host(), nullptr);
+  for (size_t first = 0; first < count; first += window) {
+    const size_t n = count - first < window ? count - first : window;
+    float *host = static_cast<float *>(staging.host_scratch(window * sizeof(float)));
+    hop.decode_mean(first, n, host);
+    staging.to_device(values + first, host, n * sizeof(float), stream);
+  }
+}
 
 }  // namespace
 
@@ -33,52 +124,21 @@ void cross_facilities(const Roles &roles, void *buf, size_t count, xffl_dtype_t 
     roles.federated->allreduce_scaled(buf, count, dtype, XFFL_AVG, roles.weight_factor, stream);
     return;
   }
-  const Codec &format = codec(roles.wire_format);
   float *values = static_cast<float *>(buf);
-  const size_t members = static_cast<size_t>(roles.federated_groups);
-  std::vector<float> *residual = roles.error_feedback ? &roles.error_feedback->next(count) : nullptr;
-  std::vector<float> meant(kChunk), decoded(kChunk);
-
-  // 1. What this member means to send (its weighted copy plus the residual of its last round),
-  //    encoded once; 4. with error feedback, the new residual: what was meant minus what was sent.
-  const size_t encoded = format.encoded_size(count);
-  std::vector<unsigned char> all(encoded * members);
-  std::vector<unsigned char> mine(encoded);
-  for (size_t first = 0; first < count; first += kChunk) {
-    const size_t n = count - first < kChunk ? count - first : kChunk;
-    unsigned char *bytes = mine.data() + format.encoded_size(first);  // chunks of whole blocks: contiguous
-    for (size_t i = 0; i < n; ++i) {
-      meant[i] = roles.weight_factor == 1.0
-                     ? values[first + i]
-                     : static_cast<float>(static_cast<double>(values[first + i]) * roles.weight_factor);
-      if (residual) meant[i] += (*residual)[first + i];
-    }
-    format.encode(meant.data(), n, bytes);
-    if (!residual) continue;
-    format.decode(bytes, n, decoded.data());
-    for (size_t i = 0; i < n; ++i) {
-      // A non-finite value (a NaN block) is not carried: the next round starts clean where it went.
-      const float left = meant[i] - decoded[i];
-      (*residual)[first + i] = std::isfinite(left) ? left : 0.0f;
-    }
+  if (roles.device_memory) {
+    comm::HostStaging *staging = roles.federated->host_staging();
+    // require_supported let it through (host_crossing), so every crossing group is staged: a group that
+    // is not was made against the backend's word.
+    if (!staging)
+      fail(XFFL_EINTERNAL, "wire format ", format_name(roles.wire_format),
+           ": the FEDERATED group's communicator holds device memory but offers no host staging");
+    cross_staged(roles, *staging, values, count, stream);
+    return;
   }
-
-  // 2. Every member's bytes, in member order.
-  roles.federated->allgather(mine.data(), all.data(), encoded, XFFL_U8, stream);
-
-  // 3. Sum in f32 in member order, then the mean.
-  const float size = static_cast<float>(members);
-  for (size_t first = 0; first < count; first += kChunk) {
-    const size_t n = count - first < kChunk ? count - first : kChunk;
-    const size_t offset = format.encoded_size(first);
-    float *sum = values + first;
-    format.decode(all.data() + offset, n, sum);
-    for (size_t g = 1; g < members; ++g) {
-      format.decode(all.data() + g * encoded + offset, n, decoded.data());
-      for (size_t i = 0; i < n; ++i) sum[i] += decoded[i];
-    }
-    for (size_t i = 0; i < n; ++i) sum[i] /= size;
-  }
+  CompressedHop hop(roles, count);
+  hop.encode(values, 0, count);
+  hop.exchange(*roles.federated, stream);
+  hop.decode_mean(0, count, values);
 }
 
 }  // namespace xffl::federated::wire

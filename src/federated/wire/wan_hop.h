@@ -13,6 +13,11 @@
 // (G-1) x 0.141. So BF16/F16 move fewer bytes for G <= 3 (equal at 4), INT8_BLOCK for G <= 7 (3.9x fewer
 // at G = 2, 2.6x at 3), INT4_BLOCK for G <= 14. Federations are a few facilities; past those G the
 // exact F32 ring is also the cheaper one.
+// Device memory (NCCL) takes this hop only where the FEDERATED group is staged through a host backend
+// (comm::HostStaging: XFFL_OPT_CROSS_FACILITY_BACKEND, UCX or any host backend): the buffer goes to the
+// host in windows of 16 MiB (the staging's pinned buffer), steps 1 and 3 run there, step 2 goes over the
+// host communicator, the mean comes back on the stream; residuals stay on the host. On a FEDERATED group
+// that runs on NCCL itself the codecs, which run on the host, have no host copy: XFFL_EUNSUPPORTED.
 // Host scratch for the call: the G + 1 compressed copies (the f32 work runs in cache-sized chunks of
 // whole blocks, which encode to contiguous bytes, wire_format.h). The relay to
 // non-senders (HIERARCHICAL with HSDP) follows the hop instead of overlapping the ring's chunks.
@@ -30,7 +35,7 @@ namespace xffl::federated::wire {
 bool compresses(const Roles &roles, size_t count, xffl_dtype_t dtype);
 
 // XFFL_EUNSUPPORTED, on every rank before any message, for a compressing format on device memory
-// (NCCL): the codecs run on the host.
+// (NCCL) whose crossing groups run on NCCL (not host_crossing): the codecs run on the host.
 void require_supported(const Roles &roles, xffl_dtype_t dtype);
 
 // The WAN hop in place: the XFFL_AVG over roles.federated of each member's weight_factor * buf, exact

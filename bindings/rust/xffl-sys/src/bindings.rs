@@ -358,8 +358,10 @@ impl xffl_option {
     #[doc = "  copies and sums them in f32 in the same order, so the mean is bit-identical on every rank of every"]
     #[doc = "  facility; the relay inside a facility stays f32, and a layout of one federated group stays exact."]
     #[doc = "  Other dtypes always travel exact. Every rank must set the same value (a mismatch fails the average"]
-    #[doc = "  with UCX's call-signature check, XFFL_EINVAL). Host memory only: with the NCCL backend a non-F32"]
-    #[doc = "  format makes the average of XFFL_F32 data XFFL_EUNSUPPORTED. At any time between averages."]
+    #[doc = "  with UCX's call-signature check, XFFL_EINVAL). The codecs run on the host: with the NCCL backend a"]
+    #[doc = "  non-F32 format needs the crossing groups on a host backend (XFFL_OPT_CROSS_FACILITY_BACKEND), whose"]
+    #[doc = "  staging copies each crossing rank's buffer to host memory and the mean back; without one, the"]
+    #[doc = "  average of XFFL_F32 data is XFFL_EUNSUPPORTED. At any time between averages."]
     pub const XFFL_OPT_WIRE_FORMAT: xffl_option = xffl_option(8);
 }
 impl xffl_option {
