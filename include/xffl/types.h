@@ -32,7 +32,9 @@ typedef enum xffl_status XFFL_ENUM_BASE {
     XFFL_ENETWORK = -9,     /**< a network operation failed */
     XFFL_EBACKEND = -10,    /**< UCX, NCCL or CUDA refused; the message carries their words */
     XFFL_EBUFSIZE = -11,    /**< an output buffer is too small; the required length is still written */
-    XFFL_EINTERNAL = -12    /**< a bug in xffl; please report the message */
+    XFFL_EINTERNAL = -12,   /**< a bug in xffl; please report the message */
+    XFFL_EQUORUM = -13      /**< fewer facilities than the quorum remain in the federation: every survivor
+                             *  stops (no split brain); the message names the epoch and the facilities lost */
 } xffl_status_t;
 
 /** Communication backend, chosen once in xffl_set_global. */

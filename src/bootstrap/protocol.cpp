@@ -21,7 +21,7 @@ void check_size(size_t size, size_t max, const char *what) {
 // a confused or hostile peer cannot make a failure look like success.
 xffl_status_t read_status(PayloadReader &reader) {
   int32_t value = reader.i32();
-  if (value >= 0 || value < XFFL_EINTERNAL) return XFFL_EINTERNAL;
+  if (value >= 0 || value < XFFL_EQUORUM) return XFFL_EINTERNAL;
   return static_cast<xffl_status_t>(value);
 }
 

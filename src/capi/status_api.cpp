@@ -43,6 +43,7 @@ XFFL_API const char *xffl_status_string(xffl_status_t status) {
     case XFFL_EBACKEND: return "XFFL_EBACKEND: backend error";
     case XFFL_EBUFSIZE: return "XFFL_EBUFSIZE: buffer too small";
     case XFFL_EINTERNAL: return "XFFL_EINTERNAL: internal error";
+    case XFFL_EQUORUM: return "XFFL_EQUORUM: the federation is below its quorum";
   }
   return "XFFL_UNKNOWN: unknown status";
 }

@@ -518,7 +518,8 @@ static void test_status_strings(void **state) {
              {XFFL_ENETWORK, "XFFL_ENETWORK"},
              {XFFL_EBACKEND, "XFFL_EBACKEND"},
              {XFFL_EBUFSIZE, "XFFL_EBUFSIZE"},
-             {XFFL_EINTERNAL, "XFFL_EINTERNAL"}};
+             {XFFL_EINTERNAL, "XFFL_EINTERNAL"},
+             {XFFL_EQUORUM, "XFFL_EQUORUM"}};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
     const char *text = xffl_status_string(all[i].status);
     assert_non_null(text);
@@ -527,7 +528,7 @@ static void test_status_strings(void **state) {
       fail_msg("status %d: '%s' does not read '%s: <meaning>'", all[i].status, text, all[i].name);
     for (size_t j = 0; j < i; ++j) assert_string_not_equal(text, xffl_status_string(all[j].status));
   }
-  const int unknown[] = {1, 7, -13}; /* far-off values: test_unknown_enums.c */
+  const int unknown[] = {1, 7, -14}; /* far-off values: test_unknown_enums.c */
   for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; ++i)
     assert_string_equal(xffl_status_string((xffl_status_t)unknown[i]), "XFFL_UNKNOWN: unknown status");
 }

@@ -27,6 +27,7 @@ module xffl_c
   integer(c_int), parameter, public :: XFFL_EBACKEND = -10
   integer(c_int), parameter, public :: XFFL_EBUFSIZE = -11
   integer(c_int), parameter, public :: XFFL_EINTERNAL = -12
+  integer(c_int), parameter, public :: XFFL_EQUORUM = -13
   ! xffl_backend_t
   integer(c_int), parameter, public :: XFFL_BACKEND_NONE = 0
   integer(c_int), parameter, public :: XFFL_BACKEND_UCX = 1

@@ -81,6 +81,7 @@ const XFFL_ENETWORK = Cint(-9)
 const XFFL_EBACKEND = Cint(-10)
 const XFFL_EBUFSIZE = Cint(-11)
 const XFFL_EINTERNAL = Cint(-12)
+const XFFL_EQUORUM = Cint(-13)
 # xffl_backend_t
 const XFFL_BACKEND_NONE = Cint(0)
 const XFFL_BACKEND_UCX = Cint(1)

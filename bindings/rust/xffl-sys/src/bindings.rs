@@ -69,6 +69,11 @@ impl xffl_status {
     #[doc = "< a bug in xffl; please report the message"]
     pub const XFFL_EINTERNAL: xffl_status = xffl_status(-12);
 }
+impl xffl_status {
+    #[doc = "< fewer facilities than the quorum remain in the federation: every survivor"]
+    #[doc = "  stops (no split brain); the message names the epoch and the facilities lost"]
+    pub const XFFL_EQUORUM: xffl_status = xffl_status(-13);
+}
 #[repr(transparent)]
 #[doc = " Result of every fallible call. XFFL_OK is zero, errors are negative."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]

@@ -45,6 +45,8 @@ pub enum ErrorKind {
     BufferTooSmall,
     /// `XFFL_EINTERNAL`: a bug in xffl; please report the message.
     Internal,
+    /// `XFFL_EQUORUM`: fewer facilities than the quorum remain; every survivor stops.
+    Quorum,
     /// A status this version of the crate does not know (from a newer library).
     Unknown(i32),
 }
@@ -66,6 +68,7 @@ impl ErrorKind {
             sys::xffl_status::XFFL_EBACKEND => ErrorKind::Backend,
             sys::xffl_status::XFFL_EBUFSIZE => ErrorKind::BufferTooSmall,
             sys::xffl_status::XFFL_EINTERNAL => ErrorKind::Internal,
+            sys::xffl_status::XFFL_EQUORUM => ErrorKind::Quorum,
             _ => ErrorKind::Unknown(status),
         }
     }
@@ -85,6 +88,7 @@ impl ErrorKind {
             ErrorKind::Backend => sys::xffl_status::XFFL_EBACKEND,
             ErrorKind::BufferTooSmall => sys::xffl_status::XFFL_EBUFSIZE,
             ErrorKind::Internal => sys::xffl_status::XFFL_EINTERNAL,
+            ErrorKind::Quorum => sys::xffl_status::XFFL_EQUORUM,
             ErrorKind::Unknown(raw) => return raw,
         };
         status.0
@@ -105,6 +109,7 @@ impl ErrorKind {
             ErrorKind::Backend => "XFFL_EBACKEND",
             ErrorKind::BufferTooSmall => "XFFL_EBUFSIZE",
             ErrorKind::Internal => "XFFL_EINTERNAL",
+            ErrorKind::Quorum => "XFFL_EQUORUM",
             ErrorKind::Unknown(_) => "XFFL_UNKNOWN",
         }
     }

@@ -149,7 +149,7 @@ fn errors_display_and_convert() {
     assert_eq!(err.kind(), ErrorKind::NotSet);
     assert_eq!(err.message(), err.message.as_str());
 
-    for raw in -12..=-1 {
+    for raw in -13..=-1 {
         let kind = ErrorKind::from_raw(raw);
         assert!(!matches!(kind, ErrorKind::Unknown(_)), "status {raw} has a variant");
         assert_eq!(kind.raw(), raw);

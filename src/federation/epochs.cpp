@@ -1,0 +1,400 @@
+#include "federation/epochs.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <sstream>
+
+#include "common/error.h"
+#include "federation/facility_lease.h"
+
+namespace xffl::federation {
+
+using Clock = std::chrono::steady_clock;
+
+// The view key's content: one field a line, "name=value" (cause is free text, last).
+namespace {
+
+struct View {
+  int64_t epoch = 0;
+  int64_t committed = 0;        // the last committed round (0: none yet)
+  int64_t committed_epoch = 0;  // the epoch whose members computed it
+  bool halted = false;          // below quorum: every member stops with XFFL_EQUORUM
+  std::map<int, std::string> members;  // facility -> incarnation
+  std::vector<int> joining;            // sorted, a subset of members
+  std::string cause;                   // what made this view (for the callers' log)
+  int64_t mod_revision = 0;            // of the key as read; 0 when not stored yet
+};
+
+std::string join(const std::vector<int> &values) {
+  std::string out;
+  for (int value : values) out += (out.empty() ? "" : ",") + std::to_string(value);
+  return out.empty() ? "none" : out;
+}
+
+std::vector<int> facilities_of(const std::map<int, std::string> &members) {
+  std::vector<int> out;
+  for (const auto &entry : members) out.push_back(entry.first);
+  return out;
+}
+
+bool contains(const std::vector<int> &values, int value) {
+  return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+std::string encode(const View &view) {
+  std::ostringstream text;
+  text << "epoch=" << view.epoch << "\ncommitted=" << view.committed << "\ncommitted_epoch=" << view.committed_epoch
+       << "\nhalted=" << (view.halted ? 1 : 0) << "\nmembers=";
+  bool first = true;
+  for (const auto &[facility, incarnation] : view.members) {
+    text << (first ? "" : ",") << facility << ":" << incarnation;
+    first = false;
+  }
+  text << "\njoining=";
+  first = true;
+  for (int facility : view.joining) {
+    text << (first ? "" : ",") << facility;
+    first = false;
+  }
+  text << "\ncause=" << view.cause;
+  return text.str();
+}
+
+int64_t to_i64(const std::string &text, const std::string &what) {
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) fail(XFFL_EPEER, "federation: the view's ", what, " '", text, "' is not a number");
+  return value;
+}
+
+View decode(const KeyValue &entry) {
+  View view;
+  view.mod_revision = entry.mod_revision;
+  std::istringstream lines(entry.value);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const size_t equals = line.find('=');
+    if (equals == std::string::npos) fail(XFFL_EPEER, "federation: the view holds a line without '=': '", line, "'");
+    const std::string name = line.substr(0, equals), value = line.substr(equals + 1);
+    if (name == "epoch") view.epoch = to_i64(value, name);
+    else if (name == "committed") view.committed = to_i64(value, name);
+    else if (name == "committed_epoch") view.committed_epoch = to_i64(value, name);
+    else if (name == "halted") view.halted = value == "1";
+    else if (name == "cause") view.cause = value;
+    else if (name == "members" || name == "joining") {
+      std::istringstream items(value);
+      std::string item;
+      while (std::getline(items, item, ',')) {
+        if (item.empty()) continue;
+        if (name == "joining") {
+          view.joining.push_back(static_cast<int>(to_i64(item, "joining facility")));
+          continue;
+        }
+        const size_t colon = item.find(':');
+        if (colon == std::string::npos) fail(XFFL_EPEER, "federation: the view's member '", item, "' lacks ':'");
+        view.members[static_cast<int>(to_i64(item.substr(0, colon), "member facility"))] = item.substr(colon + 1);
+      }
+    }
+  }
+  std::sort(view.joining.begin(), view.joining.end());
+  return view;
+}
+
+std::string view_key(const std::string &prefix) { return prefix + "live/view"; }
+std::string ack_key(const std::string &prefix, int facility, int shard) {
+  return prefix + "ack/" + std::to_string(facility) + "/" + std::to_string(shard);
+}
+std::string ack_value(int64_t epoch, int64_t round) { return std::to_string(epoch) + " " + std::to_string(round); }
+
+struct Live {
+  std::optional<View> view;
+  std::map<int, std::string> registered;  // facility -> incarnation, from the member keys
+};
+
+Live read_live(const std::string &prefix, const Listing &listing) {
+  Live live;
+  const std::string members = prefix + "live/member/";
+  for (const KeyValue &entry : listing.entries) {
+    if (entry.key == view_key(prefix)) live.view = decode(entry);
+    else if (entry.key.rfind(members, 0) == 0)
+      live.registered[static_cast<int>(to_i64(entry.key.substr(members.size()), "member key"))] = entry.value;
+  }
+  return live;
+}
+
+int64_t remaining_ms(Clock::time_point deadline) {
+  return std::max<int64_t>(
+      0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+}
+
+}  // namespace
+
+const char *outcome_name(RoundOutcome outcome) {
+  switch (outcome) {
+    case RoundOutcome::Committed: return "committed";
+    case RoundOutcome::Redo: return "redo";
+    case RoundOutcome::Evicted: return "evicted";
+  }
+  return "unknown";
+}
+
+RoundCoordinator::RoundCoordinator(std::unique_ptr<MembershipStore> store, CoordinatorConfig config)
+    : store_(std::move(store)), config_(std::move(config)) {
+  const CoordinatorConfig &c = config_;
+  if (!store_) fail(XFFL_EINVAL, "federation: the round coordinator needs a store connection");
+  if (c.facilities < 1) fail(XFFL_EINVAL, "federation: ", c.facilities, " facilities; at least 1");
+  if (c.facility < 0 || c.facility >= c.facilities)
+    fail(XFFL_EINVAL, "federation: facility ", c.facility, " outside [0, ", c.facilities, ")");
+  if (c.shards < 1 || c.shard < 0 || c.shard >= c.shards)
+    fail(XFFL_EINVAL, "federation: shard ", c.shard, " outside [0, ", c.shards, ")");
+  if (c.quorum < 0 || c.quorum > c.facilities)
+    fail(XFFL_EINVAL, "federation: quorum ", c.quorum, " outside [0, ", c.facilities, "] (0: a majority)");
+  if (!c.weights.empty() && c.weights.size() != static_cast<size_t>(c.facilities))
+    fail(XFFL_EINVAL, "federation: ", c.weights.size(), " weights for ", c.facilities, " facilities");
+  for (size_t f = 0; f < c.weights.size(); ++f)
+    if (!(c.weights[f] > 0)) fail(XFFL_EINVAL, "federation: facility ", f, "'s weight ", c.weights[f], " is not > 0");
+  if (c.timeout_ms <= 0) fail(XFFL_EINVAL, "federation: timeout ", c.timeout_ms, " ms must be positive");
+  if (config_.quorum == 0) config_.quorum = config_.facilities / 2 + 1;
+  if (config_.lease_ttl_seconds <= 0) config_.lease_ttl_seconds = 1;
+  where_ = "federation " + store_->endpoint() + ": facility " + std::to_string(c.facility) + " shard " +
+           std::to_string(c.shard);
+}
+
+void RoundCoordinator::check_plan(const RoundPlan &plan) const {
+  if (plan.epoch <= 0 || plan.round <= 0 || !contains(plan.members, config_.facility))
+    fail(XFFL_EINVAL, where_, ": the plan of epoch ", plan.epoch, " round ", plan.round, " (members ",
+         join(plan.members), ") is not one begin_round gave this facility");
+}
+
+namespace {
+
+// The plan of the view's next round, as the crossing rank of `shard` of `facility` sees it.
+RoundPlan plan_of(const View &view, const CoordinatorConfig &config) {
+  RoundPlan plan;
+  plan.epoch = view.epoch;
+  plan.round = view.committed + 1;
+  plan.members = facilities_of(view.members);
+  plan.joining = view.joining;
+  for (int f : plan.members)
+    if (!contains(plan.joining, f)) plan.contributors.push_back(f);
+  plan.weights.assign(static_cast<size_t>(config.facilities), 0.0);
+  double total = 0;
+  auto weight = [&](int f) { return config.weights.empty() ? 1.0 : config.weights[static_cast<size_t>(f)]; };
+  for (int f : plan.contributors) total += weight(f);
+  for (int f : plan.contributors) plan.weights[static_cast<size_t>(f)] = weight(f) / total;
+  // Joiner j (in order) gets this shard from contributor (shard + j) mod count: the load spreads over
+  // shards and contributors, and every rank computes the same pairs.
+  for (size_t j = 0; j < plan.joining.size() && !plan.contributors.empty(); ++j)
+    plan.heal.push_back({plan.joining[j],
+                         plan.contributors[(static_cast<size_t>(config.shard) + j) % plan.contributors.size()]});
+  plan.self_joining = contains(plan.joining, config.facility);
+  auto self = view.members.find(config.facility);
+  if (self != view.members.end()) plan.incarnation = self->second;
+  return plan;
+}
+
+// The view after a commit of `round` (commit) or after the loss of `reported` facilities. Members
+// whose lease ended are dropped, members that restarted (another incarnation) are dropped and admitted
+// again, registered facilities outside the view are admitted (joining), except the reported ones.
+// nullopt when a failure report changes nothing.
+std::optional<View> next_view(const View &view, const std::map<int, std::string> &registered,
+                              const std::vector<int> &reported, const std::string &reported_cause, bool commit,
+                              int64_t round, int quorum) {
+  View next;
+  std::vector<std::string> causes;
+  for (const auto &[facility, incarnation] : view.members) {
+    auto live = registered.find(facility);
+    if (contains(reported, facility))
+      causes.push_back("facility " + std::to_string(facility) + " lost: " + reported_cause);
+    else if (live == registered.end())
+      causes.push_back("facility " + std::to_string(facility) + " lost: its lease ended");
+    else if (live->second != incarnation)
+      causes.push_back("facility " + std::to_string(facility) + " lost: it restarted (incarnation " + incarnation +
+                       " replaced by " + live->second + ")");
+    else
+      next.members[facility] = incarnation;
+  }
+  if (!commit)
+    for (int f : view.joining)
+      if (next.members.count(f)) next.joining.push_back(f);
+  for (const auto &[facility, incarnation] : registered) {
+    if (next.members.count(facility) || contains(reported, facility)) continue;
+    next.members[facility] = incarnation;
+    next.joining.push_back(facility);
+    causes.push_back("facility " + std::to_string(facility) + " admitted (incarnation " + incarnation + ")");
+  }
+  std::sort(next.joining.begin(), next.joining.end());
+  const bool changed = next.members != view.members;
+  if (!commit && !changed) return std::nullopt;
+  next.epoch = view.epoch + (changed ? 1 : 0);
+  next.committed = commit ? round : view.committed;
+  next.committed_epoch = commit ? view.epoch : view.committed_epoch;
+  const size_t contributors = next.members.size() - next.joining.size();
+  next.halted = view.halted || static_cast<int>(next.members.size()) < quorum || contributors == 0;
+  std::ostringstream cause;
+  if (commit) cause << "round " << round << " committed in epoch " << view.epoch;
+  for (const std::string &text : causes) cause << (cause.tellp() > 0 ? "; " : "") << text;
+  if (changed)
+    cause << "; epoch " << view.epoch << " (facilities " << join(facilities_of(view.members)) << ") became epoch "
+          << next.epoch << " (facilities " << join(facilities_of(next.members)) << ", joining " << join(next.joining)
+          << ")";
+  if (next.halted && !view.halted)
+    cause << "; below the quorum of " << quorum << " facilities"
+          << (contributors == 0 ? " (no facility holds the model)" : "") << ": the federation stops";
+  next.cause = cause.str();
+  if (view.halted) next.cause = view.cause;
+  return next;
+}
+
+}  // namespace
+
+RoundPlan RoundCoordinator::begin_round() {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeout_ms);
+  const std::string prefix = config_.prefix + "live/";
+  Listing listing = store_->list(prefix);
+  while (true) {
+    Live live = read_live(config_.prefix, listing);
+    std::string awaited;
+    if (!live.view) {
+      std::vector<int> missing;
+      for (int f = 0; f < config_.facilities; ++f)
+        if (!live.registered.count(f)) missing.push_back(f);
+      if (missing.empty()) {
+        View first;
+        first.epoch = 1;
+        first.members = live.registered;
+        first.cause = "epoch 1 formed by facilities " + join(facilities_of(first.members));
+        store_->compare_and_swap(view_key(config_.prefix), 0, encode(first));  // one former wins; all read it
+        listing = store_->list(prefix);
+        continue;
+      }
+      awaited = "every facility to register before the first epoch (missing: facilities " + join(missing) + ")";
+    } else if (live.view->halted) {
+      fail(XFFL_EQUORUM, where_, ": the federation halted in epoch ", live.view->epoch, " after round ",
+           live.view->committed, ": ", live.view->cause);
+    } else {
+      auto self = live.registered.find(config_.facility);
+      auto member = live.view->members.find(config_.facility);
+      if (self != live.registered.end() && member != live.view->members.end() && member->second == self->second)
+        return plan_of(*live.view, config_);
+      awaited = "the admission of this facility (" +
+                (self == live.registered.end() ? std::string("not registered: its lease holder must rejoin")
+                                               : "incarnation " + self->second) +
+                ") at a round boundary; epoch " + std::to_string(live.view->epoch) + ", last committed round " +
+                std::to_string(live.view->committed);
+    }
+    const int64_t left = remaining_ms(deadline);
+    if (left == 0) fail(XFFL_ETIMEOUT, where_, ": no round to begin within ", config_.timeout_ms, " ms; awaited ", awaited);
+    std::optional<Listing> changed = store_->wait_for_change(prefix, listing, static_cast<int>(left));
+    if (changed) listing = std::move(*changed);
+  }
+}
+
+RoundDecision RoundCoordinator::commit_round(const RoundPlan &plan) {
+  check_plan(plan);
+  store_->put(ack_key(config_.prefix, config_.facility, config_.shard), ack_value(plan.epoch, plan.round));
+  return await_decision(plan);
+}
+
+RoundDecision RoundCoordinator::fail_round(const RoundPlan &plan, const std::vector<int> &lost,
+                                           const std::string &cause) {
+  check_plan(plan);
+  for (int f : lost)
+    if (f < 0 || f >= config_.facilities)
+      fail(XFFL_EINVAL, where_, ": lost facility ", f, " outside [0, ", config_.facilities, ")");
+  if (!lost.empty()) {
+    Live live = read_live(config_.prefix, store_->list(config_.prefix + "live/"));
+    // Only while the round is undecided in the plan's epoch: otherwise someone decided already.
+    if (live.view && !live.view->halted && live.view->epoch == plan.epoch && live.view->committed < plan.round) {
+      std::optional<View> next = next_view(*live.view, live.registered, lost,
+                                           cause + " (reported by facility " + std::to_string(config_.facility) +
+                                               " shard " + std::to_string(config_.shard) + ")",
+                                           false, 0, config_.quorum);
+      if (next) store_->compare_and_swap(view_key(config_.prefix), live.view->mod_revision, encode(*next));
+    }
+  }
+  return await_decision(plan);
+}
+
+RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeout_ms);
+  const std::string prefix = config_.prefix + "live/";
+  const std::string round_text = "round " + std::to_string(plan.round) + " of epoch " + std::to_string(plan.epoch);
+  Listing listing = store_->list(prefix);
+  while (true) {
+    Live live = read_live(config_.prefix, listing);
+    if (!live.view) fail(XFFL_EPEER, where_, ": ", round_text, ": the view key disappeared from the store");
+    const View &view = *live.view;
+    // 1. Decided: committed in the plan's epoch (whatever came after), halted, evicted, or redone.
+    if (view.committed_epoch == plan.epoch && view.committed >= plan.round) {
+      RoundDecision decision{RoundOutcome::Committed, plan, view.cause};
+      return decision;
+    }
+    if (view.halted)
+      fail(XFFL_EQUORUM, where_, ": ", round_text, " not committed: the federation halted in epoch ", view.epoch,
+           ": ", view.cause);
+    auto self = view.members.find(config_.facility);
+    if (self == view.members.end() || self->second != plan.incarnation)
+      return {RoundOutcome::Evicted, plan_of(view, config_), view.cause};
+    if (view.epoch != plan.epoch) {
+      RoundPlan next = plan_of(view, config_);
+      if (next.round != plan.round)
+        fail(XFFL_EINTERNAL, where_, ": ", round_text, " undecided, yet the view of epoch ", view.epoch,
+             " is at round ", next.round);
+      return {RoundOutcome::Redo, next, view.cause};
+    }
+    // 2. Undecided in the plan's epoch: commit when every ack is there, or drop the lost facilities.
+    Listing acks = store_->list(config_.prefix + "ack/");
+    std::map<std::string, std::string> ack_values;
+    for (const KeyValue &entry : acks.entries) ack_values[entry.key] = entry.value;
+    std::vector<std::string> missing;
+    const std::string wanted = ack_value(plan.epoch, plan.round);
+    for (const auto &member : view.members) {
+      std::vector<int> shards;
+      for (int s = 0; s < config_.shards; ++s) {
+        auto found = ack_values.find(ack_key(config_.prefix, member.first, s));
+        if (found == ack_values.end() || found->second != wanted) shards.push_back(s);
+      }
+      if (!shards.empty())
+        missing.push_back("facility " + std::to_string(member.first) + " shards " + join(shards));
+    }
+    std::optional<View> next;
+    if (missing.empty()) {
+      next = next_view(view, live.registered, {}, "", true, plan.round, config_.quorum);
+    } else {
+      std::vector<int> lost;
+      for (const auto &[facility, incarnation] : view.members) {
+        auto found = live.registered.find(facility);
+        if (found == live.registered.end() || found->second != incarnation) lost.push_back(facility);
+      }
+      if (!lost.empty()) next = next_view(view, live.registered, {}, "", false, 0, config_.quorum);
+    }
+    if (next) {
+      store_->compare_and_swap(view_key(config_.prefix), view.mod_revision, encode(*next));  // the loser follows
+      listing = store_->list(prefix);
+      continue;
+    }
+    const int64_t left = remaining_ms(deadline);
+    if (left == 0) {
+      std::string awaited;
+      for (const std::string &text : missing) awaited += (awaited.empty() ? "" : "; ") + text;
+      fail(XFFL_ETIMEOUT, where_, ": ", round_text, " undecided after ", config_.timeout_ms,
+           " ms; awaited the acks of ", awaited, " (their leases are alive)");
+    }
+    // Member keys and the view wake us; the acks are re-read at least once a TTL (the rank whose ack
+    // completes the set commits, unless it died in between).
+    const int64_t slice = std::min<int64_t>(left, config_.lease_ttl_seconds * 1000);
+    std::optional<Listing> changed = store_->wait_for_change(prefix, listing, static_cast<int>(slice));
+    if (changed) listing = std::move(*changed);
+  }
+}
+
+}  // namespace xffl::federation

@@ -1,0 +1,127 @@
+// The federation's rounds and epochs (DESIGN.md section 7): which facilities take part in a round of
+// the federated average, and the one outcome of each round that every crossing rank of every facility
+// agrees on, with the membership store (membership_store.h) as the single arbiter.
+//
+// Words. An epoch is a set of member facilities (each with its incarnation, facility_lease.h); it
+// changes only by compare-and-swap on one key, the view. A round is one federated average; rounds are
+// numbered from 1 and the view holds the last committed one. A round is committed in the epoch whose
+// members computed it: its result is exactly the (weighted) mean over that epoch's contributing
+// facilities, or it is redone, from the same inputs, in a later epoch.
+//
+// Keys, under a per-job prefix P (federation_prefix):
+//   P live/view                 "epoch=E committed=R committed_epoch=C halted=0|1 members=F:INC,... joining=F,..."
+//                               written only by compare_and_swap on its mod_revision
+//   P live/member/<facility>    the facility's incarnation, attached to its lease (FacilityLease)
+//   P ack/<facility>/<shard>    "E R": this (facility, shard) finished round R of epoch E; overwritten
+//                               every round (facilities x shards keys in all, never more)
+//
+// Who calls: every crossing rank of every facility (one per shard index and facility), each with its own
+// RoundCoordinator and its own store connection. Per round, with no fault:
+//   plan = begin_round();  ...the crossing all-reduce of this shard among plan.contributors, scaled by
+//   plan.weights, and the heal sends/receives of plan.heal...;  decision = commit_round(plan);
+// On a transport error naming a peer facility: decision = fail_round(plan, {facility}, cause).
+// decision.outcome: Committed (use the result, go on with round plan.round + 1), Redo (restore the
+// round's input and do the round again under decision.plan: a new epoch), Evicted (this facility is no
+// longer a member: discard the result; its lease holder re-registers if its lease ended, and the next
+// begin_round waits for the admission, in which it receives the model). Halted federations throw
+// XFFL_EQUORUM; every wait ends within the timeout with XFFL_ETIMEOUT naming facility, shard, round,
+// epoch and what was awaited.
+//
+// Why every shard uses the same epoch: a round commits only once every (member, shard) ack of that
+// (epoch, round) is in the store, and a rank that failed never acks; a failure moves the view to a new
+// epoch by CAS. Whichever CAS wins, every rank reads the same view, so all shards of all facilities
+// take the same decision. No partial sums: a lost facility's acks are never enough to commit without
+// the survivors', and a redo starts from the saved inputs.
+//
+// Store operations per crossing rank per round, with no fault: begin_round 1 list; commit_round 1 put
+// (the ack), 1 list of live/, 1 list of ack/, 1 wait_for_change (it ends at the commit and carries the
+// new view); the one rank whose ack completes the set also makes 1 compare_and_swap (more than one may
+// try it; one succeeds). So about 5 per rank and 5 x facilities x shards + 1 in all. A fault costs each
+// rank one more list and wait, and one CAS for the reporters.
+//
+// Not thread-safe: one call at a time per object.
+#ifndef XFFL_SRC_FEDERATION_EPOCHS_H
+#define XFFL_SRC_FEDERATION_EPOCHS_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "federation/membership_store.h"
+
+namespace xffl::federation {
+
+struct CoordinatorConfig {
+  std::string prefix;  // federation_prefix(job id)
+  int facility = 0;    // this crossing rank's facility, in [0, facilities)
+  int facilities = 0;  // the number of facilities in XFFL_FEDERATED
+  int shard = 0;       // this crossing rank's shard index, in [0, shards)
+  int shards = 1;      // crossing ranks per facility (the same in every facility)
+  int quorum = 0;      // members needed to go on; 0: a majority of `facilities`
+  std::vector<double> weights;  // one per facility (the user's FedAvg weights, > 0); empty: equal
+  int timeout_ms = 0;           // bounds every call (XFFL_TIMEOUT)
+  int64_t lease_ttl_seconds = 0;  // the facilities' lease TTL: how often the acks are re-read while waiting
+};
+
+// Who sends the model to a joining facility, for this plan's shard.
+struct HealTransfer {
+  int joiner = 0;  // the facility that receives
+  int sender = 0;  // the contributing facility whose crossing rank of this shard sends
+};
+
+struct RoundPlan {
+  int64_t epoch = 0;
+  int64_t round = 0;                // the round this plan computes (committed + 1)
+  std::vector<int> members;         // facilities of the epoch, sorted (joining ones included)
+  std::vector<int> contributors;    // members that contribute to the mean (members minus joining)
+  std::vector<int> joining;         // members admitted in this epoch: they contribute nothing and receive
+  std::vector<HealTransfer> heal;   // one per joining facility, for this shard
+  std::vector<double> weights;      // one per facility of XFFL_FEDERATED: w_f / sum over contributors, else 0
+  bool self_joining = false;        // this facility receives the model in this round
+  std::string incarnation;          // this facility's incarnation in the epoch
+};
+
+enum class RoundOutcome { Committed, Redo, Evicted };
+
+struct RoundDecision {
+  RoundOutcome outcome = RoundOutcome::Committed;
+  RoundPlan plan;     // Redo: the new plan (same round, a later epoch); Committed: the committed plan
+  std::string cause;  // Redo / Evicted: what happened (which facility was lost, and why), for the log
+};
+
+const char *outcome_name(RoundOutcome outcome);
+
+class RoundCoordinator {
+ public:
+  // Takes a store connection of its own. Throws XFFL_EINVAL naming the value: a facility or shard out of
+  // range, a quorum outside [0, facilities], weights of another count or not > 0, a timeout <= 0.
+  RoundCoordinator(std::unique_ptr<MembershipStore> store, CoordinatorConfig config);
+
+  // The next round's plan. Forms the first epoch when there is no view yet (once every facility has
+  // registered: all of them, as today's start). For a facility that is not a member (restarted or
+  // evicted), waits until a round boundary admits it; its plan then says self_joining and plan.round
+  // is the round it resumes at. Throws XFFL_EQUORUM when the federation halted, XFFL_ETIMEOUT naming
+  // what it awaited (the facilities not registered, or the admission).
+  RoundPlan begin_round();
+  // This rank's part of the round succeeded (its shard is averaged, or received and verified): acks
+  // it, then waits for the round's decision. Throws XFFL_EQUORUM, XFFL_ETIMEOUT naming the acks
+  // missing, XFFL_EINVAL for a plan of another facility/shard.
+  RoundDecision commit_round(const RoundPlan &plan);
+  // This rank's part failed: `lost` are the facilities a transport error named (may be empty: then it
+  // only follows the others' decision). Moves the view to a new epoch without them (unless the round
+  // was decided already), then waits for the decision as commit_round does.
+  RoundDecision fail_round(const RoundPlan &plan, const std::vector<int> &lost, const std::string &cause);
+
+ private:
+  RoundDecision await_decision(const RoundPlan &plan);
+  void check_plan(const RoundPlan &plan) const;
+
+  std::unique_ptr<MembershipStore> store_;
+  CoordinatorConfig config_;
+  std::string where_;  // "facility F shard S" for messages
+};
+
+}  // namespace xffl::federation
+
+#endif

@@ -1,0 +1,102 @@
+// The facility lease (src/federation/facility_lease.h) against the built-in server: its thread keeps
+// the member key alive past several TTLs; a lease that ends under it (revoked by another connection,
+// as an expiry while the process was stopped would end it) is found, evicted() says so with the cause,
+// and rejoin() registers a new incarnation; destruction stops the thread and removes the key. Threads
+// inside one process: this one also runs under ThreadSanitizer.
+#include <signal.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "backends.h"
+#include "federation/endpoint.h"
+#include "federation/facility_lease.h"
+#include "federation/membership_store.h"
+#include "bootstrap_test.h"  // last: cmocka's fail() macro
+
+using bootstrap_test::expect_failure;
+using bootstrap_test::outcome_of;
+using namespace xffl::federation;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int kTimeoutMs = 20000;
+std::unique_ptr<federation_test::Backend> backend;
+
+Endpoint endpoint() { return parse_endpoint(backend->endpoint(), "the test's endpoint"); }
+
+template <typename Done>
+bool eventually(int seconds, Done done) {
+  auto deadline = Clock::now() + std::chrono::seconds(seconds);
+  while (Clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+void test_lease_lives_is_evicted_and_rejoins(void **) {
+  auto store = connect_membership_store(endpoint(), federation_test::kSecret, kTimeoutMs);
+  const std::string prefix = federation_prefix("lease-test");
+  const std::string key = member_key(prefix, 4);
+  assert_string_equal(key.c_str(), "xffl/lease-test/live/member/000004");
+  std::string first;
+  {
+    FacilityLease lease(endpoint(), federation_test::kSecret, kTimeoutMs, prefix, 4, 1);
+    first = lease.incarnation();
+    assert_int_equal(first.size(), 16);
+    // Three TTLs later the key is still there: the thread renews it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    std::optional<KeyValue> entry = store->get(key);
+    assert_true(entry && entry->value == first);
+    assert_false(lease.evicted());
+    assert_string_equal(lease.eviction_cause().c_str(), "");
+    // The lease ends under it: the next renewal finds out.
+    store->revoke(entry->lease);
+    assert_true(eventually(30, [&] { return lease.evicted(); }));
+    const std::string cause = lease.eviction_cause();
+    assert_true(bootstrap_test::contains(cause, "facility 4") && bootstrap_test::contains(cause, "evicted"));
+    assert_false(store->get(key).has_value());
+    lease.rejoin();
+    assert_false(lease.evicted());
+    assert_true(lease.incarnation() != first);
+    entry = store->get(key);
+    assert_true(entry && entry->value == lease.incarnation());
+  }
+  // Destroyed: the lease is revoked, the key is gone at once.
+  assert_false(store->get(key).has_value());
+}
+
+void test_invalid_arguments(void **) {
+  expect_failure(outcome_of([] { FacilityLease lease(endpoint(), federation_test::kSecret, kTimeoutMs, "p/", -1, 2); }),
+                 XFFL_EINVAL, {"facility -1"});
+  expect_failure(outcome_of([] { FacilityLease lease(endpoint(), federation_test::kSecret, kTimeoutMs, "p/", 0, 0); }),
+                 XFFL_EINVAL, {"0"});
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s PATH-TO-xffl-federation\n", argv[0]);
+    return 2;
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+  try {
+    backend.reset(federation_test::start_xffl_server(argv[1]));
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "could not start xffl-federation: %s\n", error.what());
+    return 1;
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_lease_lives_is_evicted_and_rejoins),
+      cmocka_unit_test(test_invalid_arguments),
+  };
+  int failed = cmocka_run_group_tests_name("facility lease", tests, nullptr, nullptr);
+  backend.reset();
+  return failed;
+}
