@@ -82,7 +82,13 @@ Scenario scenario_of(const std::string &name, int facilities, int shards, int ro
 }
 
 std::string prefix_of(const Scenario &scenario) { return federation_prefix(std::string(kJobId) + "-" + scenario.name); }
-std::string record_dir(const Scenario &scenario) { return "/tmp/xffl-rounds-" + std::to_string(::getpid()) + "-" + scenario.name; }
+std::string records_root;  // the parent's folder for this run, set once in main (children share it)
+std::string record_dir(const Scenario &scenario) { return records_root + "-" + scenario.name; }
+
+// A forked process must die of its faults, not return into cmocka's runner through its handlers.
+void default_fault_signals() {
+  for (int signal_number : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::signal(signal_number, SIG_DFL);
+}
 
 std::string hex_of(double value) {
   char text[64];
@@ -352,6 +358,7 @@ pid_t start_facility(const Scenario &scenario, int facility) {
     return leader;
   }
   ::setpgid(0, 0);
+  default_fault_signals();
   const std::string dir = record_dir(scenario);
   std::vector<pid_t> shards;
   // The shard ranks are forked before the lease's thread exists: a fork copies only the calling thread.
@@ -361,6 +368,7 @@ pid_t start_facility(const Scenario &scenario, int facility) {
       std::string path = dir + "/f" + std::to_string(facility) + "s" + std::to_string(shard) + "." +
                          std::to_string(::getpid());
       FILE *record = std::fopen(path.c_str(), "w");
+      if (!record) std::_Exit(5);
       int code = 0;
       try {
         ShardRank rank(scenario, facility, shard, record);
@@ -380,6 +388,7 @@ pid_t start_facility(const Scenario &scenario, int facility) {
   }
   std::string path = dir + "/f" + std::to_string(facility) + "leader." + std::to_string(::getpid());
   FILE *record = std::fopen(path.c_str(), "w");
+  if (!record) std::_Exit(5);
   int worst = 0;
   try {
     FacilityLease lease(parse_endpoint(backend->endpoint(), "the test's endpoint"), federation_test::kSecret,
@@ -763,6 +772,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   backend_name = argv[1];
+  records_root = "/tmp/xffl-rounds-" + std::to_string(::getpid());
   ::signal(SIGPIPE, SIG_IGN);
   try {
     if (backend_name == "xffl") {
