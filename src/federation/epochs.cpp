@@ -286,7 +286,7 @@ RoundPlan RoundCoordinator::begin_round() {
       if (self != live.registered.end() && member != live.view->members.end() && member->second == self->second)
         return plan_of(*live.view, config_);
       awaited = "the admission of this facility (" +
-                (self == live.registered.end() ? std::string("not registered: its lease holder must rejoin")
+                (self == live.registered.end() ? std::string("not registered: its lease holder registers it again")
                                                : "incarnation " + self->second) +
                 ") at a round boundary; epoch " + std::to_string(live.view->epoch) + ", last committed round " +
                 std::to_string(live.view->committed);

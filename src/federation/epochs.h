@@ -22,8 +22,9 @@
 // On a transport error naming a peer facility: decision = fail_round(plan, {facility}, cause).
 // decision.outcome: Committed (use the result, go on with round plan.round + 1), Redo (restore the
 // round's input and do the round again under decision.plan: a new epoch), Evicted (this facility is no
-// longer a member: discard the result; its lease holder re-registers if its lease ended, and the next
-// begin_round waits for the admission, in which it receives the model). Halted federations throw
+// longer a member: discard the result; the next begin_round waits for the admission, in which it
+// receives the model; a facility whose lease ended is registered again by its FacilityLease's thread).
+// Halted federations throw
 // XFFL_EQUORUM; every wait ends within the timeout with XFFL_ETIMEOUT naming facility, shard, round,
 // epoch and what was awaited.
 //

@@ -48,7 +48,7 @@ FacilityLease::FacilityLease(const Endpoint &endpoint, const std::string &secret
 FacilityLease::~FacilityLease() {
   stop();
   try {
-    if (lease_ != 0) store_->revoke(lease_);
+    if (lease_.load() != 0) store_->revoke(lease_.load());
   } catch (const std::exception &) {
     // The store is unreachable: the lease ends by itself within its TTL.
   }
@@ -64,33 +64,33 @@ std::string FacilityLease::eviction_cause() const {
   return cause_;
 }
 
+// A new lease and a new incarnation. A lease granted but not attached (the put failed) is revoked,
+// best effort, so that no stray lease outlives this.
 void FacilityLease::register_member() {
   LeaseId lease = store_->grant_lease(ttl_seconds_);
   std::string incarnation = fresh_incarnation();
-  store_->put(member_key(prefix_, facility_), incarnation, lease);
-  lease_ = lease;
-  std::lock_guard<std::mutex> lock(mutex_);
-  incarnation_ = incarnation;
-  cause_.clear();
-  evicted_.store(false);
-}
-
-void FacilityLease::rejoin() {
-  stop();
   try {
-    if (lease_ != 0) store_->revoke(lease_);
+    store_->put(member_key(prefix_, facility_), incarnation, lease);
   } catch (const std::exception &) {
-    // An unreachable store fails the grant below with its own message.
+    try {
+      store_->revoke(lease);
+    } catch (const std::exception &) {
+    }
+    throw;
   }
-  lease_ = 0;
-  register_member();
-  start();
+  lease_.store(lease);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    incarnation_ = incarnation;
+  }
+  registered_.store(true);
 }
 
 void FacilityLease::revoke() {
   stop();
-  if (lease_ != 0) store_->revoke(lease_);
-  lease_ = 0;
+  if (lease_.load() != 0) store_->revoke(lease_.load());
+  lease_.store(0);
+  registered_.store(false);
 }
 
 void FacilityLease::start() {
@@ -110,41 +110,61 @@ void FacilityLease::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void FacilityLease::mark_evicted(const std::string &cause) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (evicted_.load()) return;
-  cause_ = cause;
-  evicted_.store(true);
+void FacilityLease::record_eviction(const std::string &cause) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cause_ = cause;
+  }
+  registered_.store(false);
+  evictions_.fetch_add(1);
 }
 
 void FacilityLease::renew_loop() {
   const auto period = std::chrono::milliseconds(std::max<int64_t>(100, ttl_seconds_ * 1000 / 3));
   const auto ttl = std::chrono::seconds(ttl_seconds_);
   auto last_renewal = Clock::now();
-  const LeaseId lease = lease_;
   while (true) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       if (wake_.wait_for(lock, period, [this] { return stopping_; })) return;
     }
-    if (evicted_.load()) continue;  // nothing to renew: the owner decides when to rejoin
+    // Evicted: register again as a returning facility (a new incarnation); retried while it fails.
+    auto register_again = [&] {
+      try {
+        register_member();
+        last_renewal = Clock::now();
+      } catch (const std::exception &) {
+      }
+    };
+    if (!registered_.load()) {
+      register_again();
+      continue;
+    }
+    const LeaseId lease = lease_.load();
     const auto now = Clock::now();
     try {
       if (store_->keep_alive(lease) > 0) {
         last_renewal = now;
         continue;
       }
-      mark_evicted("facility " + std::to_string(facility_) + ": its lease " + std::to_string(lease) +
+      record_eviction("facility " + std::to_string(facility_) + ": its lease " + std::to_string(lease) +
                    " in the membership store " + store_->endpoint() + " had ended when it was renewed (" +
                    std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - last_renewal).count()) +
                    " ms after the last renewal, TTL " + std::to_string(ttl_seconds_) +
-                   " s): the facility was evicted and must rejoin");
+                   " s): the facility was evicted and registers again");
+      register_again();
     } catch (const std::exception &error) {
       // The store is unreachable: after a whole TTL without a renewal the lease has ended there too.
-      if (Clock::now() - last_renewal >= ttl)
-        mark_evicted("facility " + std::to_string(facility_) + ": no renewal of its lease " + std::to_string(lease) +
+      if (Clock::now() - last_renewal >= ttl) {
+        try {
+          store_->revoke(lease);  // in case it still lives there: the old incarnation must go
+        } catch (const std::exception &) {
+        }
+        record_eviction("facility " + std::to_string(facility_) + ": no renewal of its lease " + std::to_string(lease) +
                      " for the TTL of " + std::to_string(ttl_seconds_) + " s (" + error.what() +
-                     "): the facility counts as evicted and must rejoin");
+                     "): the facility counts as evicted and registers again");
+        register_again();
+      }
     }
   }
 }

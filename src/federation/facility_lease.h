@@ -4,9 +4,13 @@
 // id, so that a restarted facility is told apart from the job it replaces.
 //
 // Eviction: when a renewal finds the lease ended (the process was stopped, or the store unreachable,
-// for longer than the TTL), the facility is no longer a member; evicted() says so and it must not go
-// on as one: rejoin() registers it again under a new lease and incarnation, and the round coordinator
-// (epochs.h) admits it at a round boundary as a returning facility.
+// for longer than the TTL), the facility is no longer a member and must not go on as one. The thread
+// registers it again at once, under a new lease and a new incarnation (retried every TTL / 3 while the
+// store cannot be reached), and counts the eviction (evictions(), eviction_cause()). The new incarnation
+// is what keeps the facility from continuing silently: its crossing ranks' round coordinators
+// (epochs.h) find their incarnation gone from the view (RoundOutcome::Evicted), and the next
+// begin_round waits until a round boundary admits the facility again as a returning one. No rank of the
+// facility has to call anything for that (a crossing rank blocked in begin_round could not).
 //
 // Bounds: the lease's connection has a timeout of min(timeout_ms, max(1 s, TTL)), so every renewal and
 // the destructor (which stops the thread, then revokes the lease) end within about one TTL.
@@ -42,15 +46,15 @@ class FacilityLease {
   FacilityLease &operator=(const FacilityLease &) = delete;
 
   int facility() const { return facility_; }
-  // The current incarnation (the member key's value); changes with rejoin(). Thread-safe.
+  // The current incarnation (the member key's value); changes at each eviction. Thread-safe.
   std::string incarnation() const;
-  // True once a renewal found the lease ended, or no renewal succeeded for a whole TTL. Thread-safe.
-  bool evicted() const { return evicted_.load(); }
-  // Why evicted() is true ("" while it is not): names the facility, the lease and what was found.
+  // How many times a renewal found the lease ended, or no renewal succeeded for a whole TTL (each time
+  // the thread registered the facility again). Thread-safe.
+  uint64_t evictions() const { return evictions_.load(); }
+  // The last eviction's cause ("" before any): names the facility, the lease and what was found.
   std::string eviction_cause() const;
-  // Registers the facility again: a new lease and a new incarnation (the old lease is revoked first, in
-  // case it still lives). Call it from the thread that owns this object. Throws as the constructor.
-  void rejoin();
+  // True while the facility is registered (false after an eviction until the new registration is in).
+  bool registered() const { return registered_.load(); }
   // Revokes the lease now (a clean shutdown); the destructor then has nothing left to do. Throws as the
   // store does.
   void revoke();
@@ -60,14 +64,15 @@ class FacilityLease {
   void start();
   void stop();
   void renew_loop();
-  void mark_evicted(const std::string &cause);
+  void record_eviction(const std::string &cause);
 
   std::unique_ptr<MembershipStore> store_;  // used by the renewing thread while it runs, else by the owner
   std::string prefix_;
   int facility_ = 0;
   int64_t ttl_seconds_ = 0;
-  LeaseId lease_ = 0;
-  std::atomic<bool> evicted_{false};
+  std::atomic<LeaseId> lease_{0};  // written by the thread after an eviction, read by the owner after stop()
+  std::atomic<uint64_t> evictions_{0};
+  std::atomic<bool> registered_{false};
   mutable std::mutex mutex_;  // guards incarnation_, cause_, stopping_
   std::condition_variable wake_;
   std::string incarnation_;

@@ -1,7 +1,7 @@
 // The facility lease (src/federation/facility_lease.h) against the built-in server: its thread keeps
 // the member key alive past several TTLs; a lease that ends under it (revoked by another connection,
-// as an expiry while the process was stopped would end it) is found, evicted() says so with the cause,
-// and rejoin() registers a new incarnation; destruction stops the thread and removes the key. Threads
+// as an expiry while the process was stopped would end it) is found, counted with its cause, and the
+// facility registered again under a new incarnation; destruction stops the thread and removes the key. Threads
 // inside one process: this one also runs under ThreadSanitizer.
 #include <signal.h>
 
@@ -53,19 +53,23 @@ void test_lease_lives_is_evicted_and_rejoins(void **) {
     std::this_thread::sleep_for(std::chrono::milliseconds(3000));
     std::optional<KeyValue> entry = store->get(key);
     assert_true(entry && entry->value == first);
-    assert_false(lease.evicted());
+    assert_int_equal(lease.evictions(), 0);
+    assert_true(lease.registered());
     assert_string_equal(lease.eviction_cause().c_str(), "");
-    // The lease ends under it: the next renewal finds out.
+    // The lease ends under it: the next renewal finds out and registers a new incarnation.
     store->revoke(entry->lease);
-    assert_true(eventually(30, [&] { return lease.evicted(); }));
+    assert_true(eventually(30, [&] { return lease.evictions() == 1 && lease.registered(); }));
     const std::string cause = lease.eviction_cause();
     assert_true(bootstrap_test::contains(cause, "facility 4") && bootstrap_test::contains(cause, "evicted"));
-    assert_false(store->get(key).has_value());
-    lease.rejoin();
-    assert_false(lease.evicted());
-    assert_true(lease.incarnation() != first);
+    const std::string second = lease.incarnation();
+    assert_true(second != first);
     entry = store->get(key);
-    assert_true(entry && entry->value == lease.incarnation());
+    assert_true(entry && entry->value == second);
+    // ...and keeps that one alive.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+    entry = store->get(key);
+    assert_true(entry && entry->value == second);
+    assert_int_equal(lease.evictions(), 1);
   }
   // Destroyed: the lease is revoked, the key is gone at once.
   assert_false(store->get(key).has_value());

@@ -44,6 +44,8 @@
 #include "federation/model_seal.h"
 #include "bootstrap_test.h"  // last: cmocka's fail() macro
 
+using bootstrap_test::expect_failure;
+using bootstrap_test::outcome_of;
 using namespace xffl::federation;
 using Clock = std::chrono::steady_clock;
 
@@ -396,6 +398,7 @@ pid_t start_facility(const Scenario &scenario, int facility) {
     std::fprintf(record, "registered %s\n", lease.incarnation().c_str());
     std::fflush(record);
     size_t running = shards.size();
+    uint64_t evictions_seen = 0;
     while (running > 0) {
       int status = 0;
       pid_t done = ::waitpid(-1, &status, WNOHANG);
@@ -404,9 +407,9 @@ pid_t start_facility(const Scenario &scenario, int facility) {
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) worst = 3;
         continue;
       }
-      if (lease.evicted()) {
+      if (lease.evictions() != evictions_seen && lease.registered()) {
+        evictions_seen = lease.evictions();
         std::fprintf(record, "lease-evicted %s\n", lease.eviction_cause().c_str());
-        lease.rejoin();
         std::fprintf(record, "rejoined %s\n", lease.incarnation().c_str());
         std::fflush(record);
       }
@@ -651,7 +654,7 @@ void test_kill_after_partial_ack(void **) {
 }
 
 // SIGSTOP: the hung facility is lost once its lease ends; on SIGCONT its lease holder finds the lease
-// ended (evicted), registers again, its shards learn they were evicted, and it is admitted at the
+// ended (evicted) and registers again by itself, its shards learn they were evicted, and it is admitted at the
 // next round boundary, receives the model (sealed) and ends identical to the others.
 void test_sigstop_then_evicted_and_healed(void **) {
   Run run(scenario_of("sigstop", 3, 2, 6));
@@ -764,6 +767,53 @@ void test_racing_commits(void **) {
   assert_int_equal(committers(records, 1).size(), 12);
 }
 
+// Every wait is bounded by the timeout and names what it awaited; a bad configuration is refused.
+void test_bounded_waits_and_invalid_config(void **) {
+  const std::string prefix = federation_prefix(std::string(kJobId) + "-bounds");
+  CoordinatorConfig config;
+  config.prefix = prefix;
+  config.facilities = 2;
+  config.timeout_ms = 1500;
+  config.lease_ttl_seconds = kTtl;
+  auto refused = [&](CoordinatorConfig bad, const std::string &phrase) {
+    expect_failure(outcome_of([&] { RoundCoordinator coordinator(connect_store(), bad); }), XFFL_EINVAL, {phrase});
+  };
+  CoordinatorConfig bad = config;
+  bad.facility = 2;
+  refused(bad, "facility 2 outside [0, 2)");
+  bad = config;
+  bad.shard = 1;
+  refused(bad, "shard 1 outside [0, 1)");
+  bad = config;
+  bad.quorum = 3;
+  refused(bad, "quorum 3");
+  bad = config;
+  bad.weights = {1.0};
+  refused(bad, "1 weights for 2 facilities");
+  bad = config;
+  bad.weights = {1.0, 0.0};
+  refused(bad, "facility 1's weight 0");
+
+  const Endpoint endpoint = parse_endpoint(backend->endpoint(), "the test's endpoint");
+  FacilityLease first(endpoint, federation_test::kSecret, kTimeoutMs, prefix, 0, kTtl);
+  RoundCoordinator coordinator(connect_store(), config);
+  // Facility 1 never registers: no first epoch, and the message says who is missing.
+  expect_failure(outcome_of([&] { coordinator.begin_round(); }), XFFL_ETIMEOUT,
+                 {"facility 0 shard 0", "1500 ms", "missing: facilities 1"});
+  // Facility 1 registers but never acks: the round stays undecided, and the message names the acks.
+  FacilityLease second(endpoint, federation_test::kSecret, kTimeoutMs, prefix, 1, kTtl);
+  RoundPlan plan = coordinator.begin_round();
+  assert_int_equal(plan.epoch, 1);
+  assert_int_equal(plan.round, 1);
+  assert_true(plan.weights == std::vector<double>({0.5, 0.5}));
+  expect_failure(outcome_of([&] { coordinator.commit_round(plan); }), XFFL_ETIMEOUT,
+                 {"round 1 of epoch 1", "awaited the acks of facility 1 shards 0"});
+  RoundPlan foreign = plan;
+  foreign.members = {1};
+  expect_failure(outcome_of([&] { coordinator.commit_round(foreign); }), XFFL_EINVAL, {"not one begin_round gave"});
+  expect_failure(outcome_of([&] { coordinator.fail_round(plan, {5}, "x"); }), XFFL_EINVAL, {"lost facility 5"});
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -801,6 +851,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_below_quorum),
       cmocka_unit_test(test_cut_link_stops_both),
       cmocka_unit_test(test_racing_commits),
+      cmocka_unit_test(test_bounded_waits_and_invalid_config),
   };
   int failed = cmocka_run_group_tests_name(backend_name == "etcd" ? "federation rounds on etcd"
                                                                   : "federation rounds on xffl-federation",
