@@ -38,10 +38,18 @@ FacilityLease::FacilityLease(const Endpoint &endpoint, const std::string &secret
   if (facility < 0) fail(XFFL_EINVAL, "federation ", endpoint.text, ": facility ", facility, " must be >= 0");
   check_ttl(endpoint.text, ttl_seconds);
   if (timeout_ms <= 0) fail(XFFL_EINVAL, "federation ", endpoint.text, ": timeout ", timeout_ms, " ms must be positive");
-  // A renewal must not outlast the lease it renews, and the destructor must not wait a whole timeout.
+  // The first registration may take the whole timeout (a store electing a leader, a loaded machine);
+  // then a renewal must not outlast the lease it renews, and the destructor must not wait a whole
+  // timeout: the thread's connection is bounded by the TTL.
+  auto first = connect_membership_store(endpoint, secret, timeout_ms);
+  register_member(*first);
   const int64_t bound_ms = std::min<int64_t>(timeout_ms, std::max<int64_t>(1000, ttl_seconds * 1000));
-  store_ = connect_membership_store(endpoint, secret, static_cast<int>(bound_ms));
-  register_member();
+  try {
+    store_ = connect_membership_store(endpoint, secret, static_cast<int>(bound_ms));
+  } catch (const std::exception &) {
+    first->revoke(lease_.load());
+    throw;
+  }
   start();
 }
 
@@ -66,14 +74,14 @@ std::string FacilityLease::eviction_cause() const {
 
 // A new lease and a new incarnation. A lease granted but not attached (the put failed) is revoked,
 // best effort, so that no stray lease outlives this.
-void FacilityLease::register_member() {
-  LeaseId lease = store_->grant_lease(ttl_seconds_);
+void FacilityLease::register_member(MembershipStore &store) {
+  LeaseId lease = store.grant_lease(ttl_seconds_);
   std::string incarnation = fresh_incarnation();
   try {
-    store_->put(member_key(prefix_, facility_), incarnation, lease);
+    store.put(member_key(prefix_, facility_), incarnation, lease);
   } catch (const std::exception &) {
     try {
-      store_->revoke(lease);
+      store.revoke(lease);
     } catch (const std::exception &) {
     }
     throw;
@@ -131,7 +139,7 @@ void FacilityLease::renew_loop() {
     // Evicted: register again as a returning facility (a new incarnation); retried while it fails.
     auto register_again = [&] {
       try {
-        register_member();
+        register_member(*store_);
         last_renewal = Clock::now();
       } catch (const std::exception &) {
       }

@@ -12,8 +12,9 @@
 // begin_round waits until a round boundary admits the facility again as a returning one. No rank of the
 // facility has to call anything for that (a crossing rank blocked in begin_round could not).
 //
-// Bounds: the lease's connection has a timeout of min(timeout_ms, max(1 s, TTL)), so every renewal and
-// the destructor (which stops the thread, then revokes the lease) end within about one TTL.
+// Bounds: the first registration may take the whole timeout; after it the lease's connection has a
+// timeout of min(timeout_ms, max(1 s, TTL)), so every renewal and the destructor (which stops the
+// thread, then revokes the lease) end within about one TTL.
 #ifndef XFFL_SRC_FEDERATION_FACILITY_LEASE_H
 #define XFFL_SRC_FEDERATION_FACILITY_LEASE_H
 
@@ -60,7 +61,7 @@ class FacilityLease {
   void revoke();
 
  private:
-  void register_member();
+  void register_member(MembershipStore &store);
   void start();
   void stop();
   void renew_loop();
