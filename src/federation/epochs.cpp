@@ -119,13 +119,17 @@ struct Live {
   std::map<int, std::string> registered;  // facility -> incarnation, from the member keys
 };
 
-Live read_live(const std::string &prefix, const Listing &listing) {
+// Member keys of facilities outside [0, facilities) (another job's configuration) are ignored.
+Live read_live(const std::string &prefix, const Listing &listing, int facilities) {
   Live live;
   const std::string members = prefix + "live/member/";
   for (const KeyValue &entry : listing.entries) {
-    if (entry.key == view_key(prefix)) live.view = decode(entry);
-    else if (entry.key.rfind(members, 0) == 0)
-      live.registered[static_cast<int>(to_i64(entry.key.substr(members.size()), "member key"))] = entry.value;
+    if (entry.key == view_key(prefix)) {
+      live.view = decode(entry);
+    } else if (entry.key.rfind(members, 0) == 0) {
+      const int64_t facility = to_i64(entry.key.substr(members.size()), "member key");
+      if (facility >= 0 && facility < facilities) live.registered[static_cast<int>(facility)] = entry.value;
+    }
   }
   return live;
 }
@@ -261,7 +265,7 @@ RoundPlan RoundCoordinator::begin_round() {
   const std::string prefix = config_.prefix + "live/";
   Listing listing = store_->list(prefix);
   while (true) {
-    Live live = read_live(config_.prefix, listing);
+    Live live = read_live(config_.prefix, listing, config_.facilities);
     std::string awaited;
     if (!live.view) {
       std::vector<int> missing;
@@ -311,7 +315,7 @@ RoundDecision RoundCoordinator::fail_round(const RoundPlan &plan, const std::vec
     if (f < 0 || f >= config_.facilities)
       fail(XFFL_EINVAL, where_, ": lost facility ", f, " outside [0, ", config_.facilities, ")");
   if (!lost.empty()) {
-    Live live = read_live(config_.prefix, store_->list(config_.prefix + "live/"));
+    Live live = read_live(config_.prefix, store_->list(config_.prefix + "live/"), config_.facilities);
     // Only while the round is undecided in the plan's epoch: otherwise someone decided already.
     if (live.view && !live.view->halted && live.view->epoch == plan.epoch && live.view->committed < plan.round) {
       std::optional<View> next = next_view(*live.view, live.registered, lost,
@@ -330,7 +334,7 @@ RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan) {
   const std::string round_text = "round " + std::to_string(plan.round) + " of epoch " + std::to_string(plan.epoch);
   Listing listing = store_->list(prefix);
   while (true) {
-    Live live = read_live(config_.prefix, listing);
+    Live live = read_live(config_.prefix, listing, config_.facilities);
     if (!live.view) fail(XFFL_EPEER, where_, ": ", round_text, ": the view key disappeared from the store");
     const View &view = *live.view;
     // 1. Decided: committed in the plan's epoch (whatever came after), halted, evicted, or redone.
