@@ -115,7 +115,7 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  are in several federated groups): XFFL_BACKEND_NONE (default, or XFFL_CROSS_FACILITY_BACKEND=none)
      *  keeps them on the backend of xffl_set_global; XFFL_BACKEND_UCX (or =ucx) carries them over UCX when
      *  that backend is NCCL, staging device buffers through pinned host memory, while every other group
-     *  stays on NCCL; XFFL_BACKEND_WAN (or =wan) carries them over striped, optionally encrypted TCP
+     *  stays on NCCL (when that backend is UCX, it is the same as NONE); XFFL_BACKEND_WAN (or =wan) carries them over striped, optionally encrypted TCP
      *  (XFFL_OPT_WAN_STREAMS, XFFL_OPT_WAN_ENCRYPTION) when that backend is UCX or NCCL. Read by
      *  xffl_set_global: XFFL_ESTATE once it was called. */
     XFFL_OPT_CROSS_FACILITY_BACKEND = 3,

@@ -70,7 +70,10 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
            "with XFFL_OPT_CROSS_FACILITY_BACKEND (XFFL_CROSS_FACILITY_BACKEND=", entry.name, ") under backend ucx or nccl");
   const comm::BackendMaker &maker = maker_of(entry, false);
   const comm::BackendEntry *crossing = nullptr;
-  if (maker.takes_crossing && options.cross_facility_backend != XFFL_BACKEND_NONE) {
+  // A crossing backend of the main backend's own kind is the main backend: the crossing groups already
+  // run on it (UCX under UCX), and a second one would publish the same keys in the store.
+  if (maker.takes_crossing && options.cross_facility_backend != XFFL_BACKEND_NONE &&
+      options.cross_facility_backend != static_cast<int>(entry.kind)) {
     crossing = &backend_entry(options.cross_facility_backend);
     if (crossing->memory != comm::MemoryKind::kHost)  // crossing groups are staged through host memory
       fail(XFFL_EINVAL, "cross-facility backend ", crossing->name, " moves device memory; it must move host memory");
