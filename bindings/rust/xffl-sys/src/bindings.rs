@@ -306,7 +306,7 @@ impl xffl_option {
     #[doc = "  are in several federated groups): XFFL_BACKEND_NONE (default, or XFFL_CROSS_FACILITY_BACKEND=none)"]
     #[doc = "  keeps them on the backend of xffl_set_global; XFFL_BACKEND_UCX (or =ucx) carries them over UCX when"]
     #[doc = "  that backend is NCCL, staging device buffers through pinned host memory, while every other group"]
-    #[doc = "  stays on NCCL; XFFL_BACKEND_WAN (or =wan) carries them over striped, optionally encrypted TCP"]
+    #[doc = "  stays on NCCL (when that backend is UCX, it is the same as NONE); XFFL_BACKEND_WAN (or =wan) carries them over striped, optionally encrypted TCP"]
     #[doc = "  (XFFL_OPT_WAN_STREAMS, XFFL_OPT_WAN_ENCRYPTION) when that backend is UCX or NCCL. Read by"]
     #[doc = "  xffl_set_global: XFFL_ESTATE once it was called."]
     pub const XFFL_OPT_CROSS_FACILITY_BACKEND: xffl_option = xffl_option(3);
