@@ -248,6 +248,7 @@ void DistributedState::clear_layout(const char *ending_call) {
   plan_.reset();
   federated_weights_.clear();
   error_feedback_->clear();
+  hop_scratch_->release();
   layout_ = Layout::None;
 }
 

@@ -14,6 +14,7 @@
 #include "federated/registry.h"
 #include "federated/strategy.h"
 #include "federated/wire/error_feedback.h"
+#include "federated/wire/hop_scratch.h"
 #include "state/call_gate.h"
 #include "state/group.h"
 #include "state/options.h"
@@ -153,6 +154,8 @@ class DistributedState {
   std::weak_ptr<Request> in_flight_;  // the last request started; expired once freed
   // The residuals of XFFL_OPT_ERROR_FEEDBACK, kept between averages (a pointer: averaging is const).
   std::unique_ptr<federated::wire::ErrorFeedback> error_feedback_ = std::make_unique<federated::wire::ErrorFeedback>();
+  // The compressed hop's bytes, kept between averages; given back with the layout.
+  std::unique_ptr<federated::wire::HopScratch> hop_scratch_ = std::make_unique<federated::wire::HopScratch>();
 };
 
 }  // namespace xffl
