@@ -361,7 +361,9 @@ impl xffl_option {
     #[doc = "  with UCX's call-signature check, XFFL_EINVAL). The codecs run on the host: with the NCCL backend a"]
     #[doc = "  non-F32 format needs the crossing groups on a host backend (XFFL_OPT_CROSS_FACILITY_BACKEND), whose"]
     #[doc = "  staging copies each crossing rank's buffer to host memory and the mean back; without one, the"]
-    #[doc = "  average of XFFL_F32 data is XFFL_EUNSUPPORTED. At any time between averages."]
+    #[doc = "  average of XFFL_F32 data is XFFL_EUNSUPPORTED. Memory: each crossing rank keeps (G + 1) x the"]
+    #[doc = "  compressed size of the largest buffer (or bucket) averaged so far as host scratch, until the layout"]
+    #[doc = "  is unset (int8_block with G = 2: 0.76 x that buffer's bytes). At any time between averages."]
     pub const XFFL_OPT_WIRE_FORMAT: xffl_option = xffl_option(8);
 }
 impl xffl_option {
