@@ -100,16 +100,17 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
   setup.wan_streams = options.wan_streams;
   setup.wan_encryption = options.wan_encryption;
   setup.wan_bdp_bytes = options.wan_bdp_bytes;
-  // Job rank 0 of a facility's job checks the federation first: an unreachable or mismatched
-  // federation ends it before its job's ranks meet.
-  if (facility && config.rank == 0 && crossing) {
-    PhaseTimer timer(logger, "federation registration");
-    facility->register_facility();
-  }
   std::shared_ptr<bootstrap::Store> store;
   if (maker.rendezvous || (crossing && crossing->maker->rendezvous)) {
     store = open_store(config, options, logger);
     setup.exchange = store;
+  }
+  // Job rank 0 of a facility's job checks the federation once it serves the job's store: when the
+  // federation is unreachable or mismatched it fails, and its store goes with it, so the job's other
+  // ranks fail at once (the store is gone) instead of running to their own timeout.
+  if (facility && config.rank == 0 && crossing) {
+    PhaseTimer timer(logger, "federation registration");
+    facility->register_facility();
   }
   std::shared_ptr<comm::Backend> backend = make_one(entry, setup, logger);
   if (crossing) {

@@ -35,7 +35,7 @@ const comm::BackendEntry &backend_entry(int kind);
 // Facility mode (facility != null; config's rank and world size are the job's): the main backend spans
 // the job, the crossing backend is wan (the default; ucx is XFFL_EINVAL: it cannot reach another job)
 // with global ranks and the federation's store as its rendezvous, job rank 0 registers with the
-// federation before the job's rendezvous, and the result is a FacilityBackend (facility_backend.h).
+// federation once it serves the job's store, and the result is a FacilityBackend (facility_backend.h).
 std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Options &options,
                                             const std::shared_ptr<FacilityLink> &facility = nullptr);
 

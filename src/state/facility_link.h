@@ -66,7 +66,7 @@ class FacilityLink {
   // The membership store (connected on first use); hold membership().lock() while using store().
   federation::MembershipExchange &membership() const { return *exchange_; }
 
-  // Job rank 0, in xffl_set_global before the job's rendezvous: connects to the store (a clear,
+  // Job rank 0, in xffl_set_global once it serves the job's store: connects to the store (a clear,
   // bounded error when it does not answer) and checks this facility's XFFL_FEDERATED against the
   // federation's (config/sizes above), writing it first if no facility did. XFFL_EINVAL when they
   // differ; what the store throws otherwise.

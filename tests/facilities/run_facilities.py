@@ -272,25 +272,21 @@ def scenario_bad():
              [r"XFFL_EINVAL", r"XFFL_FACILITY is not"]),
             ("unreachable federation", 2, {"XFFL_FACILITY": "0", "XFFL_FEDERATION": f"xffl://127.0.0.1:{free_port()}",
                                            "XFFL_FEDERATED": "2,2", "XFFL_TIMEOUT": "3"},
-             [r"rank 0: .*XFFL_E(NETWORK|TIMEOUT).*federation"]),
-            ("another federation's sizes", 2, {"XFFL_FACILITY": "0", "XFFL_FEDERATION": server.endpoint,
-                                               "XFFL_FEDERATED": "2,2,2"}, None),
+             [r"\[0\] state failed: XFFL_E(NETWORK|TIMEOUT).*federation's store xffl://"]),
         ]
         for what, ranks, env, patterns in cases:
             timeout = ["--timeout", env["XFFL_TIMEOUT"]] if "XFFL_TIMEOUT" in env else []
-            process = start(ranks, timeout, ["results"], extra_env=env)
-            if patterns is None:  # registers sizes 2,2,2 (then fails for want of its partners: ended here)
-                time.sleep(0)
-                process.kill()
-                process.communicate()
-                continue
-            expect_error(what, process, patterns)
-        # A facility of the same XFFL_JOB_ID whose sizes differ from the registered ones.
-        expect_error("sizes other than the federation's",
-                     start(2, ["--timeout", "5"], ["results"],
-                           extra_env={"XFFL_FACILITY": "0", "XFFL_FEDERATION": server.endpoint,
-                                      "XFFL_FEDERATED": "2,1"}),
-                     [r"XFFL_EINVAL", r"has facilities of 2,2"]) if False else None
+            expect_error(what, start(ranks, timeout, ["results"], extra_env=env), patterns)
+        # A facility whose partners never come: its senders' first average ends in a bounded
+        # XFFL_ETIMEOUT naming what they awaited. It registered the federation's sizes (2,2) ...
+        alone = {"XFFL_FACILITY": "0", "XFFL_FEDERATION": server.endpoint, "XFFL_FEDERATED": "2,2",
+                 "XFFL_TIMEOUT": "2"}
+        expect_error("a facility alone", start(2, ["--timeout", "2"], ["loop", "1"], extra_env=alone),
+                     [r"average failed: XFFL_ETIMEOUT", r"wan/addr/2' in the federation's store"])
+        # ... so a facility of the same XFFL_JOB_ID with other sizes is refused at once, naming both.
+        other = dict(alone, XFFL_FEDERATED="2,2,2")
+        expect_error("sizes other than the federation's", start(2, ["--timeout", "2"], ["results"], extra_env=other),
+                     [r"XFFL_EINVAL", r"XFFL_FEDERATED='2,2,2' here, but the federation .* has facilities of 2,2"])
     finally:
         server.stop()
     print("bad input checks passed")

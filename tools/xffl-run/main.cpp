@@ -32,9 +32,10 @@ int launch(int argc, const char* const* argv) {
   }
   // A facility's job names its federation with the job id (the federation's store keys, the wan
   // keys): every facility's job must share it, so it is the inherited XFFL_JOB_ID, else the library's
-  // default, never a random one.
+  // default, never a random one (also when XFFL_FACILITY comes from the environment).
   std::string job_id = make_job_id();
-  if (opts.facility) {
+  const char* facility = std::getenv("XFFL_FACILITY");
+  if (opts.facility || (facility && *facility)) {
     const char* inherited = std::getenv("XFFL_JOB_ID");
     job_id = inherited && *inherited ? inherited : "xffl";
   }
