@@ -221,19 +221,20 @@ void DistributedState::add_group(xffl_group_kind_t kind, int instances, const to
 
 void DistributedState::check_inside_facility(const topology::RankPlan &plan, const char *call) const {
   if (!facility_) return;
-  auto check = [&](const std::optional<topology::RankList> &members, const char *what) {
+  auto check = [&](const std::optional<topology::RankList> &members, xffl_group_kind_t kind) {
     if (!members) return;
     for (int i = 0; i < members->size(); ++i)
       if (!facility_->holds(members->at(i)))
-        fail(XFFL_EUNSUPPORTED, call, ": the ", what, " group of rank ", rank_, " holds rank ", members->at(i),
+        fail(XFFL_EUNSUPPORTED, call, ": the ", group_kind_name(kind), " group of rank ", rank_, " holds rank ",
+             members->at(i),
              " of another facility; in facility mode (XFFL_FACILITY=", facility_->facility(),
              ") only the federated groups cross facilities: use xffl_federated_scaling");
   };
-  check(plan.fsdp_group, "fsdp");
-  check(plan.hsdp_replica_group, "hsdp replica");
-  check(plan.hsdp_shard_group, "hsdp shard");
-  check(plan.federation, "federation");
-  check(plan.replica_group, "replica");
+  check(plan.fsdp_group, XFFL_GROUP_FSDP);
+  check(plan.hsdp_replica_group, XFFL_GROUP_HSDP_REPLICA);
+  check(plan.hsdp_shard_group, XFFL_GROUP_HSDP_SHARD);
+  check(plan.federation, XFFL_GROUP_FEDERATION);
+  check(plan.replica_group, XFFL_GROUP_REPLICA);
 }
 
 void DistributedState::install_layout(Layout layout, topology::RankPlan plan) {
