@@ -270,8 +270,13 @@ def scenario_bad():
              [r"XFFL_EINVAL", r"XFFL_FEDERATION is not"]),
             ("only XFFL_FEDERATION", 2, {"XFFL_FEDERATION": server.endpoint, "XFFL_FEDERATED": "2,2"},
              [r"XFFL_EINVAL", r"XFFL_FACILITY is not"]),
-            ("unreachable federation", 2, {"XFFL_FACILITY": "0", "XFFL_FEDERATION": f"xffl://127.0.0.1:{free_port()}",
-                                           "XFFL_FEDERATED": "2,2", "XFFL_TIMEOUT": "3"},
+            ("XFFL_CROSS_FACILITY_BACKEND=ucx", 2, {"XFFL_FACILITY": "0", "XFFL_FEDERATION": server.endpoint,
+                                                    "XFFL_FEDERATED": "2,2", "XFFL_CROSS_FACILITY_BACKEND": "ucx"},
+             [r"XFFL_EINVAL", r"cross-facility backend ucx .*cannot cross facility jobs"]),
+            # One rank: with more, whichever of rank 0 (the federation is unreachable) and the others (rank
+            # 0's store went with it) fails first ends the job, and only rank 0's message names the cause.
+            ("unreachable federation", 1, {"XFFL_FACILITY": "0", "XFFL_FEDERATION": f"xffl://127.0.0.1:{free_port()}",
+                                           "XFFL_FEDERATED": "1,1", "XFFL_TIMEOUT": "3"},
              [r"\[0\] state failed: XFFL_E(NETWORK|TIMEOUT).*federation's store xffl://"]),
         ]
         for what, ranks, env, patterns in cases:
@@ -282,11 +287,12 @@ def scenario_bad():
         alone = {"XFFL_FACILITY": "0", "XFFL_FEDERATION": server.endpoint, "XFFL_FEDERATED": "2,2",
                  "XFFL_TIMEOUT": "2"}
         expect_error("a facility alone", start(2, ["--timeout", "2"], ["loop", "1"], extra_env=alone),
-                     [r"average failed: XFFL_ETIMEOUT", r"wan/addr/2' in the federation's store"])
-        # ... so a facility of the same XFFL_JOB_ID with other sizes is refused at once, naming both.
-        other = dict(alone, XFFL_FEDERATED="2,2,2")
-        expect_error("sizes other than the federation's", start(2, ["--timeout", "2"], ["results"], extra_env=other),
-                     [r"XFFL_EINVAL", r"XFFL_FEDERATED='2,2,2' here, but the federation .* has facilities of 2,2"])
+                     [r"average failed: XFFL_ETIMEOUT", r"wan/addr/[23]' in the federation's store"])
+        # ... so a facility of the same XFFL_JOB_ID with other sizes is refused at once, naming both (one
+        # rank, as for the unreachable federation above).
+        other = dict(alone, XFFL_FEDERATED="1,1")
+        expect_error("sizes other than the federation's", start(1, ["--timeout", "2"], ["results"], extra_env=other),
+                     [r"XFFL_EINVAL", r"XFFL_FEDERATED='1,1' here, but the federation .* has facilities of 2,2"])
     finally:
         server.stop()
     print("bad input checks passed")
