@@ -61,6 +61,8 @@ std::shared_ptr<FacilityLink> FacilityLink::from_options(const Options &options,
   link->job_rank_ = job_rank;
   link->endpoint_ = federation::parse_endpoint(*options.federation, federation_name);
   link->prefix_ = "xffl/" + options.job_id + "/";
+  link->secret_ = options.auth_token;
+  link->timeout_ms_ = options.timeout_ms;
   link->exchange_ = std::make_shared<federation::MembershipExchange>(
       link->endpoint_, options.auth_token, options.timeout_ms, link->prefix_, link->global_rank(job_rank));
   return link;
@@ -78,6 +80,10 @@ void FacilityLink::register_facility() {
          "='", sizes_text_, "' here, but the federation '", prefix_.substr(5, prefix_.size() - 6), "' at ",
          endpoint_.text, " has facilities of ", result.current->value,
          " (another federation with this XFFL_JOB_ID, or a facility started with other sizes)");
+}
+
+std::unique_ptr<federation::MembershipStore> FacilityLink::open_store() const {
+  return federation::connect_membership_store(endpoint_, secret_, timeout_ms_);
 }
 
 void FacilityLink::check_layout_sizes(const std::vector<int> &sizes) const {

@@ -22,7 +22,15 @@
 // Who reaches the store: job rank 0 in xffl_set_global (registers; it is always a sender, of shard 0),
 // and the senders at their first cross-facility collective. No other rank ever does.
 //
-// Thread safety: the accessors are const and safe; membership() is serialised by its own lock.
+// For a federation coordinator (epochs, rounds, the facility's lease; DistributedState::facility_link()
+// hands it this object after xffl_set_global): facility(), sizes(), offset(), world_size() and prefix()
+// say where the job sits and where its keys go; open_store() gives it a connection of its own (for a
+// keep-alive thread: the crossing rendezvous' connection may be held by a wait); crossing_wait_hook()
+// ->set(check) makes every wait of the crossing backend run `check`, which ends the wait by throwing
+// xffl::Error (a facility declared lost); crossing_exchange() is the rendezvous the wan backend uses.
+//
+// Thread safety: the accessors are const and safe; membership() is serialised by its own lock;
+// open_store() may be called from any thread.
 #ifndef XFFL_SRC_STATE_FACILITY_LINK_H
 #define XFFL_SRC_STATE_FACILITY_LINK_H
 
@@ -65,6 +73,9 @@ class FacilityLink {
   std::shared_ptr<comm::CrossingWaitHook> crossing_wait_hook() const { return wait_hook_; }
   // The membership store (connected on first use); hold membership().lock() while using store().
   federation::MembershipExchange &membership() const { return *exchange_; }
+  // A new connection to the federation's store with the job's secret and timeout (throws as
+  // federation::connect_membership_store does), for a caller that needs its own.
+  std::unique_ptr<federation::MembershipStore> open_store() const;
 
   // Job rank 0, in xffl_set_global once it serves the job's store: connects to the store (a clear,
   // bounded error when it does not answer) and checks this facility's XFFL_FEDERATED against the
@@ -87,6 +98,8 @@ class FacilityLink {
   federation::Endpoint endpoint_;
   std::string prefix_;
   std::string sizes_text_;  // "2,4,2"
+  std::string secret_;      // XFFL_AUTH_TOKEN; never printed
+  int timeout_ms_ = 0;
   std::shared_ptr<federation::MembershipExchange> exchange_;
   std::shared_ptr<comm::CrossingWaitHook> wait_hook_ = std::make_shared<comm::CrossingWaitHook>();
 };
