@@ -219,13 +219,13 @@ void DistributedState::add_group(xffl_group_kind_t kind, int instances, const to
   }
 }
 
-void DistributedState::check_inside_facility(const topology::RankPlan &plan, const char *call) const {
+void DistributedState::check_inside_facility(const topology::RankPlan &plan) const {
   if (!facility_) return;
   auto check = [&](const std::optional<topology::RankList> &members, xffl_group_kind_t kind) {
     if (!members) return;
     for (int i = 0; i < members->size(); ++i)
       if (!facility_->holds(members->at(i)))
-        fail(XFFL_EUNSUPPORTED, call, ": the ", group_kind_name(kind), " group of rank ", rank_, " holds rank ",
+        fail(XFFL_EUNSUPPORTED, "the ", group_kind_name(kind), " group of rank ", rank_, " holds rank ",
              members->at(i),
              " of another facility; in facility mode (XFFL_FACILITY=", facility_->facility(),
              ") only the federated groups cross facilities: use xffl_federated_scaling");
@@ -238,7 +238,7 @@ void DistributedState::check_inside_facility(const topology::RankPlan &plan, con
 }
 
 void DistributedState::install_layout(Layout layout, topology::RankPlan plan) {
-  check_inside_facility(plan, layout_call(layout));  // before anything changes
+  check_inside_facility(plan);  // before anything changes
   // Local work only (a group is a member list and a tag space), timed so users can see it is cheap.
   PhaseTimer timer(Logger(options_.log_level, rank_), std::string("group creation for ") + layout_call(layout));
   ++layout_generation_;

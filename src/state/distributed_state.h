@@ -127,7 +127,7 @@ class DistributedState {
                  const std::string &description);
   // Facility mode: XFFL_EUNSUPPORTED naming the first group of the plan (other than the federated
   // ones) that holds a rank of another facility; nothing when one job is the whole federation.
-  void check_inside_facility(const topology::RankPlan &plan, const char *call) const;
+  void check_inside_facility(const topology::RankPlan &plan) const;
   // The job's world size: the facility's in facility mode, else the world's.
   int job_world_size() const { return facility_ ? facility_->size() : world_size_; }
   // Under federated scaling: whether these ranks (sorted) lie in more than one federated group.

@@ -6,7 +6,8 @@
  *                            federated average (HIERARCHICAL and, where valid, FLAT; plain and weighted;
  *                            _many; int8_block): "rank R: <what> <value>" lines, R the global rank.
  *                            Also checks what facility mode refuses (a process group spanning facilities,
- *                            other federated sizes) and what it allows (a process group inside it).
+ *                            other federated sizes, FSDP over the whole world) and what it allows (a
+ *                            process group inside it).
  *   check_facility loop N    averages N rounds (0: until an error), printing "rank R: round K" every 10;
  *                            on an error prints "rank R: average failed: STATUS: message", exits 3.
  *
@@ -173,6 +174,10 @@ static int results(xffl_state_t *st) {
     rc = xffl_federated_scaling(st, other, 1, 0);
     printf("rank %d: other sizes %s: %s\n", rank, xffl_status_string(rc), xffl_last_error_message());
     if (rc != XFFL_EINVAL) return 1;
+    /* Layouts whose groups span the federation's world (FSDP or HSDP over every rank) are refused. */
+    rc = xffl_set_fsdp(st);
+    printf("rank %d: world fsdp %s: %s\n", rank, xffl_status_string(rc), xffl_last_error_message());
+    if (rc != XFFL_EUNSUPPORTED) return 1;
   }
   return 0;
 }

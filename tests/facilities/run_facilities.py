@@ -214,7 +214,8 @@ def scenario_results():
             if groups.get(name) != members:
                 fail(f"rank {rank}: group {name} is {groups.get(name)}, expected {members}")
             checks += 1
-        for refusal, status in (("spanning group", "XFFL_EUNSUPPORTED"), ("other sizes", "XFFL_EINVAL")):
+        for refusal, status in (("spanning group", "XFFL_EUNSUPPORTED"), ("other sizes", "XFFL_EINVAL"),
+                                ("world fsdp", "XFFL_EUNSUPPORTED")):
             said = next((l for l in lines if l.startswith(refusal + " ")), "")
             if status not in said:
                 fail(f"rank {rank}: {refusal}: expected {status}, got {said!r}")
