@@ -17,6 +17,9 @@ comm::GroupSpec FacilityBackend::to_job(const comm::GroupSpec &group) const {
   }
   comm::GroupSpec job = group;
   job.members = topology::RankList::explicit_ranks(std::move(members));
+  // The main backend's messages name its own (job) ranks: say how they map to the global ones.
+  if (offset_ != 0)
+    job.description += " (ranks of this facility's job: job rank j is global rank " + std::to_string(offset_) + " + j)";
   return job;
 }
 

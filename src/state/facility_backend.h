@@ -3,7 +3,8 @@
 // facility (global rank O_i + j -> job rank j) before the main backend sees it, and passes the groups
 // that cross facilities (GroupSpec::crosses_facilities: the FEDERATED family) through with their global
 // ranks: the main backend hands those to its crossing backend (wan), which speaks global ranks.
-// Everything else is forwarded as is.
+// Everything else is forwarded as is. The main backend's messages name job ranks; a translated group's
+// description says how they map to global ranks.
 #ifndef XFFL_SRC_STATE_FACILITY_BACKEND_H
 #define XFFL_SRC_STATE_FACILITY_BACKEND_H
 
