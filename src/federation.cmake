@@ -18,6 +18,7 @@ target_sources(xffl_obj PRIVATE
   federation/xffl_store.cpp
   federation/curl_api.cpp
   federation/etcd_store.cpp
+  federation/membership_exchange.cpp
 )
 find_path(XFFL_CURL_INCLUDE_DIR curl/curl.h)
 if(XFFL_CURL_INCLUDE_DIR)

@@ -156,8 +156,14 @@ WanHub::WanHub(const WanSettings &settings, std::shared_ptr<Exchange> exchange)
       ::listen(listener_.get(), 256) != 0)
     fail(XFFL_ENETWORK, "rank ", settings_.rank, ": wan: cannot listen on ", host, ": ", net::errno_text(errno));
   address_ = host + ":" + std::to_string(net::local_port(listener_.get()));
+  if (!settings_.publish_lazily) publish_address();
+}
+
+void WanHub::publish_address() {
+  if (published_) return;
   exchange_->publish("xffl/wan/addr/" + std::to_string(settings_.rank),
                      std::vector<uint8_t>(address_.begin(), address_.end()));
+  published_ = true;
 }
 
 void WanHub::size_buffers(int fd) const {
@@ -204,6 +210,7 @@ std::vector<Connection> WanHub::dial(int peer, const GroupKey &group, const std:
              net::errno_text(errno));
       pollfd waiting{fd, POLLOUT, 0};
       for (;;) {
+        poll_wait_hook();
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
         if (left <= 0) fail(XFFL_ETIMEOUT, where(stream), " at ", text, ": connect timed out");
         const int ready = ::poll(&waiting, 1, static_cast<int>(std::min<long long>(left, 1000)));
