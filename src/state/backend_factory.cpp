@@ -95,6 +95,7 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
   if (maker.rendezvous || (crossing && crossing->maker->rendezvous)) {
     store = open_store(config, options, logger);
     setup.exchange = store;
+    setup.store_host = store->host();  // under PMIx, master_addr is empty: the store learnt the host
   }
   std::shared_ptr<comm::Backend> backend = make_one(entry, setup, logger);
   if (crossing) {
