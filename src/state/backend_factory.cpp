@@ -106,6 +106,7 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
   if (maker.rendezvous || (crossing && crossing->maker->rendezvous)) {
     store = open_store(config, options, logger);
     setup.exchange = store;
+    setup.store_host = store->host();  // under PMIx, master_addr is empty: the store learnt the host
   }
   // Job rank 0 of a facility's job checks the federation once it serves the job's store: when the
   // federation is unreachable or mismatched it fails, and its store goes with it, so the job's other
