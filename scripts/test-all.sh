@@ -7,11 +7,15 @@
 #      Makefiles, so both generators build every time), every test (every label); checks that would
 #      skip on a developer's machine (bindgen freshness) fail instead (XFFL_STRICT_CHECKS);
 #   3. the asan preset: the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer
-#      (leaks included);
-#   4. the tsan preset: ThreadSanitizer over the labels unit* and multiproc (the threads and the
-#      processes that talk). UCX's memory hooks are off there (UCX_MEM_MALLOC_HOOKS=no,
-#      UCX_MEM_MALLOC_RELOC=no, UCX_MEM_MMAP_HOOK_MODE=none in the test preset): libucm patches the
-#      process's malloc/mmap/madvise, and TSan's own interceptors crash inside those hooks;
+#      (leaks included), less what runs no code under the sanitizer (labels abi, docs, headertest:
+#      static checks) or no code that a smaller test does not run under it already (label
+#      sanitizer_duplicate; each such test says which one);
+#   4. the tsan preset: ThreadSanitizer over the labels unit* (threads as ranks) and threads (the
+#      multi-process tests with more than one thread in xffl inside a process: nonblocking requests,
+#      two threads on one state, the federation server). UCX's memory hooks are off there
+#      (UCX_MEM_MALLOC_HOOKS=no, UCX_MEM_MALLOC_RELOC=no, UCX_MEM_MMAP_HOOK_MODE=none in the test
+#      preset): libucm patches the process's malloc/mmap/madvise, and TSan's own interceptors crash
+#      inside those hooks;
 #   5. the fuzz preset: clang 14 + libFuzzer, a short bounded run of every fuzzer (label fuzz).
 # Every stage runs even if an earlier one failed; the exit status is non-zero if any failed.
 # New test folders (tests/*/CMakeLists.txt, bindings) are picked up by CMake: nothing to edit here.

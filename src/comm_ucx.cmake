@@ -28,6 +28,7 @@ if(XFFL_WITH_UCX)
     comm/ucx/ucx_worker.cpp
     comm/ucx/ucx_transport.cpp
     comm/ucx/call_check.cpp
+    comm/ucx/notice_receive.cpp
     comm/ucx/revocation.cpp
     comm/ucx/send_staging.cpp
     comm/ucx/ucx_communicator.cpp

@@ -2,6 +2,7 @@
 # for the store's authentication already, so it is always built. Included by src/CMakeLists.txt.
 target_sources(xffl_obj PRIVATE
   comm/wan/wan_crypto.cpp
+  comm/wan/listen_address.cpp
   comm/wan/wan_hub.cpp
   comm/wan/striped_links.cpp
   comm/wan/wan_communicator.cpp

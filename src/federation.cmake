@@ -18,6 +18,7 @@ target_sources(xffl_obj PRIVATE
   federation/xffl_store.cpp
   federation/curl_api.cpp
   federation/etcd_store.cpp
+  federation/membership_exchange.cpp
   federation/facility_lease.cpp
   federation/epochs.cpp
   federation/model_seal.cpp

@@ -99,15 +99,36 @@ XFFL_API xffl_status_t xffl_state_from_env(xffl_state_t **out);
  * @param[in] device_type XFFL_DEVICE_CPU or XFFL_DEVICE_CUDA
  * @param[in] master_addr rendezvous host, non-empty; copied
  * @param[in] master_port rendezvous port in [0, 65535]
- * @param[in] rank this process's global rank, in [0, world_size)
- * @param[in] world_size number of processes, >= 1
- * @return XFFL_OK; XFFL_EINVAL for a NULL or out-of-range argument; XFFL_ESTATE if already set, or while
+ * @param[in] rank this process's rank in its job, in [0, world_size): the global rank, unless in facility
+ *            mode (see the note)
+ * @param[in] world_size number of processes of the job, >= 1
+ * @return XFFL_OK; XFFL_EINVAL for a NULL or out-of-range argument, and in facility mode for only one of
+ *         XFFL_FACILITY and XFFL_FEDERATION set, XFFL_FEDERATED unset, a facility index outside [0, G), a
+ *         world_size other than that facility's size, XFFL_CROSS_FACILITY_BACKEND=ucx (UCX cannot reach
+ *         another job), or sizes other than those the federation was started with (each message names
+ *         the values); XFFL_ESTATE if already set, or while
  *         another call on the state is in progress; XFFL_EUNSUPPORTED for a backend or device this build
  *         lacks, for XFFL_BACKEND_WAN (a cross-facility backend only), or when UCX is needed and cannot be
  *         loaded (the dynamic loader's words, before the rendezvous); for UCX and NCCL also XFFL_ETIMEOUT,
  *         XFFL_EAUTH, XFFL_ENETWORK, XFFL_EPEER, XFFL_EBACKEND.
  * @note Collective for UCX and NCCL: every rank of the job calls it. With XFFL_BACKEND_NONE it is local.
  *       Sets the WORLD group.
+ * @note Facility mode (one job per facility): when the environment sets XFFL_FACILITY=i and
+ *       XFFL_FEDERATION (the federation's store: xffl://host:port or etcd://h1:2379,...), this job is
+ *       facility i of XFFL_FEDERATED = (F_0, ..., F_{G-1}), which lists every facility's size. rank and
+ *       world_size are then the job's own (world_size must be F_i) and the state holds the global rank
+ *       O_i + rank (O_i = F_0 + ... + F_{i-1}): XFFL_ATTR_RANK and XFFL_ATTR_WORLD_SIZE, and every
+ *       field, group member list and sender, are the global values, the same as in the single job of
+ *       the whole federation. The WORLD group is this facility's job only (global ranks O_i .. O_i + F_i
+ *       - 1; its xffl_group_rank is the job's rank): only the FEDERATED groups cross facilities, over the
+ *       wan crossing backend, which meets the other facilities' senders through the federation's store
+ *       (keys under "xffl/<XFFL_JOB_ID>/": every facility's job must share XFFL_JOB_ID). The job's rank
+ *       0 checks the federation here (its sizes); other ranks reach it only when they send across
+ *       facilities (senders, at their first federated average). Layouts and process groups must keep
+ *       every other group inside the facility (XFFL_EUNSUPPORTED otherwise, naming the rank), and
+ *       xffl_federated_scaling must be given XFFL_FEDERATED's sizes (XFFL_EINVAL naming both). A facility
+ *       that fails makes the other facilities' next cross-facility collective fail (XFFL_EPEER or
+ *       XFFL_ETIMEOUT), never hang.
  * @note UCX is loaded into the process here, the first time a UCX backend is made (backend UCX, or NCCL
  *       with XFFL_OPT_CROSS_FACILITY_BACKEND = XFFL_BACKEND_UCX), and stays loaded until the process
  *       ends. libxffl does not link UCX: with backend NONE, or NCCL alone, UCX never enters the process.

@@ -117,7 +117,7 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  are in several federated groups): XFFL_BACKEND_NONE (default, or XFFL_CROSS_FACILITY_BACKEND=none)
      *  keeps them on the backend of xffl_set_global; XFFL_BACKEND_UCX (or =ucx) carries them over UCX when
      *  that backend is NCCL, staging device buffers through pinned host memory, while every other group
-     *  stays on NCCL; XFFL_BACKEND_WAN (or =wan) carries them over striped, optionally encrypted TCP
+     *  stays on NCCL (when that backend is UCX, it is the same as NONE); XFFL_BACKEND_WAN (or =wan) carries them over striped, optionally encrypted TCP
      *  (XFFL_OPT_WAN_STREAMS, XFFL_OPT_WAN_ENCRYPTION) when that backend is UCX or NCCL. Read by
      *  xffl_set_global: XFFL_ESTATE once it was called. */
     XFFL_OPT_CROSS_FACILITY_BACKEND = 3,
@@ -162,7 +162,9 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  with UCX's call-signature check, XFFL_EINVAL). The codecs run on the host: with the NCCL backend a
      *  non-F32 format needs the crossing groups on a host backend (XFFL_OPT_CROSS_FACILITY_BACKEND), whose
      *  staging copies each crossing rank's buffer to host memory and the mean back; without one, the
-     *  average of XFFL_F32 data is XFFL_EUNSUPPORTED. At any time between averages. */
+     *  average of XFFL_F32 data is XFFL_EUNSUPPORTED. Memory: each crossing rank keeps (G + 1) x the
+     *  compressed size of the largest buffer (or bucket) averaged so far as host scratch, until the layout
+     *  is unset (int8_block with G = 2: 0.76 x that buffer's bytes). At any time between averages. */
     XFFL_OPT_WIRE_FORMAT = 8,
     /** 0 (default, or XFFL_ERROR_FEEDBACK=0) or 1 (or =1), with a non-F32 XFFL_OPT_WIRE_FORMAT: the library
      *  keeps each buffer's quantisation residual (keyed by the buffer's address and count; for

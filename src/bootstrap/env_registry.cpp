@@ -83,6 +83,13 @@ std::vector<Variable> make_table() {
        "XFFL_TIMEOUT / 20, within [2, 15] s", 0, {}, {}, 0,
        "A facility is alive while its lease in the membership store is renewed; it is lost this long after "
        "its last renewal (whole seconds, rounded up)."},
+      {Var::FederationCa, "XFFL_FEDERATION_CA", text, nullptr, "the system's CA store", 0, {}, {}, 0,
+       "etcds:// federation: PEM file of the CA that signed the etcd members' certificates."},
+      {Var::FederationCert, "XFFL_FEDERATION_CERT", text, nullptr, "none: no client certificate", 0, {}, {}, 0,
+       "etcds:// federation: PEM client certificate, for an etcd started with --client-cert-auth "
+       "(with XFFL_FEDERATION_KEY)."},
+      {Var::FederationKey, "XFFL_FEDERATION_KEY", text, nullptr, "none: no client certificate", 0, {}, {}, 0,
+       "etcds:// federation: PEM private key of XFFL_FEDERATION_CERT."},
       {Var::WireFormat, "XFFL_WIRE_FORMAT", choice, "f32", nullptr, 0,
        {{"f32", XFFL_WIRE_F32, true},
         {"bf16", XFFL_WIRE_BF16, true},

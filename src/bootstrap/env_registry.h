@@ -47,6 +47,9 @@ enum class Var {
   Federation,
   Facility,
   FederationLeaseTtl,
+  FederationCa,
+  FederationCert,
+  FederationKey,
   WireFormat,
   ErrorFeedback,
   // The wan crossing backend.

@@ -277,6 +277,16 @@ std::optional<std::vector<int>> read_federated(const Environment &env, const Ide
   std::optional<std::string> processes = registry::read_raw(env, Var::Federated);
   std::optional<std::string> nodes = registry::read_raw(env, Var::FederatedLocalWorldSize);
   std::optional<std::vector<int>> from_processes, from_nodes;
+  // Facility mode (XFFL_FACILITY, XFFL_FEDERATION; set_global requires both): the job is one facility, and XFFL_FEDERATED lists every facility's
+  // size as written; xffl_set_global checks it against the job (state/facility_link.h).
+  if (registry::read_raw(env, Var::Facility) || registry::read_raw(env, Var::Federation)) {
+    if (nodes)
+      fail(XFFL_EINVAL, nodes_name, "='", *nodes, "' counts the nodes of one job, but with ",
+           registry::name(Var::Facility), " each job is one facility: give every facility's size in processes in ",
+           processes_name);
+    if (processes) return parse_count_list(processes_name, *processes);
+    return std::nullopt;
+  }
   if (processes) from_processes = federated_from_processes(*processes, *id.world);
   if (nodes) from_nodes = federated_from_nodes(*nodes, id);
   if (from_processes && from_nodes && *from_processes != *from_nodes)

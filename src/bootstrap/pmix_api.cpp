@@ -1,43 +1,31 @@
 #include "bootstrap/pmix_api.h"
 
-#include <dlfcn.h>
-
-#include <mutex>
 #include <string>
 
 #include "common/error.h"
+#include "common/lazy_library.h"
 
 namespace xffl::bootstrap::pmix {
 
 namespace {
 
-std::string last_dl_error() {
-  const char *words = dlerror();
-  return words ? words : "no reason given";
-}
-
-template <typename Function>
-void resolve(void *library_handle, const char *library, const char *name, Function &slot) {
-  dlerror();  // clears an earlier error, so that a null symbol is told apart from a failed lookup
-  void *symbol = dlsym(library_handle, name);
-  if (!symbol)
-    fail(XFFL_EUNSUPPORTED, "PMIx loaded from ", library, " lacks ", name, " (", last_dl_error(),
-         "); xffl needs PMIx 3 or later");
-  slot = reinterpret_cast<Function>(symbol);
-}
+PmixApi open_installed_pmix() { return open_pmix(kPmixLibrary); }
 
 }  // namespace
 
 PmixApi open_pmix(const char *library) {
-  // RTLD_NOW: a PMIx missing a symbol it needs fails here, not in the middle of the exchange.
-  void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  std::string reason;
+  void *handle = open_library({library}, reason);
   if (!handle)
-    fail(XFFL_EUNSUPPORTED, "PMIx could not be loaded (", last_dl_error(),
+    fail(XFFL_EUNSUPPORTED, "PMIx could not be loaded (", reason,
          "): the launcher offers PMIx (PMIX_RANK, PMIX_NAMESPACE are set) but the dynamic loader finds no ", library,
          " (Debian: libpmix2); install it, or set MASTER_ADDR and MASTER_PORT to name rank 0's host");
   // Never closed, also after a failure below: closing a library whose constructors ran is not worth it.
+  const SymbolResolver resolve(handle, [library](const char *name, const std::string &why) {
+    fail(XFFL_EUNSUPPORTED, "PMIx loaded from ", library, " lacks ", name, " (", why, "); xffl needs PMIx 3 or later");
+  });
   PmixApi api{};
-#define XFFL_RESOLVE(name) resolve(handle, library, #name, api.name)
+#define XFFL_RESOLVE(name) XFFL_RESOLVE_SYMBOL(resolve, api, name)
   XFFL_RESOLVE(PMIx_Init);
   XFFL_RESOLVE(PMIx_Finalize);
   XFFL_RESOLVE(PMIx_Put);
@@ -50,21 +38,6 @@ PmixApi open_pmix(const char *library) {
   return api;
 }
 
-const PmixApi &pmix() {
-  static std::once_flag once;
-  static PmixApi api{};
-  static bool failed = false;
-  static std::string failure;
-  std::call_once(once, [] {
-    try {
-      api = open_pmix(kPmixLibrary);
-    } catch (const Error &error) {
-      failed = true;
-      failure = error.what();
-    }
-  });
-  if (failed) throw Error(XFFL_EUNSUPPORTED, failure);
-  return api;
-}
+const PmixApi &pmix() { return load_once<PmixApi, open_installed_pmix>(); }
 
 }  // namespace xffl::bootstrap::pmix

@@ -118,6 +118,8 @@ class Store final : public comm::Exchange {
   int port() const { return port_; }
   // "host:port" as used in messages.
   const std::string &address() const { return address_; }
+  // The store's host as this rank reached it: master_addr, or the one PMIx supplied (pmix_store.h).
+  const std::string &host() const { return config_.master_addr; }
   // Rank 0: the server (tests look at its rejections and drops); nullptr on other ranks or after close.
   StoreServer *server() { return server_.get(); }
 

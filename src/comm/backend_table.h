@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/crossing_wait_hook.h"
 #include "comm/exchange.h"
 #include "xffl/types.h"
 
@@ -39,6 +40,11 @@ struct BackendSetup {
   int wan_streams = 4;
   xffl_wan_encryption_t wan_encryption = XFFL_WAN_ENCRYPTION_NONE;
   size_t wan_bdp_bytes = 0;
+  // Facility mode (state/facility_link.h): the crossing backend publishes its address only when a
+  // group of more than one member first needs it, so that ranks that never cross facilities never
+  // reach the federation's store; and every wait of the crossing backend polls this hook (null: none).
+  bool crossing_publishes_lazily = false;
+  std::shared_ptr<CrossingWaitHook> crossing_wait_hook;
 };
 
 // How the factory brings a backend up, in this order on every rank: load (every backend involved),

@@ -16,6 +16,7 @@ namespace xffl::federated {
 
 namespace wire {
 class ErrorFeedback;  // federated/wire/error_feedback.h
+class HopScratch;     // federated/wire/hop_scratch.h
 }
 
 // This rank's numbers from the plan, the same kind on every rank.
@@ -58,6 +59,7 @@ struct Roles {
   // comm::Backend::crossing_on_host, the same on every rank), whose staging the compressed hop uses.
   xffl_wire_format_t wire_format = XFFL_WIRE_F32;
   wire::ErrorFeedback *error_feedback = nullptr;
+  wire::HopScratch *hop_scratch = nullptr;  // the state's, kept between averages; null: one per hop
   bool device_memory = false;
   bool host_crossing = false;
 };

@@ -1,38 +1,27 @@
 #include "federation/curl_api.h"
 
 #ifdef XFFL_HAVE_CURL
-#include <dlfcn.h>
-
-#include <mutex>
 #include <string>
 
 #include "common/error.h"
+#include "common/lazy_library.h"
 
 namespace xffl::federation::curl {
 
 namespace {
 
-std::string last_dl_error() {
-  const char *words = dlerror();
-  return words ? words : "no reason given";
-}
-
-template <typename Function>
-void resolve(void *handle, const char *name, Function &slot) {
-  dlerror();
-  void *symbol = dlsym(handle, name);
-  if (!symbol) fail(XFFL_EUNSUPPORTED, "libcurl loaded from ", kCurlLibrary, " lacks ", name, " (", last_dl_error(), ")");
-  slot = reinterpret_cast<Function>(symbol);
-}
-
 CurlApi open_curl() {
-  void *handle = dlopen(kCurlLibrary, RTLD_NOW | RTLD_LOCAL);
+  std::string reason;
+  void *handle = open_library({kCurlLibrary}, reason);
   if (!handle)
-    fail(XFFL_EUNSUPPORTED, "libcurl could not be loaded (", last_dl_error(), "): an etcd:// federation needs ",
-         kCurlLibrary, " (Debian: libcurl4)");
+    fail(XFFL_EUNSUPPORTED, "libcurl could not be loaded (", reason, "): an etcd:// federation needs ", kCurlLibrary,
+         " (Debian: libcurl4)");
   // Never closed: libcurl's global state lives as long as the process.
+  const SymbolResolver resolve(handle, [](const char *name, const std::string &why) {
+    fail(XFFL_EUNSUPPORTED, "libcurl loaded from ", kCurlLibrary, " lacks ", name, " (", why, ")");
+  });
   CurlApi api{};
-#define XFFL_RESOLVE(name) resolve(handle, #name, api.name)
+#define XFFL_RESOLVE(name) XFFL_RESOLVE_SYMBOL(resolve, api, name)
   XFFL_RESOLVE(curl_global_init);
   XFFL_RESOLVE(curl_easy_init);
   XFFL_RESOLVE(curl_easy_setopt);
@@ -50,22 +39,7 @@ CurlApi open_curl() {
 
 }  // namespace
 
-const CurlApi &curl() {
-  static std::once_flag once;
-  static CurlApi api{};
-  static bool failed = false;
-  static std::string failure;
-  std::call_once(once, [] {
-    try {
-      api = open_curl();
-    } catch (const Error &error) {
-      failed = true;
-      failure = error.what();
-    }
-  });
-  if (failed) throw Error(XFFL_EUNSUPPORTED, failure);
-  return api;
-}
+const CurlApi &curl() { return load_once<CurlApi, open_curl>(); }
 
 }  // namespace xffl::federation::curl
 

@@ -8,7 +8,7 @@ namespace xffl::federation {
 
 namespace {
 
-constexpr const char *kForms = "etcd://[user@]host:port[,host:port...] or xffl://host:port";
+constexpr const char *kForms = "etcd://[user@]host:port[,host:port...], etcds://... (TLS) or xffl://host:port";
 
 [[noreturn]] void bad(const char *source, const std::string &text, const std::string &why) {
   fail(XFFL_EINVAL, source, "='", text, "' is not a federation endpoint: ", why, " (expected ", kForms, ")");
@@ -57,6 +57,10 @@ Endpoint parse_endpoint(const std::string &text, const char *source) {
   if (text.rfind("etcd://", 0) == 0) {
     endpoint.kind = Endpoint::Kind::Etcd;
     rest = text.substr(7);
+  } else if (text.rfind("etcds://", 0) == 0) {
+    endpoint.kind = Endpoint::Kind::Etcd;
+    endpoint.tls = true;
+    rest = text.substr(8);
   } else if (text.rfind("xffl://", 0) == 0) {
     endpoint.kind = Endpoint::Kind::Xffl;
     rest = text.substr(7);
@@ -67,7 +71,7 @@ Endpoint parse_endpoint(const std::string &text, const char *source) {
   }
   size_t at = rest.find('@');
   if (at != std::string::npos) {
-    if (endpoint.kind != Endpoint::Kind::Etcd) bad(source, text, "a user ('@') is only meaningful for etcd://");
+    if (endpoint.kind != Endpoint::Kind::Etcd) bad(source, text, "a user ('@') is only meaningful for etcd:// and etcds://");
     endpoint.user = rest.substr(0, at);
     if (endpoint.user.empty()) bad(source, text, "the user before '@' is empty");
     rest = rest.substr(at + 1);

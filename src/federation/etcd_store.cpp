@@ -85,6 +85,45 @@ size_t collect(char *data, size_t size, size_t count, void *user) {
   return bytes;
 }
 
+// The TLS settings of etcds:// on the handle.
+void set_tls_options(CURL *h, const Endpoint &endpoint) {
+  const curl::CurlApi &api = curl::curl();
+  const TlsFiles &files = endpoint.tls_files;
+  // Verification stays on whatever the files say: an etcds:// member that cannot prove who it is
+  // never receives the secret.
+  api.curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+  api.curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+  if (!files.ca.empty()) api.curl_easy_setopt(h, CURLOPT_CAINFO, files.ca.c_str());
+  if (!files.cert.empty()) {
+    api.curl_easy_setopt(h, CURLOPT_SSLCERT, files.cert.c_str());
+    api.curl_easy_setopt(h, CURLOPT_SSLKEY, files.key.c_str());
+  }
+}
+
+// Throws for a curl failure that TLS verification or its files caused (etcd_store.h); returns for any
+// other failure, which fails over to the next member.
+void fail_on_tls_refusal(CURLcode rc, const Endpoint &endpoint, const Member &member) {
+  const curl::CurlApi &api = curl::curl();
+  const TlsFiles &files = endpoint.tls_files;
+  const std::string ca = files.ca.empty() ? std::string("the system's CA store") : "XFFL_FEDERATION_CA=" + files.ca;
+  switch (rc) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+      // Another member would be verified the same way: no failover, the configuration is wrong.
+      fail(XFFL_EAUTH, "etcd federation ", endpoint.text, ": member ", member.text(),
+           " presented a certificate that ", ca, " does not verify, or that does not name ", member.host, " (",
+           api.curl_easy_strerror(rc), ")");
+    case CURLE_SSL_CACERT_BADFILE:
+      fail(XFFL_EINVAL, "etcd federation ", endpoint.text, ": ", ca, " is not a PEM CA file libcurl can read (",
+           api.curl_easy_strerror(rc), ")");
+    case CURLE_SSL_CERTPROBLEM:
+      fail(XFFL_EINVAL, "etcd federation ", endpoint.text, ": the client certificate XFFL_FEDERATION_CERT=",
+           files.cert, " with XFFL_FEDERATION_KEY=", files.key, " is not usable (", api.curl_easy_strerror(rc),
+           ")");
+    default:
+      return;  // a connection that failed for another reason: the next member is tried
+  }
+}
+
 }  // namespace
 
 EtcdStore::EtcdStore(Endpoint endpoint, std::string secret, int timeout_ms)
@@ -106,7 +145,7 @@ bool EtcdStore::attempt(const std::string &path, const std::string &body, bool w
   const curl::CurlApi &api = curl::curl();
   CURL *h = http_->handle;
   const Member &member = endpoint_.members.at(current_);
-  std::string url = "http://" + member.text() + path;
+  std::string url = (endpoint_.tls ? "https://" : "http://") + member.text() + path;
   reply->body.clear();
   curl_slist *headers = api.curl_slist_append(nullptr, "Content-Type: application/json");
   std::string authorization = "Authorization: " + token_;
@@ -124,10 +163,12 @@ bool EtcdStore::attempt(const std::string &path, const std::string &body, bool w
   api.curl_easy_setopt(h, CURLOPT_NOPROXY, "*");  // loopback and facility hosts, never a proxy
   api.curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &collect);
   api.curl_easy_setopt(h, CURLOPT_WRITEDATA, &reply->body);
+  if (endpoint_.tls) set_tls_options(h, endpoint_);
   CURLcode rc = api.curl_easy_perform(h);
   api.curl_easy_setopt(h, CURLOPT_HTTPHEADER, static_cast<curl_slist *>(nullptr));
   api.curl_slist_free_all(headers);
   if (rc != CURLE_OK) {
+    if (endpoint_.tls) fail_on_tls_refusal(rc, endpoint_, member);
     *timed_out = rc == CURLE_OPERATION_TIMEDOUT;
     *why = member.text() + ": " + api.curl_easy_strerror(rc);
     if (rc == CURLE_WRITE_ERROR) *why += " (a reply larger than 16 MiB)";

@@ -11,9 +11,17 @@
 // default "xffl") with the secret as password (POST /v3/auth/authenticate) and sends etcd's token with
 // every request. etcd's simple tokens are per member and expire, so the client authenticates again
 // after a failover and when a member says the token is invalid. The secret travels in the
-// authenticate request: use https-less etcd only on trusted networks (the v3 gateway over TLS is a
-// later step). Without a secret no authentication is attempted; an etcd with auth enabled then
-// refuses every request (XFFL_EAUTH).
+// authenticate request: with etcd:// (plain HTTP) it crosses in clear, so use etcd:// only on trusted
+// networks and etcds:// (HTTPS) elsewhere. Without a secret no authentication is attempted; an etcd
+// with auth enabled then refuses every request (XFFL_EAUTH).
+//
+// TLS (etcds://): every member's certificate is verified (chain and host name) against the CA file
+// of the endpoint's TlsFiles, or the system's CA store; a client certificate is presented when one is
+// given (etcd's --client-cert-auth). A certificate that does not verify is XFFL_EAUTH at once, not a
+// failover: another member is verified against the same CA. An unreadable CA file or client
+// certificate is XFFL_EINVAL. etcd's JSON gateway refuses a client certificate with a CommonName
+// (HTTP 400: the identity would not reach etcd's auth), so a client certificate for xffl has none
+// (for example subject "/O=<facility>"); the job secret is what authenticates the user.
 //
 // Setting etcd up for a job (etcdctl, v3 API), once per cluster:
 //   etcdctl user add root:<admin password>      etcdctl user grant-role root root

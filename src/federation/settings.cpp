@@ -1,5 +1,7 @@
 #include "federation/settings.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "bootstrap/env_read.h"
@@ -9,6 +11,31 @@ namespace xffl::federation {
 
 namespace registry = bootstrap::registry;
 using registry::Var;
+
+namespace {
+
+// XFFL_FEDERATION_CA, _CERT and _KEY into endpoint->tls_files: only for etcds://, the certificate with its
+// key, each a file this process can read (checked now, so a typo shows before any rank waits).
+void read_tls_files(const Environment &environment, Endpoint *endpoint) {
+  const Var vars[] = {Var::FederationCa, Var::FederationCert, Var::FederationKey};
+  std::string *files[] = {&endpoint->tls_files.ca, &endpoint->tls_files.cert, &endpoint->tls_files.key};
+  for (size_t i = 0; i < 3; ++i) {
+    std::optional<std::string> path = registry::read_text(environment, vars[i]);
+    if (!path) continue;
+    if (!endpoint->tls)
+      fail(XFFL_EINVAL, registry::name(vars[i]), " is set but ", registry::name(Var::Federation), "='",
+           endpoint->text, "' does not use TLS: write etcds:// to reach etcd over HTTPS");
+    if (::access(path->c_str(), R_OK) != 0)
+      fail(XFFL_EINVAL, registry::name(vars[i]), "='", *path, "' is not a file this process can read");
+    *files[i] = *path;
+  }
+  if (endpoint->tls_files.cert.empty() != endpoint->tls_files.key.empty())
+    fail(XFFL_EINVAL, registry::name(endpoint->tls_files.cert.empty() ? Var::FederationKey : Var::FederationCert),
+         " is set but ", registry::name(endpoint->tls_files.cert.empty() ? Var::FederationCert : Var::FederationKey),
+         " is not: a client certificate needs its private key");
+}
+
+}  // namespace
 
 int64_t default_lease_ttl_seconds(int timeout_ms) {
   return std::clamp<int64_t>(timeout_ms / 20 / 1000, 2, 15);
@@ -24,6 +51,7 @@ std::optional<FederationSettings> read_federation_settings(const Environment &en
          " is not: a facility's job needs both, its index and the federation's membership store");
   FederationSettings settings;
   settings.endpoint = parse_endpoint(*endpoint, registry::name(Var::Federation));
+  read_tls_files(environment, &settings.endpoint);
   settings.facility = *facility;
   std::optional<int> ttl_ms = registry::read_int(environment, Var::FederationLeaseTtl);
   // etcd's TTLs are whole seconds: round up, so the lease never ends earlier than asked.

@@ -1,5 +1,6 @@
 // A facility job's federation settings from its environment: XFFL_FEDERATION (parsed, endpoint.h),
-// XFFL_FACILITY and XFFL_FEDERATION_LEASE_TTL (bootstrap/env_registry.h declares them).
+// XFFL_FACILITY, XFFL_FEDERATION_LEASE_TTL, and the TLS files of an etcds:// endpoint
+// (bootstrap/env_registry.h declares them).
 #ifndef XFFL_SRC_FEDERATION_SETTINGS_H
 #define XFFL_SRC_FEDERATION_SETTINGS_H
 

@@ -8,6 +8,7 @@
 #include "bootstrap/store.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "state/facility_backend.h"
 
 namespace xffl {
 
@@ -61,7 +62,8 @@ const comm::BackendEntry &backend_entry(int kind) {
   fail(XFFL_EINVAL, "backend ", kind, " is not a known backend: ", known);
 }
 
-std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Options &options) {
+std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Options &options,
+                                            const std::shared_ptr<FacilityLink> &facility) {
   const Logger logger(options.log_level, config.rank);
   const comm::BackendEntry &entry = backend_entry(config.backend);
   for (const comm::BackendName &name : comm::backend_names())  // before any rank waits for the others
@@ -70,8 +72,17 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
            "with XFFL_OPT_CROSS_FACILITY_BACKEND (XFFL_CROSS_FACILITY_BACKEND=", entry.name, ") under backend ucx or nccl");
   const comm::BackendMaker &maker = maker_of(entry, false);
   const comm::BackendEntry *crossing = nullptr;
-  if (maker.takes_crossing && options.cross_facility_backend != XFFL_BACKEND_NONE) {
-    crossing = &backend_entry(options.cross_facility_backend);
+  // Facility mode: only the wan backend reaches other facilities' jobs; it is the default there.
+  xffl_backend_t crossing_kind = options.cross_facility_backend;
+  if (facility && crossing_kind == XFFL_BACKEND_UCX)
+    fail(XFFL_EINVAL, "cross-facility backend ucx (XFFL_CROSS_FACILITY_BACKEND) cannot cross facility jobs: UCX ",
+         "reaches only the ranks of its own job; in facility mode (XFFL_FACILITY=", facility->facility(),
+         ") the federated groups go over wan, the default there");
+  if (facility && crossing_kind == XFFL_BACKEND_NONE) crossing_kind = XFFL_BACKEND_WAN;
+  // A crossing backend of the main backend's own kind is the main backend: the crossing groups already
+  // run on it (UCX under UCX), and a second one would publish the same keys in the store.
+  if (maker.takes_crossing && crossing_kind != XFFL_BACKEND_NONE && crossing_kind != entry.kind) {
+    crossing = &backend_entry(crossing_kind);
     if (crossing->memory != comm::MemoryKind::kHost)  // crossing groups are staged through host memory
       fail(XFFL_EINVAL, "cross-facility backend ", crossing->name, " moves device memory; it must move host memory");
   }
@@ -95,15 +106,32 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
   if (maker.rendezvous || (crossing && crossing->maker->rendezvous)) {
     store = open_store(config, options, logger);
     setup.exchange = store;
+    setup.store_host = store->host();  // under PMIx, master_addr is empty: the store learnt the host
+  }
+  // Job rank 0 of a facility's job checks the federation once it serves the job's store: when the
+  // federation is unreachable or mismatched it fails, and its store goes with it, so the job's other
+  // ranks fail at once (the store is gone) instead of running to their own timeout.
+  if (facility && config.rank == 0 && crossing) {
+    PhaseTimer timer(logger, "federation registration");
+    facility->register_facility();
   }
   std::shared_ptr<comm::Backend> backend = make_one(entry, setup, logger);
   if (crossing) {
     comm::BackendSetup crossing_setup = setup;
     crossing_setup.crossing = true;
+    if (facility) {  // the crossing backend speaks global ranks and meets through the federation's store
+      crossing_setup.rank = facility->global_rank(config.rank);
+      crossing_setup.world_size = facility->world_size();
+      crossing_setup.exchange = facility->crossing_exchange();
+      crossing_setup.store_host = facility->store_host();
+      crossing_setup.crossing_publishes_lazily = true;
+      crossing_setup.crossing_wait_hook = facility->crossing_wait_hook();
+    }
     backend->set_crossing_backend(make_one(*crossing, crossing_setup, logger));
   }
   if (maker.barrier || (crossing && crossing->maker->barrier)) store->barrier("xffl/set_global");
   backend->apply(live_settings(options));  // what a constructor does not take (NCCL's completion mode)
+  if (facility) return std::make_shared<FacilityBackend>(backend, facility->offset(), facility->size());
   return backend;
 }
 

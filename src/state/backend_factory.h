@@ -10,6 +10,7 @@
 
 #include "comm/backend_table.h"
 #include "comm/communicator.h"
+#include "state/facility_link.h"
 #include "state/options.h"
 
 namespace xffl {
@@ -30,7 +31,13 @@ const comm::BackendEntry &backend_entry(int kind);
 // then the backends' own bring-up; a bring-up barrier for the makers that ask for one (UCX), so that
 // set_global returns on a rank only once every rank has published its address. XFFL_EUNSUPPORTED,
 // before any rendezvous, when this build lacks the backend.
-std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Options &options);
+//
+// Facility mode (facility != null; config's rank and world size are the job's): the main backend spans
+// the job, the crossing backend is wan (the default; ucx is XFFL_EINVAL: it cannot reach another job)
+// with global ranks and the federation's store as its rendezvous, job rank 0 registers with the
+// federation once it serves the job's store, and the result is a FacilityBackend (facility_backend.h).
+std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Options &options,
+                                            const std::shared_ptr<FacilityLink> &facility = nullptr);
 
 // The options a live backend takes (comm::Backend::apply).
 comm::LiveSettings live_settings(const Options &options);

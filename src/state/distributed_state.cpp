@@ -108,16 +108,22 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
          " moves host memory)");
   }
 
+  // Facility mode is checked before any rank waits (the facility index, WORLD_SIZE == F_i).
+  std::shared_ptr<FacilityLink> facility = FacilityLink::from_options(options_, rank, world_size);
+
   backend_ = make_backend(GlobalConfig{backend, master_addr, master_port, rank, world_size, store_address_from_pmix},
-                          options_);
+                          options_, facility);
+  facility_ = facility;
   backend_kind_ = backend;
   device_type_ = device_type;
   master_addr_ = store_address_from_pmix ? "pmix" : master_addr;
   master_port_ = master_port;
-  rank_ = rank;
-  world_size_ = world_size;
+  rank_ = facility ? facility->global_rank(rank) : rank;
+  world_size_ = facility ? facility->world_size() : world_size;
   device_count_ = 1;
-  comm::GroupSpec world{topology::RankList::progression(0, 1, world_size), rank, "world group", layout_tag(0, XFFL_GROUP_WORLD, 0)};
+  // WORLD is the job's ranks: everyone in single-world mode, the facility's job in facility mode.
+  comm::GroupSpec world{topology::RankList::progression(facility ? facility->offset() : 0, 1, world_size), rank,
+                        "world group", layout_tag(0, XFFL_GROUP_WORLD, 0)};
   groups_[XFFL_GROUP_WORLD].push_back(std::make_unique<xffl_group>(std::move(world), backend_, call_gate_));
   backend_->register_world(groups_[XFFL_GROUP_WORLD].back()->spec());
 }
@@ -148,11 +154,13 @@ void DistributedState::set_node(int local_rank, int local_size, int node_rank, i
   if (local_size < 1) fail(XFFL_EINVAL, "node local size ", local_size, " must be at least 1");
   if (local_rank < 0 || local_rank >= local_size)
     fail(XFFL_EINVAL, "node local rank ", local_rank, " outside [0, ", local_size, ")");
-  if (world_size_ % local_size != 0)
-    fail(XFFL_EINVAL, "node local size ", local_size, " does not divide world size ", world_size_);
-  if (world_size_ / local_size != node_world_size)
-    fail(XFFL_EINVAL, "node world size ", node_world_size, " is not world size ", world_size_, " / node local size ",
-         local_size, " = ", world_size_ / local_size);
+  // The launcher's nodes are the job's (in facility mode, the facility's job's).
+  const int job_world = job_world_size();
+  if (job_world % local_size != 0)
+    fail(XFFL_EINVAL, "node local size ", local_size, " does not divide world size ", job_world);
+  if (job_world / local_size != node_world_size)
+    fail(XFFL_EINVAL, "node world size ", node_world_size, " is not world size ", job_world, " / node local size ",
+         local_size, " = ", job_world / local_size);
   if (node_rank < 0 || node_rank >= node_world_size)
     fail(XFFL_EINVAL, "node rank ", node_rank, " outside [0, ", node_world_size, ")");
   backend_->set_node_place(local_rank, local_size);  // may refuse: before anything changes
@@ -211,7 +219,26 @@ void DistributedState::add_group(xffl_group_kind_t kind, int instances, const to
   }
 }
 
+void DistributedState::check_inside_facility(const topology::RankPlan &plan) const {
+  if (!facility_) return;
+  auto check = [&](const std::optional<topology::RankList> &members, xffl_group_kind_t kind) {
+    if (!members) return;
+    for (int i = 0; i < members->size(); ++i)
+      if (!facility_->holds(members->at(i)))
+        fail(XFFL_EUNSUPPORTED, "the ", group_kind_name(kind), " group of rank ", rank_, " holds rank ",
+             members->at(i),
+             " of another facility; in facility mode (XFFL_FACILITY=", facility_->facility(),
+             ") only the federated groups cross facilities: use xffl_federated_scaling");
+  };
+  check(plan.fsdp_group, XFFL_GROUP_FSDP);
+  check(plan.hsdp_replica_group, XFFL_GROUP_HSDP_REPLICA);
+  check(plan.hsdp_shard_group, XFFL_GROUP_HSDP_SHARD);
+  check(plan.federation, XFFL_GROUP_FEDERATION);
+  check(plan.replica_group, XFFL_GROUP_REPLICA);
+}
+
 void DistributedState::install_layout(Layout layout, topology::RankPlan plan) {
+  check_inside_facility(plan);  // before anything changes
   // Local work only (a group is a member list and a tag space), timed so users can see it is cheap.
   PhaseTimer timer(Logger(options_.log_level, rank_), std::string("group creation for ") + layout_call(layout));
   ++layout_generation_;
@@ -248,6 +275,7 @@ void DistributedState::clear_layout(const char *ending_call) {
   plan_.reset();
   federated_weights_.clear();
   error_feedback_->clear();
+  hop_scratch_->release();
   layout_ = Layout::None;
 }
 
@@ -264,6 +292,7 @@ void DistributedState::set_hsdp(int hsdp) {
 void DistributedState::federated_scaling(const std::vector<int> &sizes, int hsdp) {
   require_no_layout("xffl_federated_scaling");
   auto expanded = std::make_shared<const std::vector<int>>(topology::expand_federated_sizes(world_size_, sizes));
+  if (facility_) facility_->check_layout_sizes(*expanded);
   install_layout(Layout::Federated, topology::plan_federated(world_size_, std::move(expanded), hsdp, rank_));
 }
 
@@ -386,6 +415,12 @@ std::unique_ptr<xffl_group> DistributedState::create_process_group(const std::ve
   const int my_index = members.index_of(rank_);
   if (my_index < 0)
     fail(XFFL_EINVAL, "rank ", rank_, " is not a member of the process group it creates (only members call it)");
+  if (facility_)
+    for (int member : sorted)
+      if (!facility_->holds(member))
+        fail(XFFL_EUNSUPPORTED, "process group '", description, "' holds rank ", member, " of another facility; in ",
+             "facility mode (XFFL_FACILITY=", facility_->facility(), ", ranks ", facility_->offset(), " to ",
+             facility_->offset() + facility_->size() - 1, " here) only the federated groups cross facilities");
   uint32_t &made = custom_group_counts_[sorted];
   comm::GroupIdentity identity;
   try {

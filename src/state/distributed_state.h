@@ -14,7 +14,9 @@
 #include "federated/registry.h"
 #include "federated/strategy.h"
 #include "federated/wire/error_feedback.h"
+#include "federated/wire/hop_scratch.h"
 #include "state/call_gate.h"
+#include "state/facility_link.h"
 #include "state/group.h"
 #include "state/options.h"
 #include "state/request.h"
@@ -41,6 +43,9 @@ class DistributedState {
 
   // store_address_from_pmix: master_addr is empty and PMIx supplies the store's address
   // (bootstrap/pmix_store.h); master_addr() then answers "pmix".
+  // Facility mode (XFFL_FACILITY and XFFL_FEDERATION set; state/facility_link.h): rank and world_size
+  // are the job's; the state then holds the global rank O_i + rank and the global world size W, and the
+  // WORLD group is the job's ranks (global O_i .. O_i + F_i - 1).
   void set_global(xffl_backend_t backend, xffl_device_t device_type, const std::string &master_addr, int master_port,
                   int rank, int world_size, bool store_address_from_pmix = false);
   void set_node(int local_rank, int local_size, int node_rank, int node_world_size);
@@ -71,6 +76,9 @@ class DistributedState {
   void set_option(xffl_option_t option, int value);
   void set_option_string(xffl_option_t option, const std::string &text);
   const Options &options() const { return options_; }
+  // Facility mode's link to the federation (state/facility_link.h); null when one job is the whole
+  // federation, or before xffl_set_global. A federation coordinator starts from it.
+  const std::shared_ptr<FacilityLink> &facility_link() const { return facility_; }
 
   // The senders C_g of federated group g (xFFL's _get_communicating_processes). XFFL_ESTATE without
   // federated scaling, XFFL_EINVAL for g outside [0, G).
@@ -118,12 +126,18 @@ class DistributedState {
   void clear_layout(const char *ending_call);
   void add_group(xffl_group_kind_t kind, int instances, const topology::RankList &members,
                  const std::string &description);
+  // Facility mode: XFFL_EUNSUPPORTED naming the first group of the plan (other than the federated
+  // ones) that holds a rank of another facility; nothing when one job is the whole federation.
+  void check_inside_facility(const topology::RankPlan &plan) const;
+  // The job's world size: the facility's in facility mode, else the world's.
+  int job_world_size() const { return facility_ ? facility_->size() : world_size_; }
   // Under federated scaling: whether these ranks (sorted) lie in more than one federated group.
   bool spans_federated_groups(const std::vector<int> &sorted_ranks) const;
 
   std::shared_ptr<CallGate> call_gate_ = std::make_shared<CallGate>();  // shared with every group
   Options options_;
   std::shared_ptr<comm::Backend> backend_;
+  std::shared_ptr<FacilityLink> facility_;  // facility mode only
   xffl_backend_t backend_kind_ = XFFL_BACKEND_NONE;
   xffl_device_t device_type_ = XFFL_DEVICE_CPU;
   std::string master_addr_;
@@ -153,6 +167,8 @@ class DistributedState {
   std::weak_ptr<Request> in_flight_;  // the last request started; expired once freed
   // The residuals of XFFL_OPT_ERROR_FEEDBACK, kept between averages (a pointer: averaging is const).
   std::unique_ptr<federated::wire::ErrorFeedback> error_feedback_ = std::make_unique<federated::wire::ErrorFeedback>();
+  // The compressed hop's bytes, kept between averages; given back with the layout.
+  std::unique_ptr<federated::wire::HopScratch> hop_scratch_ = std::make_unique<federated::wire::HopScratch>();
 };
 
 }  // namespace xffl

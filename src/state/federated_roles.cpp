@@ -50,6 +50,7 @@ federated::Averaging DistributedState::federated_averaging(void *stream) const {
   averaging.roles = averaging.strategy->roles(placement, groups);
   averaging.roles.wire_format = options_.wire_format;
   averaging.roles.error_feedback = options_.error_feedback ? error_feedback_.get() : nullptr;
+  averaging.roles.hop_scratch = hop_scratch_.get();
   averaging.roles.device_memory = backend_->memory_kind() == comm::MemoryKind::kDevice;
   averaging.roles.host_crossing = backend_->crossing_on_host();
   return averaging;

@@ -27,6 +27,9 @@ Options Options::from_environment(const Environment &environment) {
     fail(XFFL_EINVAL, registry::name(Var::WanStreams), "=", options.wan_streams, " is more than 64 streams");
   options.wan_encryption = static_cast<xffl_wan_encryption_t>(value(Var::WanEncryption));
   options.wan_bdp_bytes = static_cast<size_t>(value(Var::WanBdp));
+  options.facility = registry::read_int(environment, Var::Facility);
+  options.federation = registry::read_text(environment, Var::Federation);
+  options.federated_sizes = registry::read_raw(environment, Var::Federated);
   return options;
 }
 

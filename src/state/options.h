@@ -2,6 +2,7 @@
 #ifndef XFFL_SRC_STATE_OPTIONS_H
 #define XFFL_SRC_STATE_OPTIONS_H
 
+#include <optional>
 #include <string>
 
 #include "common/environment.h"
@@ -31,6 +32,13 @@ struct Options {
   int wan_streams = 4;
   xffl_wan_encryption_t wan_encryption = XFFL_WAN_ENCRYPTION_NONE;
   size_t wan_bdp_bytes = 0;
+
+  // Facility mode (state/facility_link.h): XFFL_FACILITY, XFFL_FEDERATION and XFFL_FEDERATED as
+  // written, read from the environment only; xffl_set_global checks them together. All unset: one job
+  // is the whole federation.
+  std::optional<int> facility;
+  std::optional<std::string> federation;
+  std::optional<std::string> federated_sizes;
 
   // The options' variables of bootstrap/env_registry.h (timeout, log level, job id, auth token,
   // cross-facility backend, enqueue-only, UCX process settings, wire format, error feedback, wan streams,

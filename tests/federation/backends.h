@@ -23,13 +23,19 @@ class Backend {
   virtual std::string member_endpoint(size_t) const { return ""; }
   // Kills member i with SIGKILL (etcd); false when the backend has no such member.
   virtual bool kill_member(size_t) { return false; }
+  // With TLS (start_etcd_cluster's tls): the PEM files the test made; empty otherwise.
+  virtual std::string tls_file(const std::string &) const { return ""; }
 };
 
 // Throws std::runtime_error with the tool's words when it does not start within 20 s.
 Backend *start_xffl_server(const std::string &tool);
 // nullptr when etcd or etcdctl is not installed (the caller skips with 77); throws when it is but
 // the cluster does not come up within 45 s.
-Backend *start_etcd_cluster(size_t members);
+// tls: the members serve HTTPS with certificates of a CA the test makes (openssl), require client
+// certificates (--client-cert-auth), and endpoint() is etcds://. tls_file() names the files: "ca.pem",
+// "client.pem", "client.key", and "other-ca.pem" (a CA that signed nothing). nullptr also when the
+// openssl command is missing.
+Backend *start_etcd_cluster(size_t members, bool tls = false);
 
 // A loopback port nobody listens on (bound, then closed).
 int unused_port();

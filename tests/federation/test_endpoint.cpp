@@ -89,6 +89,42 @@ void test_settings(void **) {
                  XFFL_EINVAL, {"XFFL_FACILITY"});
 }
 
+// etcds:// is etcd over HTTPS; its files come from XFFL_FEDERATION_CA, _CERT and _KEY, only with etcds://,
+// the certificate with its key, each readable now.
+void test_tls_settings(void **) {
+  Endpoint e = parse_endpoint("etcds://trainer@h1:2379,h2:2379", "XFFL_FEDERATION");
+  assert_true(e.kind == Endpoint::Kind::Etcd);
+  assert_true(e.tls);
+  assert_string_equal(e.user.c_str(), "trainer");
+  assert_int_equal(e.members.size(), 2);
+  assert_false(parse_endpoint("etcd://h1:2379", "XFFL_FEDERATION").tls);
+
+  const std::string readable = "/proc/self/status";  // any file every process can read
+  xffl::Environment env{{"XFFL_FEDERATION", "etcds://127.0.0.1:2379"}, {"XFFL_FACILITY", "0"}};
+  auto plain = read_federation_settings(env, 60000);
+  assert_true(plain->endpoint.tls);
+  assert_true(plain->endpoint.tls_files.ca.empty());  // the system's CA store
+  env["XFFL_FEDERATION_CA"] = readable;
+  env["XFFL_FEDERATION_CERT"] = readable;
+  env["XFFL_FEDERATION_KEY"] = readable;
+  auto files = read_federation_settings(env, 60000);
+  assert_string_equal(files->endpoint.tls_files.ca.c_str(), readable.c_str());
+  assert_string_equal(files->endpoint.tls_files.key.c_str(), readable.c_str());
+
+  xffl::Environment no_key = env;
+  no_key.erase("XFFL_FEDERATION_KEY");
+  expect_failure(outcome_of([&] { read_federation_settings(no_key, 1000); }), XFFL_EINVAL,
+                 {"XFFL_FEDERATION_CERT is set but XFFL_FEDERATION_KEY is not"});
+  xffl::Environment missing = env;
+  missing["XFFL_FEDERATION_CA"] = "/nonexistent/ca.pem";
+  expect_failure(outcome_of([&] { read_federation_settings(missing, 1000); }), XFFL_EINVAL,
+                 {"XFFL_FEDERATION_CA='/nonexistent/ca.pem'", "not a file this process can read"});
+  xffl::Environment not_tls = env;
+  not_tls["XFFL_FEDERATION"] = "etcd://127.0.0.1:2379";
+  expect_failure(outcome_of([&] { read_federation_settings(not_tls, 1000); }), XFFL_EINVAL,
+                 {"XFFL_FEDERATION_CA is set", "does not use TLS", "etcds://"});
+}
+
 void test_json(void **) {
   json::Value v = json::parse(
       R"({"header":{"revision":"7"},"succeeded":true,"kvs":[{"key":"YQ==","lease":"12"}],"code":5,"m":"a\"b\u00e9"})");
@@ -142,6 +178,7 @@ int main() {
       cmocka_unit_test(test_xffl_endpoint),
       cmocka_unit_test(test_bad_endpoints),
       cmocka_unit_test(test_settings),
+      cmocka_unit_test(test_tls_settings),
       cmocka_unit_test(test_json),
       cmocka_unit_test(test_core_leases_with_time_passed_in),
   };

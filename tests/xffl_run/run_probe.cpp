@@ -121,7 +121,8 @@ void on_noted_signal(int signo) { write_signal_number(signo, O_APPEND, true); }
 const char* kVariables[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
                             "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
                             "TORCHELASTIC_RUN_ID", "XFFL_JOB_ID", "XFFL_FEDERATED", "XFFL_HSDP", "XFFL_BACKEND",
-                            "XFFL_STREAMS", "XFFL_TIMEOUT", "XFFL_FEDERATED_LOCAL_WORLD_SIZE", "XFFL_PROBE_INHERITED"};
+                            "XFFL_STREAMS", "XFFL_TIMEOUT", "XFFL_FEDERATED_LOCAL_WORLD_SIZE", "XFFL_PROBE_INHERITED",
+                            "XFFL_FACILITY", "XFFL_FEDERATION"};
 
 void run_step(const std::string& step) {
   std::string name = step.substr(0, step.find('='));

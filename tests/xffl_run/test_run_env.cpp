@@ -150,6 +150,28 @@ void fresh_job_id_per_launch(void**) {
   assert_int_equal(ids.size(), 3);
 }
 
+// --facility / --federation: one facility's job of a federation. The job id names the federation, so it
+// is the inherited XFFL_JOB_ID, else "xffl": never a fresh one (every facility's job must share it).
+void facility_job(void**) {
+  const std::vector<std::string> args = {"-n", "2", "--federated", "2,4", "--facility", "0", "--federation",
+                                         "xffl://127.0.0.1:29600", "--", probe_path(), "env"};
+  Outcome outcome = run_launcher(args);
+  assert_int_equal(outcome.exit_code, 0);
+  std::map<int, Vars> by_rank = collect_env(outcome);
+  assert_int_equal(by_rank.size(), 2);
+  for (int rank = 0; rank < 2; ++rank) {
+    expect(by_rank[rank], rank, "RANK", std::to_string(rank));
+    expect(by_rank[rank], rank, "WORLD_SIZE", "2");
+    expect(by_rank[rank], rank, "XFFL_FEDERATED", "2,4");
+    expect(by_rank[rank], rank, "XFFL_FACILITY", "0");
+    expect(by_rank[rank], rank, "XFFL_FEDERATION", "xffl://127.0.0.1:29600");
+    expect(by_rank[rank], rank, "XFFL_JOB_ID", "xffl");
+  }
+  outcome = run_launcher(args, {"XFFL_JOB_ID=federation-7"});
+  assert_int_equal(outcome.exit_code, 0);
+  expect(collect_env(outcome)[1], 1, "XFFL_JOB_ID", "federation-7");
+}
+
 }  // namespace
 
 int main(void) {
@@ -160,6 +182,7 @@ int main(void) {
       cmocka_unit_test(inherited_environment),
       cmocka_unit_test(master_address_and_port_given),
       cmocka_unit_test(fresh_job_id_per_launch),
+      cmocka_unit_test(facility_job),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,5 @@
 // xffl-run: a torchrun-style local launcher. See usage_text() and DESIGN.md section 6.
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <unistd.h>
@@ -29,8 +30,16 @@ int launch(int argc, const char* const* argv) {
     std::fputs((markdown ? registry::markdown_table() : registry::help_table()).c_str(), stdout);
     return 0;
   }
-  JobInfo job{opts.master_addr, opts.master_port ? *opts.master_port : find_free_port(opts.master_addr),
-              make_job_id()};
+  // A facility's job names its federation with the job id (the federation's store keys, the wan
+  // keys): every facility's job must share it, so it is the inherited XFFL_JOB_ID, else the library's
+  // default, never a random one (also when XFFL_FACILITY comes from the environment).
+  std::string job_id = make_job_id();
+  const char* facility = std::getenv("XFFL_FACILITY");
+  if (opts.facility || (facility && *facility)) {
+    const char* inherited = std::getenv("XFFL_JOB_ID");
+    job_id = inherited && *inherited ? inherited : "xffl";
+  }
+  JobInfo job{opts.master_addr, opts.master_port ? *opts.master_port : find_free_port(opts.master_addr), job_id};
 #ifdef __linux__
   // Processes a rank leaves behind are re-parented to us rather than to init, so we can reap them.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);

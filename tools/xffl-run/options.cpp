@@ -77,6 +77,26 @@ void validate_together(const LaunchOptions& opts) {
   if (opts.command.empty()) throw UsageError("missing the program to run (xffl-run -n N [options] -- PROG ARGS...)");
   if (opts.nproc % opts.nodes != 0)
     throw UsageError("--nodes " + std::to_string(opts.nodes) + " does not divide -n " + std::to_string(opts.nproc));
+  if (opts.facility && !opts.federation)
+    throw UsageError("--facility " + std::to_string(*opts.facility) +
+                     " needs --federation ENDPOINT (xffl://host:port or etcd://h1:2379,...)");
+  if (opts.federation && !opts.facility)
+    throw UsageError("--federation " + *opts.federation + " needs --facility I (this job's index in --federated)");
+  if (opts.facility) {
+    if (!opts.federated)
+      throw UsageError("--facility " + std::to_string(*opts.facility) +
+                       " needs --federated F1,F2,.. listing every facility's size in processes");
+    std::vector<int> sizes = parse_federation_sizes(*opts.federated);
+    if (*opts.facility >= static_cast<int>(sizes.size()))
+      throw UsageError("--facility " + std::to_string(*opts.facility) + " outside [0, " + std::to_string(sizes.size()) +
+                       "): --federated " + *opts.federated + " lists " + std::to_string(sizes.size()) + " facilities");
+    const int mine = sizes[static_cast<size_t>(*opts.facility)];
+    if (mine != opts.nproc)
+      throw UsageError("-n " + std::to_string(opts.nproc) + " is not facility " + std::to_string(*opts.facility) +
+                       "'s size " + std::to_string(mine) + " in --federated " + *opts.federated +
+                       " (each job is one facility)");
+    return;
+  }
   if (opts.federated) {
     std::vector<int> sizes = parse_federation_sizes(*opts.federated);
     if (sizes.size() == 1 && opts.nproc % sizes[0] != 0)
@@ -102,6 +122,13 @@ LaunchOptions parse_options(int argc, const char* const* argv) {
        [&](const std::string&, const std::string& v) {
          parse_federation_sizes(v);
          opts.federated = v;
+       }},
+      {"--facility",
+       [&](const std::string& o, const std::string& v) { opts.facility = static_cast<int>(parse_integer(o, v)); }},
+      {"--federation",
+       [&](const std::string& o, const std::string& v) {
+         if (v.empty()) throw UsageError(o + " must not be empty");
+         opts.federation = v;
        }},
       {"--hsdp", [&](const std::string& o, const std::string& v) { opts.hsdp = parse_at_least_one(o, v); }},
       {"--backend",
@@ -179,6 +206,7 @@ LaunchOptions parse_options(int argc, const char* const* argv) {
 
 const char* usage_text() {
   return "usage: xffl-run -n N [--nodes M] [--federated F|F1,F2,..] [--hsdp S] [--backend none|ucx|nccl]\n"
+         "                [--facility I --federation ENDPOINT]\n"
          "                [--streams K] [--timeout SECONDS] [--grace SECONDS] [--max-time SECONDS]\n"
          "                [--master-addr ADDR] [--master-port PORT] [--tag-output|--no-tag-output]\n"
          "                -- PROG ARGS...\n"
@@ -193,6 +221,11 @@ const char* usage_text() {
          "  --nodes M            simulate M nodes of N/M processes each (default 1)\n"
          "  --federated F|F1,..  XFFL_FEDERATED, in processes: one size dividing N, or sizes summing to N\n"
          "  --hsdp S             XFFL_HSDP\n"
+         "  --facility I         XFFL_FACILITY: this job is facility I of a federation of facility jobs;\n"
+         "                       --federated then lists every facility's size and -n must be facility I's\n"
+         "  --federation E       XFFL_FEDERATION: the federation's store, xffl://host:port (xffl-federation)\n"
+         "                       or etcd://h1:2379,..; with --facility. The job id (XFFL_JOB_ID) is then\n"
+         "                       the inherited one, else \"xffl\": every facility's job must share it\n"
          "  --backend B          XFFL_BACKEND: none, ucx or nccl\n"
          "  --streams K          XFFL_STREAMS\n"
          "  --timeout SECONDS    XFFL_TIMEOUT: the library's bound on every wait\n"

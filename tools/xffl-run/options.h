@@ -18,6 +18,10 @@ struct LaunchOptions {
   std::optional<std::string> backend;  // none | ucx | nccl
   std::optional<int> streams;
   std::optional<std::string> timeout;  // seconds, as written
+  // Facility mode: this job is facility `facility` of the federation whose store is `federation`
+  // (XFFL_FACILITY, XFFL_FEDERATION); --federated then lists every facility's size and -n is this one's.
+  std::optional<int> facility;
+  std::optional<std::string> federation;
   double grace_seconds = 5.0;
   std::optional<double> max_time_seconds;
   std::string master_addr = "127.0.0.1";

@@ -29,6 +29,8 @@ std::vector<std::string> rank_environment(const LaunchOptions& opts, const JobIn
   };
   if (opts.federated) ours.emplace_back("XFFL_FEDERATED", *opts.federated);
   if (opts.hsdp) ours.emplace_back("XFFL_HSDP", std::to_string(*opts.hsdp));
+  if (opts.facility) ours.emplace_back("XFFL_FACILITY", std::to_string(*opts.facility));
+  if (opts.federation) ours.emplace_back("XFFL_FEDERATION", *opts.federation);
   if (opts.backend) ours.emplace_back("XFFL_BACKEND", *opts.backend);
   if (opts.streams) ours.emplace_back("XFFL_STREAMS", std::to_string(*opts.streams));
   if (opts.timeout) ours.emplace_back("XFFL_TIMEOUT", *opts.timeout);

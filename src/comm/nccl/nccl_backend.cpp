@@ -195,7 +195,9 @@ std::unique_ptr<Communicator> NcclBackend::create_staged(const GroupSpec &group,
 }
 
 bool NcclBackend::prepare_family(const GroupSpec &group, int instance) {
-  check_member(group);
+  // A crossing group's members are the crossing backend's to check: in facility mode they are global
+  // ranks beyond this job's (state/facility_backend.h).
+  if (!crosses(group)) check_member(group);
   if (crosses(group)) {  // every rank skips the split alike: crosses_facilities is per family
     prepared_[group.tag] = Prepared{nullptr, instance, true};
     return true;
@@ -261,7 +263,7 @@ std::shared_ptr<NcclComm> NcclBackend::create_own_id_communicator(const GroupSpe
 }
 
 std::unique_ptr<Communicator> NcclBackend::create_communicator(const GroupSpec &group) {
-  check_member(group);
+  if (!crosses(group)) check_member(group);  // as in prepare_family
   ensure_device();
   if (world_registered_ && group.tag == world_tag_)
     return std::make_unique<NcclCommunicator>(context_, ensure_world(), group.description, 0);

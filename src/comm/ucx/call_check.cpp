@@ -1,9 +1,9 @@
 #include "comm/ucx/call_check.h"
 
 #include <sstream>
-#include <vector>
 
 #include "comm/dtype.h"
+#include "comm/ucx/notice_receive.h"
 #include "comm/ucx/ucx_api.h"
 
 namespace xffl::comm::ucx {
@@ -92,31 +92,9 @@ std::optional<Disagreement> disagreement(const MismatchNotice &notice, const Cal
 }
 
 std::optional<MismatchNotice> take_notice(ucp_worker_h worker, uint64_t tag, uint64_t mask) {
-  while (true) {
-    ucp_tag_recv_info_t info{};
-    ucp_tag_message_h message = ucx().ucp_tag_probe_nb(worker, tag, mask, 1, &info);
-    if (!message) return std::nullopt;
-    MismatchNotice notice;
-    std::vector<unsigned char> other;  // a message of another size: received and dropped
-    const bool fits = info.length == sizeof notice;
-    if (!fits) other.resize(info.length);
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    ucs_status_ptr_t request = ucx().ucp_tag_msg_recv_nbx(worker, fits ? static_cast<void *>(&notice) : other.data(),
-                                                    info.length, message, &param);
-    if (UCS_PTR_IS_ERR(request)) continue;
-    const auto deadline = std::chrono::steady_clock::now() + kReceiveBound;
-    ucs_status_t status = UCS_OK;
-    if (request) {
-      while ((status = ucx().ucp_request_check_status(request)) == UCS_INPROGRESS &&
-             std::chrono::steady_clock::now() < deadline)
-        ucx().ucp_worker_progress(worker);
-      if (status == UCS_INPROGRESS) ucx().ucp_request_cancel(worker, request);
-      while (ucx().ucp_request_check_status(request) == UCS_INPROGRESS) ucx().ucp_worker_progress(worker);
-      ucx().ucp_request_free(request);
-    }
-    if (fits && status == UCS_OK && notice.magic == MismatchNotice::kMagic) return notice;
-  }
+  while (std::optional<MismatchNotice> notice = receive_notice<MismatchNotice>(worker, tag, mask, kReceiveBound))
+    if (notice->magic == MismatchNotice::kMagic) return notice;
+  return std::nullopt;
 }
 
 bool send_notice_now(ucp_worker_h worker, ucp_ep_h endpoint, const MismatchNotice &notice, uint64_t tag,

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
+
+#include "comm/ucx/notice_receive.h"
 
 namespace xffl::comm::ucx {
 
@@ -27,34 +28,13 @@ ucs_status_ptr_t send_revoke_notice(ucp_ep_h endpoint, const RevokeNotice &notic
 }
 
 std::optional<RevokeNotice> take_revoke_notice(ucp_worker_h worker) {
-  while (true) {
-    ucp_tag_recv_info_t info{};
-    ucp_tag_message_h message = ucx().ucp_tag_probe_nb(worker, kRevokeTag, kRevokeTagMask, 1, &info);
-    if (!message) return std::nullopt;
-    RevokeNotice notice;
-    std::vector<unsigned char> other;  // a message of another size: received and dropped
-    const bool fits = info.length == sizeof notice;
-    if (!fits) other.resize(info.length);
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    ucs_status_ptr_t request = ucx().ucp_tag_msg_recv_nbx(worker, fits ? static_cast<void *>(&notice) : other.data(),
-                                                          info.length, message, &param);
-    if (UCS_PTR_IS_ERR(request)) continue;
-    const auto deadline = std::chrono::steady_clock::now() + kReceiveBound;
-    ucs_status_t status = UCS_OK;
-    if (request) {
-      while ((status = ucx().ucp_request_check_status(request)) == UCS_INPROGRESS &&
-             std::chrono::steady_clock::now() < deadline)
-        ucx().ucp_worker_progress(worker);
-      if (status == UCS_INPROGRESS) ucx().ucp_request_cancel(worker, request);
-      while (ucx().ucp_request_check_status(request) == UCS_INPROGRESS) ucx().ucp_worker_progress(worker);
-      ucx().ucp_request_free(request);
-    }
-    if (fits && status == UCS_OK && notice.magic == RevokeNotice::kMagic) {
-      notice.why[sizeof notice.why - 1] = 0;
-      return notice;
-    }
+  while (std::optional<RevokeNotice> notice =
+             receive_notice<RevokeNotice>(worker, kRevokeTag, kRevokeTagMask, kReceiveBound)) {
+    if (notice->magic != RevokeNotice::kMagic) continue;
+    notice->why[sizeof notice->why - 1] = 0;
+    return notice;
   }
+  return std::nullopt;
 }
 
 }  // namespace xffl::comm::ucx

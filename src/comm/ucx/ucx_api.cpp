@@ -1,14 +1,13 @@
 #include "comm/ucx/ucx_api.h"
 
-#include <dlfcn.h>
 #include <signal.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <string>
 
 #include "common/environment.h"
 #include "common/error.h"
+#include "common/lazy_library.h"
 
 namespace xffl::comm::ucx {
 
@@ -54,37 +53,29 @@ class HostSignals {
   stack_t stack_ = {};
 };
 
-std::string last_dl_error() {
-  const char *words = dlerror();
-  return words ? words : "no reason given";
-}
-
-template <typename Function>
-void resolve(void *library_handle, const char *library, const char *name, Function &slot) {
-  dlerror();  // clears an earlier error, so that a null symbol is told apart from a failed lookup
-  void *symbol = dlsym(library_handle, name);
-  if (!symbol)
-    fail(XFFL_EUNSUPPORTED, "backend ucx: UCX loaded from ", library, " lacks ", name, " (", last_dl_error(),
-         "); xffl needs UCX 1.13 or later");
-  slot = reinterpret_cast<Function>(symbol);
-}
+UcxApi open_installed_ucx() { return open_ucx(kUcxLibrary); }
 
 }  // namespace
 
 UcxApi open_ucx(const char *library) {
   void *handle = nullptr;
+  std::string reason;
   {
     const HostSignals host;
     // RTLD_NOW: a UCX missing a symbol it needs fails here, not in the middle of a collective.
-    handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    handle = open_library({library}, reason);
     host.restore();
   }
   if (!handle)
-    fail(XFFL_EUNSUPPORTED, "backend ucx: UCX could not be loaded (", last_dl_error(),
+    fail(XFFL_EUNSUPPORTED, "backend ucx: UCX could not be loaded (", reason,
          "); install UCX 1.13 or later (Debian: libucx0) where the dynamic loader finds ", library);
   // Never closed, also after a failure below: UCX's constructor has run and its threads may exist.
+  const SymbolResolver resolve(handle, [library](const char *name, const std::string &why) {
+    fail(XFFL_EUNSUPPORTED, "backend ucx: UCX loaded from ", library, " lacks ", name, " (", why,
+         "); xffl needs UCX 1.13 or later");
+  });
   UcxApi api{};
-#define XFFL_RESOLVE(name) resolve(handle, library, #name, api.name)
+#define XFFL_RESOLVE(name) XFFL_RESOLVE_SYMBOL(resolve, api, name)
   XFFL_RESOLVE(ucp_config_read);
   XFFL_RESOLVE(ucp_config_release);
   XFFL_RESOLVE(ucp_init_version);
@@ -115,23 +106,8 @@ UcxApi open_ucx(const char *library) {
   return api;
 }
 
-const UcxApi &ucx() {
-  // The table is trivially destructible: it stays readable until the process ends (ucx_log_filter.h
-  // pops its handler from a static destructor). The failure is read only when there is one.
-  static std::once_flag once;
-  static UcxApi api{};
-  static bool failed = false;
-  static std::string failure;
-  std::call_once(once, [] {
-    try {
-      api = open_ucx(kUcxLibrary);
-    } catch (const Error &error) {
-      failed = true;
-      failure = error.what();
-    }
-  });
-  if (failed) throw Error(XFFL_EUNSUPPORTED, failure);
-  return api;
-}
+// The table is trivially destructible: it stays readable until the process ends (ucx_log_filter.h
+// pops its handler from a static destructor).
+const UcxApi &ucx() { return load_once<UcxApi, open_installed_ucx>(); }
 
 }  // namespace xffl::comm::ucx

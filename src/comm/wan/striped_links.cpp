@@ -316,6 +316,11 @@ void StripedLinks::deliver(Peer &p, Stream &stream, int index, int stream_index)
 }
 
 void StripedLinks::progress(Clock::time_point deadline, int awaited) {
+  try {
+    hub_->poll_wait_hook();  // a coordinator may end the wait (comm/crossing_wait_hook.h)
+  } catch (const Error &error) {
+    failure(error.status(), awaited, error.what());
+  }
   // Streams that peers of lower rank dialled, accepted by the hub (here or in another group's wait).
   for (size_t i = 0; i < peers_.size(); ++i) {
     Peer &p = peers_[i];

@@ -23,6 +23,8 @@ std::shared_ptr<Backend> make_wan(const BackendSetup &setup) {
   settings.job_id = setup.job_id;
   settings.bdp_bytes = setup.wan_bdp_bytes;
   settings.store_host = setup.store_host;
+  settings.publish_lazily = setup.crossing_publishes_lazily;
+  settings.wait_hook = setup.crossing_wait_hook;
   return std::make_shared<WanBackend>(settings, setup.exchange);
 }
 
@@ -52,6 +54,7 @@ std::unique_ptr<Communicator> WanBackend::create_communicator(const GroupSpec &g
   if (group.my_index < 0 || group.my_index >= size || group.members.at(group.my_index) != hub_->settings().rank)
     fail(XFFL_EINTERNAL, "wan backend: rank ", hub_->settings().rank, " is not member ", group.my_index, " of ",
          group.description);
+  if (size > 1) hub_->publish_address();  // a group alone needs no peer to find it
   return std::make_unique<wan::WanCommunicator>(hub_, group);
 }
 

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "comm/wan/framing.h"
+#include "comm/wan/listen_address.h"
 #include "common/error.h"
 
 namespace xffl::comm::wan {
@@ -118,32 +119,11 @@ xffl_status_t io_status(const net::IoResult &result) {
   return XFFL_ENETWORK;
 }
 
-// The local address this host uses to reach `host` (a routing lookup, no packet sent): the one peers
-// in other facilities can come back to.
-std::string route_address(const std::string &host) {
-  if (host.empty()) return "127.0.0.1";
-  std::string error;
-  bool permanent = false;
-  for (const net::Address &address : net::resolve(host, 9, false, &error, &permanent)) {
-    if (address.storage.ss_family != AF_INET) continue;
-    net::Fd probe(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-    if (!probe || ::connect(probe.get(), reinterpret_cast<const sockaddr *>(&address.storage), address.length) != 0)
-      continue;
-    sockaddr_in local{};
-    socklen_t length = sizeof local;
-    if (::getsockname(probe.get(), reinterpret_cast<sockaddr *>(&local), &length) != 0) continue;
-    char text[INET_ADDRSTRLEN] = {};
-    if (::inet_ntop(AF_INET, &local.sin_addr, text, sizeof text)) return text;
-  }
-  fail(XFFL_ENETWORK, "wan: no IPv4 route to the store's host '", host, "' to listen on",
-       error.empty() ? "" : ": ", error);
-}
-
 }  // namespace
 
 WanHub::WanHub(const WanSettings &settings, std::shared_ptr<Exchange> exchange)
     : settings_(settings), exchange_(std::move(exchange)) {
-  const std::string host = route_address(settings_.store_host);
+  const std::string host = listen_address(settings_.store_host);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = 0;
@@ -156,8 +136,14 @@ WanHub::WanHub(const WanSettings &settings, std::shared_ptr<Exchange> exchange)
       ::listen(listener_.get(), 256) != 0)
     fail(XFFL_ENETWORK, "rank ", settings_.rank, ": wan: cannot listen on ", host, ": ", net::errno_text(errno));
   address_ = host + ":" + std::to_string(net::local_port(listener_.get()));
+  if (!settings_.publish_lazily) publish_address();
+}
+
+void WanHub::publish_address() {
+  if (published_) return;
   exchange_->publish("xffl/wan/addr/" + std::to_string(settings_.rank),
                      std::vector<uint8_t>(address_.begin(), address_.end()));
+  published_ = true;
 }
 
 void WanHub::size_buffers(int fd) const {
@@ -204,6 +190,7 @@ std::vector<Connection> WanHub::dial(int peer, const GroupKey &group, const std:
              net::errno_text(errno));
       pollfd waiting{fd, POLLOUT, 0};
       for (;;) {
+        poll_wait_hook();
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
         if (left <= 0) fail(XFFL_ETIMEOUT, where(stream), " at ", text, ": connect timed out");
         const int ready = ::poll(&waiting, 1, static_cast<int>(std::min<long long>(left, 1000)));

@@ -48,9 +48,15 @@ struct Connection {
 
 class WanHub {
  public:
-  // Listens and publishes the address. Throws xffl::Error: XFFL_ENETWORK when no socket can listen,
-  // and whatever Exchange::publish throws.
+  // Listens and publishes the address (unless settings.publish_lazily). Throws xffl::Error:
+  // XFFL_ENETWORK when no socket can listen, and whatever Exchange::publish throws.
   WanHub(const WanSettings &settings, std::shared_ptr<Exchange> exchange);
+  // Publishes the address once (later calls do nothing). Throws what Exchange::publish throws.
+  void publish_address();
+  // Runs settings.wait_hook's check, if any (comm/crossing_wait_hook.h); what it throws ends the wait.
+  void poll_wait_hook() const {
+    if (settings_.wait_hook) settings_.wait_hook->poll();
+  }
 
   WanSettings &settings() { return settings_; }
   const WanSettings &settings() const { return settings_; }
@@ -78,6 +84,7 @@ class WanHub {
   std::shared_ptr<Exchange> exchange_;
   bootstrap::net::Fd listener_;
   std::string address_;  // "ip:port"
+  bool published_ = false;
   using Slot = std::tuple<GroupKey, int, int>;  // group, peer, stream
   std::map<Slot, Connection> accepted_;
   std::map<std::pair<GroupKey, int>, std::string> refused_;  // why a peer's connection was refused

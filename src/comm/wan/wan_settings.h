@@ -3,8 +3,10 @@
 #define XFFL_SRC_COMM_WAN_WAN_SETTINGS_H
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
+#include "comm/crossing_wait_hook.h"
 #include "xffl/types.h"
 
 namespace xffl::comm::wan {
@@ -30,8 +32,14 @@ struct WanSettings {
   // autotuning alone, which grows a window up to net.ipv4.tcp_rmem's maximum by itself.
   size_t bdp_bytes = 0;
   // The host of the job's store; this rank listens on the address its host uses to reach it (the
-  // route a peer in another facility takes back). Empty: 127.0.0.1.
+  // route a peer in another facility takes back), or on its primary address when that route is
+  // loopback but the store's host is not (listen_address.h). Empty: none known, as such a name.
   std::string store_host;
+  // Publish this rank's address only when a group of more than one member first needs it (facility
+  // mode: ranks that never cross facilities never reach the federation's store). False: at once.
+  bool publish_lazily = false;
+  // Polled on every iteration of every wait (comm/crossing_wait_hook.h); null: none.
+  std::shared_ptr<CrossingWaitHook> wait_hook;
 };
 
 }  // namespace xffl::comm::wan

@@ -12,6 +12,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -19,18 +20,23 @@ namespace xffl::federated::wire {
 
 inline size_t block_count(size_t count, size_t block) { return (count + block - 1) / block; }
 
-// The scale of values[0, n): max|x| / levels; NaN when a value is not finite. Branch-free over the
-// values (the comparisons vectorise), one check per block.
+// The scale of values[0, n): max|x| / levels; NaN when a value is not finite. The largest magnitude
+// is found on the values' bits with the sign cleared: for non-negative floats the bits order as
+// unsigned integers do, with Inf and then every NaN above FLT_MAX, so one integer maximum (which
+// vectorises, where a float maximum may not without -ffast-math) gives both the magnitude and
+// whether any value is not finite.
 inline float block_scale(const float *values, size_t n, int levels) {
-  float largest = 0.0f;
-  int not_finite = 0;
+  uint32_t largest = 0;
   for (size_t i = 0; i < n; ++i) {
-    const float magnitude = std::fabs(values[i]);
-    largest = magnitude > largest ? magnitude : largest;
-    not_finite |= !(magnitude <= FLT_MAX);  // NaN compares false, Inf is above
+    uint32_t bits;
+    std::memcpy(&bits, &values[i], sizeof bits);
+    bits &= 0x7fffffffu;
+    largest = bits > largest ? bits : largest;
   }
-  if (not_finite) return std::numeric_limits<float>::quiet_NaN();
-  return largest / static_cast<float>(levels);
+  float magnitude;
+  std::memcpy(&magnitude, &largest, sizeof magnitude);
+  if (!(magnitude <= FLT_MAX)) return std::numeric_limits<float>::quiet_NaN();
+  return magnitude / static_cast<float>(levels);
 }
 
 // Whether a block under `scale` carries codes: a zero or NaN scale writes zeros (NaN decodes as NaN anyway).

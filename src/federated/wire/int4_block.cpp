@@ -13,6 +13,9 @@ namespace {
 constexpr size_t kBlock = 64;
 constexpr int kLevels = 7;
 
+// A 4-bit two's complement code (0..15) as the integer it stands for (-8..7), without a branch.
+inline int signed_nibble(int nibble) { return (nibble ^ 8) - 8; }
+
 size_t encoded_size(size_t count) { return block_count(count, kBlock) * sizeof(float) + (count + 1) / 2; }
 
 void encode(const float *values, size_t count, unsigned char *out) {
@@ -23,12 +26,15 @@ void encode(const float *values, size_t count, unsigned char *out) {
     unsigned char *codes = out + sizeof(float);
     const size_t bytes = (n + 1) / 2;
     if (carries_codes(scale)) {
-      for (size_t j = 0; j < bytes; ++j) {
-        const unsigned low = static_cast<unsigned>(quantize(values[first + 2 * j], scale, kLevels)) & 0xFu;
-        const unsigned high =
-            2 * j + 1 < n ? static_cast<unsigned>(quantize(values[first + 2 * j + 1], scale, kLevels)) & 0xFu : 0u;
+      const float *block = values + first;
+      const size_t pairs = n / 2;  // whole bytes first, without a test per value (the loop vectorises)
+      for (size_t j = 0; j < pairs; ++j) {
+        const unsigned low = static_cast<unsigned>(quantize(block[2 * j], scale, kLevels)) & 0xFu;
+        const unsigned high = static_cast<unsigned>(quantize(block[2 * j + 1], scale, kLevels)) & 0xFu;
         codes[j] = static_cast<unsigned char>(low | high << 4);
       }
+      if (n % 2)
+        codes[pairs] = static_cast<unsigned char>(static_cast<unsigned>(quantize(block[n - 1], scale, kLevels)) & 0xFu);
     } else {
       std::memset(codes, 0, bytes);
     }
@@ -41,10 +47,13 @@ void decode(const unsigned char *encoded, size_t count, float *values) {
     const size_t n = count - first < kBlock ? count - first : kBlock;
     const float scale = load_scale(encoded);
     const unsigned char *codes = encoded + sizeof(float);
-    for (size_t i = 0; i < n; ++i) {
-      const int nibble = (i % 2 ? codes[i / 2] >> 4 : codes[i / 2]) & 0xF;
-      values[first + i] = static_cast<float>(nibble >= 8 ? nibble - 16 : nibble) * scale;
+    float *block = values + first;
+    const size_t pairs = n / 2;
+    for (size_t j = 0; j < pairs; ++j) {
+      block[2 * j] = static_cast<float>(signed_nibble(codes[j] & 0xF)) * scale;
+      block[2 * j + 1] = static_cast<float>(signed_nibble(codes[j] >> 4)) * scale;
     }
+    if (n % 2) block[n - 1] = static_cast<float>(signed_nibble(codes[pairs] & 0xF)) * scale;
     encoded = codes + (n + 1) / 2;
   }
 }

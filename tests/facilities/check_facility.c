@@ -1,0 +1,218 @@
+/*
+ * One program for a facility's job (XFFL_FACILITY, XFFL_FEDERATION) and for the single-world job it is
+ * compared with (tests/facilities/run_facilities.py runs both under xffl-run and compares their lines).
+ *
+ *   check_facility results   prints this rank's plan, its groups' members and a hash of every
+ *                            federated average (HIERARCHICAL and, where valid, FLAT; plain and weighted;
+ *                            _many; int8_block): "rank R: <what> <value>" lines, R the global rank.
+ *                            Also checks what facility mode refuses (a process group spanning facilities,
+ *                            other federated sizes, FSDP over the whole world) and what it allows (a
+ *                            process group inside it).
+ *   check_facility loop N    averages N rounds (0: until an error), printing "rank R: round K" every 10;
+ *                            on an error prints "rank R: average failed: STATUS: message", exits 3.
+ *
+ * Inputs depend on the facility, the shard and the index (not on the rank), with fractional values, so
+ * the result of each shard is the same bytes on every rank that holds it only if every facility adds in
+ * the same order. Exits 0 with "rank R: facility checks passed", or 1 naming the failed call.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xffl.h>
+
+static int rank = -1;
+
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    xffl_status_t check_rc_ = (call);                                                              \
+    if (check_rc_ != XFFL_OK) {                                                                    \
+      fprintf(stderr, "rank %d: %s failed: %s: %s\n", rank, #call, xffl_status_string(check_rc_),  \
+              xffl_last_error_message());                                                          \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+static int get(const xffl_state_t *st, xffl_attr_t attr, int fallback) {
+  int value = 0;
+  return xffl_get_int(st, attr, &value) == XFFL_OK ? value : fallback;
+}
+
+static uint64_t fnv1a(const void *data, size_t bytes) {
+  const unsigned char *p = data;
+  uint64_t hash = 1469598103934665603ULL;
+  for (size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ULL;
+  return hash;
+}
+
+static void print_group(xffl_state_t *st, xffl_group_kind_t kind, const char *name) {
+  xffl_group_t *group = NULL;
+  if (xffl_get_group(st, kind, 0, &group) != XFFL_OK) return;
+  int ranks[4096];
+  size_t len = 0;
+  CHECK(xffl_group_ranks(group, ranks, 4096, &len));
+  printf("rank %d: group %s ", rank, name);
+  for (size_t i = 0; i < len; ++i) printf("%s%d", i ? "," : "", ranks[i]);
+  printf("\n");
+}
+
+/* Facility f's value of shard p at index i. */
+static float value(int facility, int shard, size_t i) {
+  return (float)sin(0.37 * (double)(i + 1) + 1.3 * facility + 0.71 * shard) * (float)(facility + 1);
+}
+
+/* HIERARCHICAL reads only the senders' copies; FLAT every rank's. */
+static int garbage_on_non_senders = 1;
+
+static void fill(xffl_state_t *st, float *x, size_t count, size_t salt) {
+  const int facility = get(st, XFFL_ATTR_FEDERATED_RANK, 0), shard = get(st, XFFL_ATTR_REPLICA_LOCAL_RANK, 0);
+  for (size_t i = 0; i < count; ++i) x[i] = value(facility, shard, i + salt);
+  if (garbage_on_non_senders && !get(st, XFFL_ATTR_IS_SENDER, 1))  /* the relay must overwrite it */
+    for (size_t i = 0; i < count; ++i) x[i] = -12345.0f;
+}
+
+static void report(xffl_state_t *st, const char *what, const void *buf, size_t bytes) {
+  printf("rank %d: result %s shard %d %016llx\n", rank, what, get(st, XFFL_ATTR_REPLICA_LOCAL_RANK, 0),
+         (unsigned long long)fnv1a(buf, bytes));
+}
+
+static void average(xffl_state_t *st, const char *what, size_t count) {
+  float *x = malloc(sizeof(float) * count);
+  fill(st, x, count, 0);
+  CHECK(xffl_federated_average(st, x, count, XFFL_F32, NULL));
+  report(st, what, x, sizeof(float) * count);
+  free(x);
+}
+
+static void average_many(xffl_state_t *st, const char *what) {
+  const size_t counts[] = {3, 0, 1000, 77, 40000, 12};
+  enum { N = sizeof counts / sizeof counts[0] };
+  float *bufs[N];
+  for (int b = 0; b < N; ++b) {
+    bufs[b] = malloc(sizeof(float) * (counts[b] ? counts[b] : 1));
+    fill(st, bufs[b], counts[b], (size_t)b * 7);
+  }
+  CHECK(xffl_federated_average_many(st, (void *const *)bufs, counts, N, XFFL_F32, NULL));
+  uint64_t hash = 0;
+  for (int b = 0; b < N; ++b) {
+    hash = hash * 31 + fnv1a(bufs[b], counts[b] * sizeof(float));
+    free(bufs[b]);
+  }
+  report(st, what, &hash, sizeof hash);
+}
+
+static int results(xffl_state_t *st) {
+  const int world = get(st, XFFL_ATTR_WORLD_SIZE, 0), facilities = get(st, XFFL_ATTR_FEDERATED_WORLD_SIZE, 0);
+  char json[1 << 16];
+  size_t len = 0;
+  CHECK(xffl_state_describe(st, XFFL_FORMAT_JSON, json, sizeof json, &len));
+  printf("rank %d: describe %s\n", rank, json);
+  print_group(st, XFFL_GROUP_WORLD, "world");
+  print_group(st, XFFL_GROUP_FEDERATED, "federated");
+  print_group(st, XFFL_GROUP_REPLICA, "replica");
+  print_group(st, XFFL_GROUP_FEDERATION, "federation");
+  print_group(st, XFFL_GROUP_HSDP_SHARD, "hsdp_shard");
+  print_group(st, XFFL_GROUP_HSDP_REPLICA, "hsdp_replica");
+  print_group(st, XFFL_GROUP_FSDP, "fsdp");
+
+  average(st, "hierarchical", 5000);
+  average(st, "hierarchical_small", 3);
+  double weights[64];
+  for (int g = 0; g < facilities && g < 64; ++g) weights[g] = 1.0 + 2.0 * g;
+  CHECK(xffl_set_federated_weights(st, weights, (size_t)facilities));
+  average(st, "hierarchical_weighted", 5000);
+  average_many(st, "hierarchical_many_weighted");
+  CHECK(xffl_set_federated_weights(st, NULL, 0));
+  average_many(st, "hierarchical_many");
+  CHECK(xffl_set_option(st, XFFL_OPT_WIRE_FORMAT, XFFL_WIRE_INT8_BLOCK));
+  average(st, "hierarchical_int8_block", 5000);
+  CHECK(xffl_set_option(st, XFFL_OPT_WIRE_FORMAT, XFFL_WIRE_F32));
+  /* FLAT needs equal federated groups (every rank crosses). */
+  if (xffl_set_option(st, XFFL_OPT_FEDERATED_STRATEGY, XFFL_FEDAVG_FLAT) == XFFL_OK) {
+    float probe = 0;
+    if (xffl_federated_average(st, &probe, 1, XFFL_F32, NULL) == XFFL_OK) {
+      garbage_on_non_senders = 0;
+      average(st, "flat", 5000);
+      CHECK(xffl_set_federated_weights(st, weights, (size_t)facilities));
+      average(st, "flat_weighted", 5000);
+      CHECK(xffl_set_federated_weights(st, NULL, 0));
+      garbage_on_non_senders = 1;
+    }
+    CHECK(xffl_set_option(st, XFFL_OPT_FEDERATED_STRATEGY, XFFL_FEDAVG_HIERARCHICAL));
+  }
+
+  /* A process group of this rank and its FEDERATION's first rank lies inside one facility (and one
+   * job); it works in both modes. */
+  xffl_group_t *federation = NULL;
+  CHECK(xffl_get_group(st, XFFL_GROUP_FEDERATION, 0, &federation));
+  int members[4096];
+  size_t n = 0;
+  CHECK(xffl_group_ranks(federation, members, 4096, &n));
+  xffl_group_t *inside = NULL;
+  CHECK(xffl_create_process_group(st, members, n, "whole facility", &inside));
+  double one = 1.0, sum = 0;
+  CHECK(xffl_allreduce(inside, &one, &sum, 1, XFFL_F64, XFFL_SUM, NULL));
+  if (sum != (double)n) {
+    fprintf(stderr, "rank %d: allreduce over the facility's process group gave %g, not %zu\n", rank, sum, n);
+    return 1;
+  }
+  xffl_group_destroy(inside);
+
+  if (getenv("XFFL_FACILITY")) {
+    /* Facility mode refuses a process group with a rank of another facility, before any wait. */
+    int across[2] = {rank, members[0] == 0 ? world - 1 : 0};
+    xffl_group_t *spanning = NULL;
+    xffl_status_t rc = xffl_create_process_group(st, across, 2, "spanning", &spanning);
+    printf("rank %d: spanning group %s: %s\n", rank, xffl_status_string(rc), xffl_last_error_message());
+    if (rc != XFFL_EUNSUPPORTED) return 1;
+    /* Federated sizes other than XFFL_FEDERATED's are refused, naming both. */
+    CHECK(xffl_unset_federated_scaling(st));
+    int other[1] = {world};
+    rc = xffl_federated_scaling(st, other, 1, 0);
+    printf("rank %d: other sizes %s: %s\n", rank, xffl_status_string(rc), xffl_last_error_message());
+    if (rc != XFFL_EINVAL) return 1;
+    /* Layouts whose groups span the federation's world (FSDP or HSDP over every rank) are refused. */
+    rc = xffl_set_fsdp(st);
+    printf("rank %d: world fsdp %s: %s\n", rank, xffl_status_string(rc), xffl_last_error_message());
+    if (rc != XFFL_EUNSUPPORTED) return 1;
+  }
+  return 0;
+}
+
+static int loop(xffl_state_t *st, long rounds) {
+  float x[256];
+  for (long k = 1; rounds == 0 || k <= rounds; ++k) {
+    fill(st, x, 256, 0);
+    xffl_status_t rc = xffl_federated_average(st, x, 256, XFFL_F32, NULL);
+    if (rc != XFFL_OK) {
+      printf("rank %d: average failed: %s: %s\n", rank, xffl_status_string(rc), xffl_last_error_message());
+      fflush(stdout);
+      return 3;
+    }
+    if (k % 10 == 0) {
+      printf("rank %d: round %ld\n", rank, k);
+      fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  const char *mode = argc > 1 ? argv[1] : "results";
+  xffl_state_t *st = NULL;
+  xffl_status_t rc = xffl_state_from_env(&st);
+  if (rc != XFFL_OK) {
+    printf("state failed: %s: %s\n", xffl_status_string(rc), xffl_last_error_message());
+    return 1;
+  }
+  rank = get(st, XFFL_ATTR_RANK, -1);
+  printf("rank %d: pid %d\n", rank, (int)getpid());
+  int status = strcmp(mode, "loop") == 0 ? loop(st, argc > 2 ? atol(argv[2]) : 0) : results(st);
+  xffl_state_destroy(st);
+  if (status == 0) printf("rank %d: facility checks passed\n", rank);
+  return status;
+}
