@@ -42,12 +42,20 @@ class UcxCommunicator final : public Communicator {
                   const CallSignature &partner_signature, Schedule &&schedule);
   // The call this communicator runs next, and the one before (CallContext), advancing the record.
   CallContext next_call(const CallSignature &signature);
+  // Whether this call takes the single-copy schedules (algorithms/single_copy.h): a buffer of `bytes`
+  // (the same on every member) of at least `from` bytes (algorithm_choice.h), and every member on
+  // this host. The same answer on every member.
+  bool single_copy(const algorithms::Tuning &tuning, size_t bytes, size_t from);
+  // Whether every member published this host and this pid namespace (so that each can read the
+  // others' memory) and this process may read others' memory; decided once, from the address table.
+  bool members_share_host();
   int global_root(int root_index) const { return group_.members[static_cast<size_t>(root_index)]; }
 
   std::shared_ptr<UcxWorker> worker_;
   GroupView group_;
   uint32_t sequence_ = 0;
   std::optional<CallSignature> last_call_;
+  std::optional<bool> members_share_host_;
   std::optional<Error> failure_;
 };
 
