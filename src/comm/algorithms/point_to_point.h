@@ -39,6 +39,13 @@ class PointToPoint {
   virtual ScratchStack *scratch_stack() { return nullptr; }
 };
 
+// When members on one host read each other's buffers directly (algorithms/single_copy.h).
+enum class SingleCopy {
+  by_size,  // from the sizes of algorithm_choice.h
+  always,   // at every size (tests drive the schedules with small buffers)
+  never,    // UCX messages only
+};
+
 // Knobs of the algorithm choice; the defaults (comm/algorithm_choice.h, the one table of crossovers)
 // suit host memory over shared memory or TCP.
 struct Tuning {
@@ -46,9 +53,7 @@ struct Tuning {
   int window = algorithm_choice::ring_window;                           // receives posted ahead in the ring
   size_t small_allreduce_bytes = algorithm_choice::small_allreduce_bytes;  // at most this: recursive doubling, else ring
   size_t small_broadcast_bytes = algorithm_choice::small_broadcast_bytes;  // at most this: binomial tree, else chain
-  // Members on one host read each other's buffers directly (algorithms/single_copy.h) from the sizes of
-  // algorithm_choice.h; false keeps them on UCX messages (the tests' way to run both paths).
-  bool single_copy_on_host = true;
+  SingleCopy single_copy_on_host = SingleCopy::by_size;
 };
 
 }  // namespace xffl::comm::algorithms

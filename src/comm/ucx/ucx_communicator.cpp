@@ -82,8 +82,9 @@ bool UcxCommunicator::members_share_host() {
 }
 
 bool UcxCommunicator::single_copy(const algorithms::Tuning &tuning, size_t bytes, size_t from) {
-  return tuning.single_copy_on_host && group_.members.size() > 1 && bytes > 0 && bytes >= from &&
-         members_share_host();
+  using algorithms::SingleCopy;
+  if (tuning.single_copy_on_host == SingleCopy::never || group_.members.size() < 2 || bytes == 0) return false;
+  return (tuning.single_copy_on_host == SingleCopy::always || bytes >= from) && members_share_host();
 }
 
 void UcxCommunicator::allreduce(const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
@@ -101,7 +102,7 @@ void UcxCommunicator::allreduce(const void *send, void *recv, size_t count, xffl
 void UcxCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int root_index, void *) {
   const int n = static_cast<int>(group_.members.size());
   run("broadcast", CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(root_index)), [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
-    if (single_copy(tuning, count * dtype_size(dtype), algorithm_choice::single_copy_from(n))) {
+    if (single_copy(tuning, count * dtype_size(dtype), algorithm_choice::single_copy_broadcast_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_broadcast(p2p, memory, buf, count * dtype_size(dtype), root_index);
     }
@@ -112,7 +113,7 @@ void UcxCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int
 void UcxCommunicator::allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype, void *) {
   const int n = static_cast<int>(group_.members.size());
   run("allgather", CallSignature::of(CallKind::Allgather, send_count, dtype), [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
-    if (single_copy(tuning, send_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_from(n))) {
+    if (single_copy(tuning, send_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_allgather_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_allgather(p2p, memory, send, recv, send_count, dtype);
     }
@@ -124,7 +125,7 @@ void UcxCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_c
                                      xffl_redop_t op, void *) {
   const int n = static_cast<int>(group_.members.size());
   run("reduce_scatter", CallSignature::of(CallKind::ReduceScatter, recv_count, dtype, op), [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
-    if (single_copy(tuning, recv_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_from(n))) {
+    if (single_copy(tuning, recv_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_reduce_scatter_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_reduce_scatter(p2p, memory, send, recv, recv_count, dtype, op);
     }
