@@ -70,6 +70,16 @@ inline std::string pid_namespace_of_self() {
 
 }  // namespace process_detail
 
+// The network namespace of a process of this pid namespace ("net:[4026531840]"), or "" when it cannot
+// be read. Processes on one host in different network namespaces stand for different machines (the
+// netns tests' facilities), and UCX does not use shared memory between them either.
+inline std::string network_namespace_of(long pid) {
+  char target[PATH_MAX] = {};
+  const std::string path = "/proc/" + std::to_string(pid) + "/ns/net";
+  const ssize_t length = readlink(path.c_str(), target, sizeof target - 1);
+  return length > 0 ? std::string(target, static_cast<size_t>(length)) : std::string();
+}
+
 inline ProcessIdentity this_process() {
   ProcessIdentity self;
   self.pid = static_cast<long>(getpid());

@@ -67,11 +67,13 @@ bool UcxCommunicator::members_share_host() {
     PeerAddresses &addresses = worker_->addresses();
     const auto deadline = Clock::now() + std::chrono::milliseconds(worker_->settings().timeout_ms);
     const PublishedAddress mine = addresses.look_up(worker_->rank(), deadline);
-    bool shared = ProcessMemory::available() && mine.process.known();
+    const std::string my_network = network_namespace_of(mine.process.pid);
+    bool shared = ProcessMemory::available() && mine.process.known() && !my_network.empty();
     for (size_t i = 0; shared && i < group_.members.size(); ++i) {
       const PublishedAddress &member = addresses.look_up(group_.members[i], deadline);
       shared = member.host == mine.host && member.process.known() &&
-               member.process.pid_namespace == mine.process.pid_namespace;
+               member.process.pid_namespace == mine.process.pid_namespace &&
+               network_namespace_of(member.process.pid) == my_network;
     }
     members_share_host_ = shared;
     worker_->log(XFFL_LOG_DEBUG, group_.description + (shared ? ": every member on this host, collectives from "
