@@ -3,7 +3,7 @@
 // machines with bench/peers/compare.py (the run is in bench/peers/README.md); a change here is a new
 // measurement there.
 //
-//   members on one host (same host identity and pid namespace, ucx/ucx_communicator.cpp):
+//   members on one host (same host identity, pid namespace and network namespace, ucx/ucx_communicator.cpp):
 //     allreduce       bytes <  single_copy_allreduce_from(n):  as across hosts (UCX shared-memory
 //                                                               messages: latency-bound)
 //                     otherwise:                               single-copy reduce-scatter + all-gather

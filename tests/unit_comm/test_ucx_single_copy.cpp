@@ -149,7 +149,8 @@ void a_group_across_hosts_keeps_the_messages(void **) {
   for (auto &thread : threads) thread.join();
   std::string all;
   for (int rank = 0; rank < world; ++rank)
-    if (!errors[static_cast<size_t>(rank)].empty()) all += "rank " + std::to_string(rank) + ": " + errors[static_cast<size_t>(rank)] + "\n";
+    if (!errors[static_cast<size_t>(rank)].empty())
+      all += "rank " + std::to_string(rank) + ": " + errors[static_cast<size_t>(rank)] + "\n";
   expect_ok(all);
   for (int r = 1; r < world; ++r) assert_true(results[static_cast<size_t>(r)] == results[0]);
 }

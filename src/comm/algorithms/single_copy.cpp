@@ -45,7 +45,8 @@ class Notices {
   Notices(PointToPoint &p2p, Step step) : p2p_(p2p), step_(step), incoming_(static_cast<size_t>(p2p.size())) {
     receives_.resize(incoming_.size());
     for (int peer = 0; peer < p2p.size(); ++peer)
-      if (peer != p2p.index()) receives_[static_cast<size_t>(peer)] = p2p.recv(peer, &incoming_[static_cast<size_t>(peer)], 1, step);
+      if (peer != p2p.index())
+        receives_[static_cast<size_t>(peer)] = p2p.recv(peer, &incoming_[static_cast<size_t>(peer)], 1, step);
   }
   void send_all() {
     for (int peer = 0; peer < p2p_.size(); ++peer)
@@ -134,7 +135,8 @@ void single_copy_allreduce(PointToPoint &p2p, PeerMemory &memory, const void *se
 
   const size_t my_first = bounds[static_cast<size_t>(me)];
   const size_t my_count = bounds[static_cast<size_t>(me) + 1] - my_first;
-  if (my_count) reduce_segment(p2p, memory, exposed, send, my_first, my_count, dtype, op, output + my_first * element, final_step);
+  if (my_count)
+    reduce_segment(p2p, memory, exposed, send, my_first, my_count, dtype, op, output + my_first * element, final_step);
   final_notices.send_all();
   // Starting at the next member spreads the readers over the members instead of all reading member 0.
   for (int k = 1; k < n; ++k) {
@@ -171,7 +173,8 @@ void single_copy_allgather(PointToPoint &p2p, PeerMemory &memory, const void *se
   const std::vector<Exposed> exposed = exchange_exposed(p2p, Exposed{memory.process_id(), address_of(send), 0}, expose);
   Notices done_notices(p2p, done_step);
   auto *output = static_cast<unsigned char *>(recv);
-  if (send != output + static_cast<size_t>(me) * block) std::memmove(output + static_cast<size_t>(me) * block, send, block);
+  unsigned char *my_block = output + static_cast<size_t>(me) * block;
+  if (send != my_block) std::memmove(my_block, send, block);
   for (int k = 1; k < n; ++k) {
     const int owner = wrap(me + k, n);
     memory.read(owner, exposed[static_cast<size_t>(owner)].process, exposed[static_cast<size_t>(owner)].send,

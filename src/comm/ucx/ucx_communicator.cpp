@@ -67,13 +67,14 @@ bool UcxCommunicator::members_share_host() {
     PeerAddresses &addresses = worker_->addresses();
     const auto deadline = Clock::now() + std::chrono::milliseconds(worker_->settings().timeout_ms);
     const PublishedAddress mine = addresses.look_up(worker_->rank(), deadline);
-    const std::string my_network = network_namespace_of(mine.process.pid);
-    bool shared = ProcessMemory::available() && mine.process.known() && !my_network.empty();
+    // Published bytes only (the same on every member), never /proc now: a member that has exited
+    // meanwhile must not make one member choose otherwise than the others.
+    bool shared = ProcessMemory::available() && mine.process.known() && !mine.process.network_namespace.empty();
     for (size_t i = 0; shared && i < group_.members.size(); ++i) {
       const PublishedAddress &member = addresses.look_up(group_.members[i], deadline);
       shared = member.host == mine.host && member.process.known() &&
                member.process.pid_namespace == mine.process.pid_namespace &&
-               network_namespace_of(member.process.pid) == my_network;
+               member.process.network_namespace == mine.process.network_namespace;
     }
     members_share_host_ = shared;
     worker_->log(XFFL_LOG_DEBUG, group_.description + (shared ? ": every member on this host, collectives from "

@@ -25,10 +25,10 @@ class UcxCommunicator final : public Communicator {
   void reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op,
                       void *stream) override;
   void barrier() override;
-  // Whether every member published this host and this pid namespace (so that each can read the
-  // others' memory), runs in this network namespace (another one stands for another machine:
-  // process_identity.h), and this process may read others' memory; decided once, from the address
-  // table (a lookup of what is not there yet may throw as PeerAddresses::look_up does).
+  // Whether every member published this host, this pid namespace (so that each can read the others'
+  // memory) and this network namespace (another one stands for another machine: process_identity.h),
+  // and this process may read others' memory; decided once, from the address table's bytes, the same
+  // on every member (a lookup of what is not there yet may throw as PeerAddresses::look_up does).
   bool members_share_host();
   // Overlapped when `relay` is a UCX communicator of the same worker (algorithms/relay.h).
   void allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, double premul,
