@@ -1,6 +1,6 @@
 // The single-copy collectives of members on one host (comm/algorithms/single_copy.h), with threads
-// as ranks (their reads are memcpy; the multiproc and faults tests run them across processes with
-// process_vm_readv): every collective, dtype, op and placement at uneven counts above the crossover
+// as ranks (their reads are process_vm_readv of their own process; the multiproc and faults tests run
+// them across processes): every collective, dtype, op and placement at uneven counts above the crossover
 // of comm/algorithm_choice.h, several chunks per segment, bit-identical floats on every rank, and a
 // group with a member "on another host" (its published host rewritten), which keeps the UCX messages
 // while a group of the others reads directly.

@@ -1,6 +1,6 @@
 // Reading another member's buffer directly, for members on one host: one copy from its memory into
 // ours, with no message and no copy through a shared segment. The UCX backend implements it with
-// process_vm_readv (ucx/process_memory.h); members that are threads of one process copy with memcpy.
+// process_vm_readv (ucx/process_memory.h), also between threads of one process (the tests' ranks).
 // Which process to read comes in the schedule's own messages (single_copy.h): each member sends
 // process_id() with the addresses of its buffers.
 #ifndef XFFL_SRC_COMM_ALGORITHMS_PEER_MEMORY_H

@@ -1,6 +1,6 @@
 // PeerMemory (algorithms/peer_memory.h) for the members of a UCX group on one host: process_vm_readv
-// (cross-memory attach, one copy by the kernel from the peer's pages into ours), or memcpy when the
-// peer is a thread of this process (the tests' ranks). A read that fails means the peer is gone or
+// (cross-memory attach, one copy by the kernel from the peer's pages into ours), also when the peer is
+// a thread of this process (the tests' ranks). A read that fails means the peer is gone or
 // has given up the call (its buffers freed): the transport names it (XFFL_EPEER) as a failed wait would.
 //
 // The kernel allows the read between processes of one user that ptrace could attach to (no
