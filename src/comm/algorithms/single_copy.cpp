@@ -78,10 +78,13 @@ void reduce_segment(PointToPoint &p2p, PeerMemory &memory, const std::vector<Exp
   const size_t wide_element = dtype_size(type);
   const size_t per_chunk = chunk_elements(algorithm_choice::single_copy_chunk_bytes, wide_element);
   const size_t chunk = std::min(per_chunk, count);
-  Scratch scratch(p2p, chunk * (element + 2 * wide_element));
-  unsigned char *incoming = scratch.data();                           // a peer's chunk, as read
-  unsigned char *operand = incoming + chunk * element;               // widened operand
-  unsigned char *accumulator = operand + chunk * wide_element;       // partial result
+  // Three regions, each starting on a cache line (so aligned for any element type).
+  auto rounded = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
+  const size_t incoming_bytes = rounded(chunk * element), wide_bytes = rounded(chunk * wide_element);
+  Scratch scratch(p2p, incoming_bytes + 2 * wide_bytes);
+  unsigned char *incoming = scratch.data();               // a peer's chunk, as read
+  unsigned char *operand = incoming + incoming_bytes;     // widened operand
+  unsigned char *accumulator = operand + wide_bytes;      // partial result
   const auto *mine = static_cast<const unsigned char *>(send);
   auto *output = static_cast<unsigned char *>(out);
 
