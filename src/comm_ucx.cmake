@@ -11,7 +11,8 @@ target_sources(xffl_obj PRIVATE
   comm/algorithms/broadcast.cpp
   comm/algorithms/allgather.cpp
   comm/algorithms/collectives.cpp
-  comm/algorithms/relay.cpp)
+  comm/algorithms/relay.cpp
+  comm/algorithms/single_copy.cpp)
 # The reduction and conversion loops are the hot path of every large allreduce: -O3 vectorises them.
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   set_source_files_properties(${xffl_comm_kernels} PROPERTIES COMPILE_OPTIONS "-O3")
@@ -31,6 +32,7 @@ if(XFFL_WITH_UCX)
     comm/ucx/notice_receive.cpp
     comm/ucx/revocation.cpp
     comm/ucx/send_staging.cpp
+    comm/ucx/process_memory.cpp
     comm/ucx/ucx_communicator.cpp
     comm/ucx/ucx_backend.cpp)
   # UCX's headers only: libxffl loads libucp.so.0 at run time, when a UCX backend is made

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""xffl against its peers on this machine, side by side (issue 3's benchmark).
+"""xffl against its peers on this machine, side by side (issues 3 and 13's benchmark).
 
-1. allreduce, f32, 1 MiB / 16 MiB / 64 MiB on 2 and 4 ranks: busbw of xffl-bench (UCX backend, under
+1. allreduce, f32, 4 KiB .. 256 MiB (x4) on 2 and 4 ranks: busbw of xffl-bench (UCX backend, under
    xffl-run), Open MPI (mpirun) and PyTorch's gloo (/usr/bin/python3, N processes started here as
-   torchrun would), plus a single-thread memcpy of 64 MiB as this machine's limit; ratios xffl/MPI and
-   xffl/gloo. Goals, 64 MiB on 2 ranks: xffl >= 2x MPI, >= 4x gloo.
+   torchrun would), plus a single-thread memcpy of 64 MiB as this machine's limit; the median of
+   --repeat runs, the load average at each run, CPU per call (the load-independent figure) and the
+   ratios xffl/MPI. With --baseline-build-dir, the xffl-bench of another build (the tree before a
+   change) runs interleaved with this one, as "before". Goals (issue 13): busbw >= MPI at every size,
+   >= 1.5x at 64 MiB, CPU per call <= MPI's, 64 MiB on 2 ranks >= 50% of the memcpy probe.
 2. Time until every group of a federated HSDP layout (8 ranks, --federated 2,6 --hsdp 2) is usable:
    xffl_state_from_env + one barrier per group kind, against gloo's init_process_group + new_group for
    the same member lists + the same barriers. Goal: xffl >= 10x faster.
@@ -12,11 +15,11 @@
 Same sizes, iteration counts and timing rule for everyone (a barrier, then ITERS back-to-back calls;
 each rank's time per call, mean over ranks; busbw = algbw * 2(n-1)/n). No process is pinned: xffl-run
 does not pin, so mpirun runs with --bind-to none and torch with one intra-op thread. The machine is
-shared, so each cell is run --repeat times, interleaved across implementations, and the best is shown
-(the median is in --verbose). Writes nothing but the build directory; prints the tables.
+shared, so each cell is run --repeat times, interleaved across implementations, and the median is
+shown (the best is in --verbose). Writes nothing but the build directory; prints the tables.
 
-usage: compare.py [--build-dir DIR] [--iters N] [--warmup N] [--repeat R] [--ucx-tls TLS] [--boost] [--skip-build]
-                  [--verbose]
+usage: compare.py [--build-dir DIR] [--baseline-build-dir DIR] [--iters N] [--warmup N] [--repeat R]
+                  [--ranks 2,4] [--ucx-tls TLS] [--no-gloo] [--skip-groups] [--boost] [--skip-build] [--verbose]
 """
 import argparse
 import json
@@ -32,7 +35,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 MIB = 1 << 20
-SIZES = [1 * MIB, 16 * MIB, 64 * MIB]
+KIB = 1 << 10
+SIZES = [4 * KIB * 4 ** k for k in range(9)]  # 4 KiB .. 256 MiB
 RANKS = [2, 4]
 TORCH_PYTHON = "/usr/bin/python3"  # Debian's python3-torch
 BOUND_S = 300  # no single launch may take longer than this
@@ -43,7 +47,13 @@ def parse_args():
     p.add_argument("--build-dir", default=os.path.join(SOURCE, "build-bench"))
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--ranks", default="2,4", help="rank counts, comma-separated")
+    p.add_argument("--baseline-build-dir", default=None,
+                   help="a build of another tree (configured like --build-dir, xffl-run and xffl-bench built): its "
+                        "xffl-bench runs interleaved with this one's as 'before'")
+    p.add_argument("--no-gloo", action="store_true", help="leave gloo out (its 256 MiB runs are long)")
+    p.add_argument("--skip-groups", action="store_true", help="leave out the time-to-usable-groups part")
     p.add_argument("--ucx-tls", default=None,
                    help="UCX_TLS for xffl (default: leave UCX's own choice, which picks shared memory on one host)")
     p.add_argument("--boost", action="store_true",
@@ -125,7 +135,7 @@ def xffl_env(args):
 
 # --- 1. allreduce busbw -------------------------------------------------------------------------
 def size_args(args):
-    return ["-b", "1M", "-e", "64M", "-f", "4", "-n", str(args.iters), "-w", str(args.warmup)]
+    return ["-b", "4K", "-e", "256M", "-f", "4", "-n", str(args.iters), "-w", str(args.warmup)]
 
 
 def busbw_by_size(doc):
@@ -142,13 +152,19 @@ def remember_split(n, doc):
             XFFL_SPLIT.setdefault((n, r["size"]), []).append((r["time_us"], r["cpu_us"], r["runqueue_us"]))
 
 
-def xffl_allreduce(args, n):
-    cmd = [tool(args, "tools/xffl-run/xffl-run"), "-n", str(n), "--backend", "ucx", "--timeout", "120",
-           "--max-time", str(BOUND_S), "--no-tag-output", "--", tool(args, "tools/xffl-bench/xffl-bench"),
+def xffl_allreduce(args, n, build_dir=None):
+    build_dir = build_dir or args.build_dir
+    cmd = [os.path.join(build_dir, "tools/xffl-run/xffl-run"), "-n", str(n), "--backend", "ucx", "--timeout", "120",
+           "--max-time", str(BOUND_S), "--no-tag-output", "--", os.path.join(build_dir, "tools/xffl-bench/xffl-bench"),
            "-o", "allreduce", "-d", "f32", *size_args(args), "--json"]
     doc = json.loads(run_json(cmd, xffl_env(args)))
-    remember_split(n, doc)
+    if build_dir == args.build_dir:
+        remember_split(n, doc)
     return busbw_by_size(doc)
+
+
+def xffl_before_allreduce(args, n):
+    return xffl_allreduce(args, n, args.baseline_build_dir)
 
 
 def mpi_allreduce(args, n):
@@ -293,22 +309,41 @@ def main():
         measure(args, boosted=boost.old is not None)
 
 
+def size_name(size):
+    return f"{size // MIB} MiB" if size >= MIB else f"{size // KIB} KiB"
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+IMPLS = ("xffl", "before", "mpi", "gloo")
+
+
 def measure(args, boosted):
-    have_torch = subprocess.run([TORCH_PYTHON, "-c", "import torch.distributed"], capture_output=True).returncode == 0
-    if not have_torch:
+    ranks = [int(r) for r in args.ranks.split(",")]
+    have_torch = not args.no_gloo and subprocess.run([TORCH_PYTHON, "-c", "import torch.distributed"],
+                                                     capture_output=True).returncode == 0
+    if not have_torch and not args.no_gloo:
         print(f"note: {TORCH_PYTHON} cannot import torch (apt-get install -y python3-torch): gloo columns are n/a")
 
-    impls = {"xffl": xffl_allreduce, "mpi": mpi_allreduce}
+    impls = {"xffl": xffl_allreduce}
+    if args.baseline_build_dir:
+        impls["before"] = xffl_before_allreduce
+    impls["mpi"] = mpi_allreduce
     if have_torch:
         impls["gloo"] = gloo_allreduce
-    samples = {(impl, n, size): [] for impl in ("xffl", "mpi", "gloo") for n in RANKS for size in SIZES}
+    samples = {(impl, n, size): [] for impl in IMPLS for n in ranks for size in SIZES}
     cpu = {key: [] for key in samples}
+    loads = {(impl, n): [] for impl in IMPLS for n in ranks}
     memcpy_best, memcpy_mean = [], []
     for rep in range(args.repeat):
-        for n in RANKS:
+        for n in ranks:
             for impl, run in impls.items():  # interleaved: the machine's moods hit everyone alike
+                loads[(impl, n)].append(os.getloadavg()[0])
                 got = run(args, n)
-                log(args, f"rep {rep} {impl} n={n}: {got}")
+                log(args, f"rep {rep} {impl} n={n} load {loads[(impl, n)][-1]:.1f}: {got}")
                 for size in SIZES:
                     busbw, cpu_us = got.get(size, (None, None)) if got else (None, None)
                     samples[(impl, n, size)].append(busbw)
@@ -318,48 +353,58 @@ def measure(args, boosted):
         memcpy_mean.append(m)
 
     tls = args.ucx_tls if args.ucx_tls is not None else os.environ.get("UCX_TLS", "(UCX default)")
-    load = os.getloadavg()[0]
-    print(f"\n## allreduce f32, busbw in GB/s (1e9 B/s), best of {args.repeat} runs; "
+    shown = [impl for impl in IMPLS if impl in impls]
+    print(f"\n## allreduce f32, busbw in GB/s (1e9 B/s), median of {args.repeat} runs; "
           f"{args.iters} iters + {args.warmup} warmup each; xffl UCX_TLS={tls}")
-    print(f"{os.cpu_count()} CPUs, load average {load:.1f} at the end, "
-          f"{'autogroup nice -10 (--boost)' if boosted else 'normal priority'}")
-    print(f"memcpy probe (1 thread, 64 MiB): best {max(memcpy_best):.2f} GB/s, mean {statistics.mean(memcpy_mean):.2f}"
-          f" GB/s\n")
-    print("| ranks |   size | xffl(ucx) |  Open MPI |      gloo |    memcpy | xffl/MPI | xffl/gloo |")
-    print("|------:|-------:|----------:|----------:|----------:|----------:|---------:|----------:|")
-    for n in RANKS:
+    print(f"{os.cpu_count()} CPUs, {'autogroup nice -10 (--boost)' if boosted else 'normal priority'}; "
+          "load average (1 min) at the start of each run:")
+    for n in ranks:
+        for impl in shown:
+            print(f"  {n} ranks {impl:6s}: " + " ".join(f"{v:.1f}" for v in loads[(impl, n)]))
+    print(f"memcpy probe (1 thread, 64 MiB): median of best {median(memcpy_best):.2f} GB/s, best "
+          f"{max(memcpy_best):.2f}, mean {statistics.mean(memcpy_mean):.2f} GB/s\n")
+    header = " | ".join(f"{impl:>8s}" for impl in shown)
+    print(f"| ranks |    size | {header} | xffl/MPI | xffl/before | xffl/memcpy |")
+    print("|------:|--------:|" + "---------:|" * len(shown) + "---------:|------------:|------------:|")
+    for n in ranks:
         for size in SIZES:
-            x, m, g = (best(samples[(impl, n, size)]) for impl in ("xffl", "mpi", "gloo"))
-            print(f"| {n:5d} | {size // MIB:3d} MiB | {fmt(x)} | {fmt(m)} | {fmt(g)} | {fmt(max(memcpy_best))} |"
-                  f" {fmt(ratio(x, m), 8)} | {fmt(ratio(x, g), 9)} |")
-    print(f"\nCPU time per call (ms, user + system of every thread, mean over ranks, least of {args.repeat} runs)\n")
-    print("| ranks |   size | xffl(ucx) |  Open MPI |      gloo |  MPI/xffl | gloo/xffl |")
-    print("|------:|-------:|----------:|----------:|----------:|----------:|----------:|")
-    for n in RANKS:
+            v = {impl: median(samples[(impl, n, size)]) for impl in shown}
+            cells = " | ".join(fmt(v[impl], 8) for impl in shown)
+            print(f"| {n:5d} | {size_name(size):>7s} | {cells} | {fmt(ratio(v['xffl'], v.get('mpi')), 8)} |"
+                  f" {fmt(ratio(v['xffl'], v.get('before')), 11)} | {fmt(ratio(v['xffl'], median(memcpy_best)), 11)} |")
+    print(f"\nCPU time per call (us, user + system of every thread, mean over ranks, median of {args.repeat} runs)\n")
+    print(f"| ranks |    size | {header} | MPI/xffl | before/xffl |")
+    print("|------:|--------:|" + "---------:|" * len(shown) + "---------:|------------:|")
+    for n in ranks:
         for size in SIZES:
-            x, m, g = (least(cpu[(impl, n, size)]) for impl in ("xffl", "mpi", "gloo"))
-            x, m, g = (v / 1e3 if v is not None else None for v in (x, m, g))
-            print(f"| {n:5d} | {size // MIB:3d} MiB | {fmt(x)} | {fmt(m)} | {fmt(g)} | {fmt(ratio(m, x))} |"
-                  f" {fmt(ratio(g, x))} |")
+            v = {impl: median(cpu[(impl, n, size)]) for impl in shown}
+            cells = " | ".join(fmt(v[impl], 8, 0) for impl in shown)
+            print(f"| {n:5d} | {size_name(size):>7s} | {cells} | {fmt(ratio(v.get('mpi'), v['xffl']), 8)} |"
+                  f" {fmt(ratio(v.get('before'), v['xffl']), 11)} |")
     if args.verbose:
-        print("\nmedians (GB/s):")
-        for n in RANKS:
+        print("\nbest of the runs (GB/s):")
+        for n in ranks:
             for size in SIZES:
-                cells = []
-                for impl in ("xffl", "mpi", "gloo"):
-                    vals = [v for v in samples[(impl, n, size)] if v is not None]
-                    cells.append(f"{impl} {statistics.median(vals):.2f}" if vals else f"{impl} n/a")
-                print(f"  {n} ranks {size // MIB} MiB: " + ", ".join(cells))
+                print(f"  {n} ranks {size_name(size)}: " +
+                      ", ".join(f"{impl} {fmt(best(samples[(impl, n, size)]), 0)}" for impl in shown))
     print("\nwhere xffl's time per call goes (best run by wall time; mean over ranks, ms): wall = CPU + waiting "
           "for a CPU (run queue) + asleep waiting for peers")
     for (n, size), runs in sorted(XFFL_SPLIT.items()):
         wall, cpu_us, runqueue = min(runs)
-        print(f"  {n} ranks {size // MIB:3d} MiB: wall {wall / 1e3:7.2f} = CPU {cpu_us / 1e3:7.2f} + run queue "
+        print(f"  {n} ranks {size_name(size):>7s}: wall {wall / 1e3:7.2f} = CPU {cpu_us / 1e3:7.2f} + run queue "
               f"{runqueue / 1e3:7.2f} + asleep {max(0.0, wall - cpu_us - runqueue) / 1e3:6.2f}")
-    x, m, g = (best(samples[(impl, 2, 64 * MIB)]) for impl in ("xffl", "mpi", "gloo"))
     verdict = lambda r, goal: "n/a" if r is None else ("met" if r >= goal else "MISSED")  # noqa: E731
-    print(f"\ngoal 64 MiB, 2 ranks: xffl/MPI = {fmt(ratio(x, m), 0)} (goal >= 2: {verdict(ratio(x, m), 2)}), "
-          f"xffl/gloo = {fmt(ratio(x, g), 0)} (goal >= 4: {verdict(ratio(x, g), 4)})")
+    for n in ranks:
+        worst = min((ratio(median(samples[("xffl", n, s)]), median(samples[("mpi", n, s)])) or 0) for s in SIZES)
+        at64 = ratio(median(samples[("xffl", n, 64 * MIB)]), median(samples[("mpi", n, 64 * MIB)]))
+        cpu_worst = min((ratio(median(cpu[("mpi", n, s)]), median(cpu[("xffl", n, s)])) or 0) for s in SIZES)
+        print(f"goals, {n} ranks: busbw xffl/MPI lowest {worst:.2f} (>= 1 at every size: {verdict(worst, 1)}), "
+              f"64 MiB {fmt(at64, 0)} (>= 1.5: {verdict(at64, 1.5)}), CPU MPI/xffl lowest {cpu_worst:.2f} "
+              f"(>= 1: {verdict(cpu_worst, 1)})")
+    share = ratio(median(samples[("xffl", 2, 64 * MIB)]), median(memcpy_best)) if 2 in ranks else None
+    print(f"goal 64 MiB, 2 ranks: xffl busbw / memcpy probe = {fmt(share, 0)} (>= 0.5: {verdict(share, 0.5)})")
+    if args.skip_groups:
+        return
 
     # time to usable groups
     xffl_runs, gloo_runs = [], []

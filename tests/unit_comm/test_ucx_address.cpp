@@ -33,6 +33,8 @@ void published_address_round_trips(void **) {
   assert_string_equal(decoded.process.pid_namespace.c_str(), self.pid_namespace.c_str());
   assert_int_equal(decoded.process.pid, self.pid);
   assert_true(decoded.process.start_ticks == self.start_ticks);
+  assert_false(self.network_namespace.empty());
+  assert_string_equal(decoded.process.network_namespace.c_str(), self.network_namespace.c_str());
   assert_int_equal(decoded.worker_address.size(), sizeof kWorkerAddress);
   assert_memory_equal(decoded.worker_address.data(), kWorkerAddress, sizeof kWorkerAddress);
 }

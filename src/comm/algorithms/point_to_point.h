@@ -12,6 +12,8 @@
 
 #include <cstddef>
 
+#include "comm/algorithm_choice.h"
+
 namespace xffl::comm::algorithms {
 
 // Where a message sits in its collective: error messages say "(step 2 of 7)", 1-based.
@@ -37,12 +39,21 @@ class PointToPoint {
   virtual ScratchStack *scratch_stack() { return nullptr; }
 };
 
-// Knobs of the algorithm choice; the defaults suit host memory over shared memory or TCP.
+// When members on one host read each other's buffers directly (algorithms/single_copy.h).
+enum class SingleCopy {
+  by_size,  // from the sizes of algorithm_choice.h
+  always,   // at every size (tests drive the schedules with small buffers)
+  never,    // UCX messages only
+};
+
+// Knobs of the algorithm choice; the defaults (comm/algorithm_choice.h, the one table of crossovers)
+// suit host memory over shared memory or TCP.
 struct Tuning {
-  size_t chunk_bytes = size_t{1} << 20;          // largest single message; pipelining unit
-  int window = 8;                                 // receives posted ahead in the ring
-  size_t small_allreduce_bytes = size_t{64} << 10;  // at most this: recursive doubling, else ring
-  size_t small_broadcast_bytes = size_t{256} << 10; // at most this: binomial tree, else chain
+  size_t chunk_bytes = algorithm_choice::ring_chunk_bytes;              // largest single message; pipelining unit
+  int window = algorithm_choice::ring_window;                           // receives posted ahead in the ring
+  size_t small_allreduce_bytes = algorithm_choice::small_allreduce_bytes;  // at most this: recursive doubling, else ring
+  size_t small_broadcast_bytes = algorithm_choice::small_broadcast_bytes;  // at most this: binomial tree, else chain
+  SingleCopy single_copy_on_host = SingleCopy::by_size;
 };
 
 }  // namespace xffl::comm::algorithms

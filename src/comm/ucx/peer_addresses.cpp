@@ -26,9 +26,10 @@ const PublishedAddress &PeerAddresses::look_up(int peer_rank, Clock::time_point 
   return peer.published;
 }
 
+// This rank's own entry too: whether a group's members share a host is decided from the published
+// entries alone (ucx_communicator.cpp), the same bytes on every member.
 void PeerAddresses::look_up_all(Clock::time_point deadline) {
-  for (size_t peer = 0; peer < peers_.size(); ++peer)
-    if (static_cast<int>(peer) != rank_) look_up(static_cast<int>(peer), deadline);
+  for (size_t peer = 0; peer < peers_.size(); ++peer) look_up(static_cast<int>(peer), deadline);
 }
 
 const PublishedAddress *PeerAddresses::known(int peer_rank) const {

@@ -35,7 +35,7 @@ class PeerAddresses {
   // Exchange::fetch throws (XFFL_ETIMEOUT naming the key), or XFFL_EPEER when the peer's bytes are
   // malformed (ucx_address.h), and std::out_of_range for a rank outside the job.
   const PublishedAddress &look_up(int peer_rank, Clock::time_point deadline);
-  // Fetches every peer's address not known yet (the job's address table, with each rank's host and
+  // Fetches every rank's address not known yet, this one's included (the job's address table, with each rank's host and
   // process), waiting at most until deadline. Called once every rank has published (the set_global
   // barrier): from then on endpoints and liveness checks need no store. Throws like look_up.
   void look_up_all(Clock::time_point deadline);

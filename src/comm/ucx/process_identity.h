@@ -23,6 +23,11 @@ struct ProcessIdentity {
   std::string pid_namespace;  // "pid:[4026531836]"; empty when unknown
   long pid = 0;
   unsigned long long start_ticks = 0;  // /proc/<pid>/stat field 22
+  // "net:[4026531840]"; empty when unknown or published by an older build. Processes of one host in
+  // different network namespaces stand for different machines (the netns tests' facilities), and UCX
+  // keeps them off shared memory too: the single-copy collectives need it equal (ucx_communicator.cpp).
+  // Published, so that every member decides from the same bytes, not from /proc at different times.
+  std::string network_namespace;
 
   bool known() const { return !pid_namespace.empty() && pid > 0; }
 };
@@ -62,9 +67,9 @@ inline StatFields read_stat(long pid, int *open_errno) {
   return fields;
 }
 
-inline std::string pid_namespace_of_self() {
+inline std::string namespace_of_self(const char *link) {
   char target[PATH_MAX] = {};
-  const ssize_t length = readlink("/proc/self/ns/pid", target, sizeof target - 1);
+  const ssize_t length = readlink(link, target, sizeof target - 1);
   return length > 0 ? std::string(target, static_cast<size_t>(length)) : std::string();
 }
 
@@ -77,14 +82,19 @@ inline ProcessIdentity this_process() {
   const process_detail::StatFields fields = process_detail::read_stat(self.pid, &ignored);
   if (!fields.readable) return ProcessIdentity();  // no /proc: liveness stays unknown
   self.start_ticks = fields.start_ticks;
-  self.pid_namespace = process_detail::pid_namespace_of_self();
+  self.pid_namespace = process_detail::namespace_of_self("/proc/self/ns/pid");
+  self.network_namespace = process_detail::namespace_of_self("/proc/self/ns/net");
   return self;
 }
 
-// "<namespace> <pid> <start ticks>", or "" for an unknown identity.
+// "<namespace> <pid> <start ticks>[ <network namespace>]", or "" for an unknown identity. A decoder
+// that reads the first three fields only (an older build) ignores the fourth.
 inline std::string encode_process(const ProcessIdentity &process) {
   if (!process.known()) return std::string();
-  return process.pid_namespace + " " + std::to_string(process.pid) + " " + std::to_string(process.start_ticks);
+  std::string text =
+      process.pid_namespace + " " + std::to_string(process.pid) + " " + std::to_string(process.start_ticks);
+  if (!process.network_namespace.empty()) text += " " + process.network_namespace;
+  return text;
 }
 
 inline ProcessIdentity decode_process(const std::string &text) {
@@ -92,6 +102,7 @@ inline ProcessIdentity decode_process(const std::string &text) {
   std::istringstream fields(text);
   if (!(fields >> process.pid_namespace >> process.pid >> process.start_ticks) || process.pid <= 0)
     return ProcessIdentity();
+  if (!(fields >> process.network_namespace)) process.network_namespace.clear();
   return process;
 }
 

@@ -4,6 +4,10 @@
 
 #include "comm/algorithms/collectives.h"
 #include "comm/algorithms/relay.h"
+#include "comm/algorithms/single_copy.h"
+#include "comm/algorithm_choice.h"
+#include "comm/dtype.h"
+#include "comm/ucx/process_memory.h"
 
 namespace xffl::comm::ucx {
 
@@ -53,33 +57,81 @@ void UcxCommunicator::run_paired(const char *operation, const CallSignature &sig
 template <typename Schedule>
 void UcxCommunicator::run(const char *operation, const CallSignature &signature, Schedule &&schedule) {
   run_paired(operation, signature, nullptr, signature,
-             [&](algorithms::PointToPoint &p2p, algorithms::PointToPoint *, const algorithms::Tuning &tuning) {
-               schedule(p2p, tuning);
+             [&](UcxTransport &transport, UcxTransport *, const algorithms::Tuning &tuning) {
+               schedule(transport, tuning);
              });
+}
+
+bool UcxCommunicator::members_share_host() {
+  if (!members_share_host_) {
+    PeerAddresses &addresses = worker_->addresses();
+    const auto deadline = Clock::now() + std::chrono::milliseconds(worker_->settings().timeout_ms);
+    const PublishedAddress mine = addresses.look_up(worker_->rank(), deadline);
+    // Published bytes only (the same on every member), never /proc now: a member that has exited
+    // meanwhile must not make one member choose otherwise than the others.
+    bool shared = ProcessMemory::available() && mine.process.known() && !mine.process.network_namespace.empty();
+    for (size_t i = 0; shared && i < group_.members.size(); ++i) {
+      const PublishedAddress &member = addresses.look_up(group_.members[i], deadline);
+      shared = member.host == mine.host && member.process.known() &&
+               member.process.pid_namespace == mine.process.pid_namespace &&
+               member.process.network_namespace == mine.process.network_namespace;
+    }
+    members_share_host_ = shared;
+    worker_->log(XFFL_LOG_DEBUG, group_.description + (shared ? ": every member on this host, collectives from "
+                                                                 "algorithm_choice.h's sizes read peers' memory directly"
+                                                               : ": members on several hosts, UCX messages only"));
+  }
+  return *members_share_host_;
+}
+
+bool UcxCommunicator::single_copy(const algorithms::Tuning &tuning, size_t bytes, size_t from) {
+  using algorithms::SingleCopy;
+  if (tuning.single_copy_on_host == SingleCopy::never || group_.members.size() < 2 || bytes == 0) return false;
+  return (tuning.single_copy_on_host == SingleCopy::always || bytes >= from) && members_share_host();
 }
 
 void UcxCommunicator::allreduce(const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
                                 void *) {
-  run("allreduce", CallSignature::of(CallKind::Allreduce, count, dtype, op), [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
+  const int n = static_cast<int>(group_.members.size());
+  run("allreduce", CallSignature::of(CallKind::Allreduce, count, dtype, op), [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+    if (single_copy(tuning, count * dtype_size(dtype), algorithm_choice::single_copy_allreduce_from(n))) {
+      ProcessMemory memory(p2p);
+      return algorithms::single_copy_allreduce(p2p, memory, send, recv, count, dtype, op);
+    }
     algorithms::allreduce(p2p, send, recv, count, dtype, op, tuning);
   });
 }
 
 void UcxCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int root_index, void *) {
-  run("broadcast", CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(root_index)), [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
+  const int n = static_cast<int>(group_.members.size());
+  run("broadcast", CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(root_index)), [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+    if (single_copy(tuning, count * dtype_size(dtype), algorithm_choice::single_copy_broadcast_from(n))) {
+      ProcessMemory memory(p2p);
+      return algorithms::single_copy_broadcast(p2p, memory, buf, count * dtype_size(dtype), root_index);
+    }
     algorithms::broadcast(p2p, buf, count, dtype, root_index, tuning);
   });
 }
 
 void UcxCommunicator::allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype, void *) {
-  run("allgather", CallSignature::of(CallKind::Allgather, send_count, dtype), [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
+  const int n = static_cast<int>(group_.members.size());
+  run("allgather", CallSignature::of(CallKind::Allgather, send_count, dtype), [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+    if (single_copy(tuning, send_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_allgather_from(n))) {
+      ProcessMemory memory(p2p);
+      return algorithms::single_copy_allgather(p2p, memory, send, recv, send_count, dtype);
+    }
     algorithms::allgather(p2p, send, recv, send_count, dtype, tuning);
   });
 }
 
 void UcxCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype,
                                      xffl_redop_t op, void *) {
-  run("reduce_scatter", CallSignature::of(CallKind::ReduceScatter, recv_count, dtype, op), [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
+  const int n = static_cast<int>(group_.members.size());
+  run("reduce_scatter", CallSignature::of(CallKind::ReduceScatter, recv_count, dtype, op), [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+    if (single_copy(tuning, recv_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_reduce_scatter_from(n))) {
+      ProcessMemory memory(p2p);
+      return algorithms::single_copy_reduce_scatter(p2p, memory, send, recv, recv_count, dtype, op);
+    }
     algorithms::reduce_scatter(p2p, send, recv, recv_count, dtype, op, tuning);
   });
 }
@@ -104,13 +156,13 @@ void UcxCommunicator::relay_receive(void *buf, size_t count, xffl_dtype_t dtype,
   if (group_.plain_relay)
     return Communicator::relay_receive(buf, count, dtype, op, relay_root, federated_size, sender_index, stream);
   run("federated average (relay)", CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(relay_root)),
-      [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &tuning) {
+      [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
     algorithms::relay_receive(p2p, relay_root, buf, count, dtype, op, federated_size, sender_index, tuning);
   });
 }
 
 void UcxCommunicator::barrier() {
-  run("barrier", CallSignature::barrier(), [&](algorithms::PointToPoint &p2p, const algorithms::Tuning &) { algorithms::barrier(p2p); });
+  run("barrier", CallSignature::barrier(), [&](UcxTransport &p2p, const algorithms::Tuning &) { algorithms::barrier(p2p); });
 }
 
 }  // namespace xffl::comm::ucx

@@ -25,6 +25,11 @@ class UcxCommunicator final : public Communicator {
   void reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op,
                       void *stream) override;
   void barrier() override;
+  // Whether every member published this host, this pid namespace (so that each can read the others'
+  // memory) and this network namespace (another one stands for another machine: process_identity.h),
+  // and this process may read others' memory; decided once, from the address table's bytes, the same
+  // on every member (a lookup of what is not there yet may throw as PeerAddresses::look_up does).
+  bool members_share_host();
   // Overlapped when `relay` is a UCX communicator of the same worker (algorithms/relay.h).
   void allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, double premul,
                            Communicator &relay, int relay_root, void *stream) override;
@@ -42,12 +47,18 @@ class UcxCommunicator final : public Communicator {
                   const CallSignature &partner_signature, Schedule &&schedule);
   // The call this communicator runs next, and the one before (CallContext), advancing the record.
   CallContext next_call(const CallSignature &signature);
+  // Whether this call takes the single-copy schedules (algorithms/single_copy.h): a buffer of `bytes`
+  // (the same on every member) of at least `from` bytes (algorithm_choice.h), and every member on
+  // this host. The same answer on every member.
+  bool single_copy(const algorithms::Tuning &tuning, size_t bytes, size_t from);
+
   int global_root(int root_index) const { return group_.members[static_cast<size_t>(root_index)]; }
 
   std::shared_ptr<UcxWorker> worker_;
   GroupView group_;
   uint32_t sequence_ = 0;
   std::optional<CallSignature> last_call_;
+  std::optional<bool> members_share_host_;
   std::optional<Error> failure_;
 };
 

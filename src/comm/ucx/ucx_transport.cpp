@@ -347,6 +347,19 @@ void UcxTransport::peer_failed(const Request &request, const std::string &why) {
   fail(XFFL_EPEER, "rank ", worker_.rank(), ": rank ", peer_rank, " failed (", why, ") in ", where(request), known);
 }
 
+void UcxTransport::memory_read_failed(int peer, algorithms::Step step, const std::string &why) {
+  giving_up_on_error([&] {
+    requests_.push_back(Request{nullptr, peer, false, 0, step});
+    const Request request = requests_.back();
+    check_revocation(&request);
+    const int peer_rank = group_.members[static_cast<size_t>(peer)];
+    if (worker_.failures().check_peer_process(peer_rank, Clock::now() + std::chrono::milliseconds(kLivenessLookupBoundMs)))
+      peer_failed(request, *worker_.failures().failure(peer_rank));
+    fail(XFFL_EPEER, "rank ", worker_.rank(), ": could not read the buffer of rank ", peer_rank, " (", why,
+         "; it gave up the call) in ", where(request), other_failures(peer_rank));
+  });
+}
+
 void UcxTransport::check_revocation(const Request *request) {
   if (const UcxWorker::Revocation *revocation = worker_.poll_revocation()) revoked(request, *revocation);
 }

@@ -58,6 +58,10 @@ class UcxTransport final : public algorithms::PointToPoint {
   void wait(algorithms::RequestId request) override;
   void wait_all() override;
   algorithms::ScratchStack *scratch_stack() override { return &worker_.pools().scratch; }
+  // A direct read of a member's memory failed (process_memory.h): throws XFFL_EPEER naming the member,
+  // the call and the step, as a failed wait on it does (its process has exited, or it gave up the
+  // call and freed its buffers); a revocation, when there is one, names the real cause.
+  void memory_read_failed(int peer, algorithms::Step step, const std::string &why);
 
  private:
   struct Request {

@@ -51,6 +51,7 @@ class UcxWorker {
   ucp_worker_h handle() const { return ucx_.worker; }
 
   PeerFailureDetector &failures() { return failures_; }
+  PeerAddresses &addresses() { return addresses_; }
   EndpointCache &endpoints() { return endpoints_; }
   MemoryPools &pools() { return pools_; }
 

@@ -1,0 +1,51 @@
+// Which algorithm a host collective of the UCX backend takes, by size and member count: the one table
+// of crossovers, and the only place to change them. The numbers were measured on this project's
+// machines with bench/peers/compare.py (the run is in bench/peers/README.md); a change here is a new
+// measurement there.
+//
+//   members on one host (same host identity, pid namespace and network namespace, ucx/ucx_communicator.cpp):
+//     allreduce       bytes <  single_copy_allreduce_from(n):  as across hosts (UCX shared-memory
+//                                                               messages: latency-bound)
+//                     otherwise:                               single-copy reduce-scatter + all-gather
+//                                                               (algorithms/single_copy.h)
+//     reduce_scatter, allgather, broadcast: single copy from single_copy_<collective>_from(n), else as
+//                     across hosts
+//   members on several hosts (or reading peers' memory not allowed here): UCX messages,
+//     allreduce       bytes <= small_allreduce_bytes: recursive doubling, else the pipelined ring
+//     broadcast       bytes <= small_broadcast_bytes: binomial tree, else the pipelined chain
+//     reduce_scatter, allgather: the pipelined ring
+//
+// A middle range of their own (Rabenseifner) is not there: on one host the single-copy schedule took
+// it over at the crossover measured; across hosts the ring is what it was.
+#ifndef XFFL_SRC_COMM_ALGORITHM_CHOICE_H
+#define XFFL_SRC_COMM_ALGORITHM_CHOICE_H
+
+#include <cstddef>
+
+namespace xffl::comm::algorithm_choice {
+
+constexpr size_t kKiB = 1024;
+
+// Across hosts (UCX messages).
+constexpr size_t small_allreduce_bytes = 64 * kKiB;   // at most this: recursive doubling, else ring
+constexpr size_t small_broadcast_bytes = 256 * kKiB;  // at most this: binomial tree, else chain
+constexpr size_t ring_chunk_bytes = 1024 * kKiB;      // the ring's and chain's message (pipelining unit)
+constexpr int ring_window = 8;                        // receives the ring posts ahead
+
+// On one host: the smallest buffer that takes the single-copy schedule (the whole buffer of an
+// allreduce or broadcast, the whole gathered or scattered buffer of allgather and reduce_scatter, in
+// bytes of its dtype), by member count; below it, the UCX messages above. Measured on 2 and 4 ranks
+// (2 cores, load 9-13) as the size from which single copy took less CPU per call and less wall time
+// than the messages (bench/peers/README.md, "Crossovers"); 3 members and more take the 4-rank value.
+// reduce_scatter was not measured apart: it takes allgather's (same reads, one more pass in the kernel).
+constexpr size_t single_copy_allreduce_from(int members) { return members <= 2 ? 256 * kKiB : 64 * kKiB; }
+constexpr size_t single_copy_allgather_from(int members) { return members <= 2 ? 512 * kKiB : 64 * kKiB; }
+constexpr size_t single_copy_reduce_scatter_from(int members) { return single_copy_allgather_from(members); }
+constexpr size_t single_copy_broadcast_from(int members) { return members <= 2 ? 256 * kKiB : 256 * kKiB; }
+// What the single-copy reduction reads from a peer at once: its accumulator and the peer's chunk stay
+// in the L2 cache between the read and the reduction.
+constexpr size_t single_copy_chunk_bytes = 128 * kKiB;
+
+}  // namespace xffl::comm::algorithm_choice
+
+#endif

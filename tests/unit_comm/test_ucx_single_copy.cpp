@@ -1,0 +1,170 @@
+// The single-copy collectives of members on one host (comm/algorithms/single_copy.h), with threads
+// as ranks (their reads are process_vm_readv of their own process; the multiproc and faults tests run
+// them across processes): every collective, dtype, op and placement at uneven counts above the crossover
+// of comm/algorithm_choice.h, several chunks per segment, bit-identical floats on every rank, and a
+// group with a member "on another host" (its published host rewritten), which keeps the UCX messages
+// while a group of the others reads directly.
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "collective_checks.h"
+#include "comm/ucx/ucx_address.h"
+#include "comm/ucx/ucx_communicator.h"
+#include "ucx_harness.h"
+
+// cmocka last: its fail() macro would rewrite xffl::fail in the headers above.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+namespace {
+
+using xffl::comm::ucx::UcxCommunicator;
+
+void expect_ok(const std::string &errors) {
+  if (!errors.empty()) fail_msg("%s", errors.c_str());
+}
+
+bool shares_host(xffl::comm::Communicator &comm) {
+  auto *ucx = dynamic_cast<UcxCommunicator *>(&comm);
+  return ucx && ucx->members_share_host();
+}
+
+std::vector<int> first_ranks(int n) {
+  std::vector<int> ranks;
+  for (int r = 0; r < n; ++r) ranks.push_back(r);
+  return ranks;
+}
+
+// Uneven on 2, 3 and 4 ranks; counts 1 and 2 leave members with empty segments.
+const std::vector<size_t> kCounts = {1, 2, 2011};
+
+// Single copy at every size: the crossovers of algorithm_choice.h would send small buffers over UCX.
+harness::Options always_single_copy() {
+  harness::Options options;
+  options.tuning.single_copy_on_host = xffl::comm::algorithms::SingleCopy::always;
+  return options;
+}
+
+void every_collective_reads_directly(int world) {
+  expect_ok(harness::run_ranks(world, [](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 1);
+    if (!shares_host(*comm)) (xffl::fail)(XFFL_EINTERNAL, "threads of one process do not share a host");
+    checks::full_matrix(*comm, rank, n, kCounts);
+  }, always_single_copy()));
+}
+
+void every_collective_on_2_ranks(void **) { every_collective_reads_directly(2); }
+void every_collective_on_3_ranks(void **) { every_collective_reads_directly(3); }
+void every_collective_on_4_ranks(void **) { every_collective_reads_directly(4); }
+
+// Segments of several read chunks (algorithm_choice::single_copy_chunk_bytes), widened types.
+void segments_of_several_chunks(void **) {
+  expect_ok(harness::run_ranks(3, [](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 2);
+    checks::allreduce(*comm, rank, n, 300007, XFFL_F32, XFFL_SUM, false);
+    checks::allreduce(*comm, rank, n, 300007, XFFL_BF16, XFFL_AVG, true);
+    checks::allreduce(*comm, rank, n, 200003, XFFL_I32, XFFL_AVG, true);
+    checks::reduce_scatter(*comm, rank, n, 100003, XFFL_F64, XFFL_MIN, true);
+    checks::allgather(*comm, rank, n, 100003, XFFL_I64, true);
+    checks::broadcast(*comm, rank, 400001, XFFL_U8, 1);
+  }, always_single_copy()));
+}
+
+void random_floats_are_bit_identical_on_every_rank(void **) {
+  const int world = 3;
+  std::vector<std::vector<float>> results(world);
+  expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 3);
+    std::mt19937 random(static_cast<unsigned>(rank + 1));
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    std::vector<float> data(100003);
+    for (float &x : data) x = value(random);
+    comm->allreduce(data.data(), data.data(), data.size(), XFFL_F32, XFFL_SUM, nullptr);
+    results[static_cast<size_t>(rank)] = data;
+  }, always_single_copy()));
+  for (int r = 1; r < world; ++r) assert_true(results[static_cast<size_t>(r)] == results[0]);
+}
+
+// The job's store as the ranks in `elsewhere` would fill it from another machine: their published
+// host differs, everything else is the same.
+class OtherHostExchange final : public xffl::comm::Exchange {
+ public:
+  explicit OtherHostExchange(std::vector<int> elsewhere) : elsewhere_(std::move(elsewhere)) {}
+  void publish(const std::string &key, const std::vector<uint8_t> &value) override {
+    for (int rank : elsewhere_)
+      if (key == xffl::comm::ucx::address_key(rank)) {
+        const xffl::comm::ucx::PublishedAddress decoded = xffl::comm::ucx::decode_address(value);
+        return inner_.publish(key, xffl::comm::ucx::encode_address("another host", decoded.process,
+                                                                   decoded.worker_address.data(),
+                                                                   decoded.worker_address.size()));
+      }
+    inner_.publish(key, value);
+  }
+  std::vector<uint8_t> fetch(const std::string &key, int timeout_ms) override { return inner_.fetch(key, timeout_ms); }
+  xffl::comm::GroupIdentity claim_group(const std::vector<int> &members, uint32_t creation, int timeout_ms) override {
+    return inner_.claim_group(members, creation, timeout_ms);
+  }
+  void release_group(uint32_t slot) noexcept override { inner_.release_group(slot); }
+
+ private:
+  std::vector<int> elsewhere_;
+  xffl_test::MemoryExchange inner_;
+};
+
+void a_group_across_hosts_keeps_the_messages(void **) {
+  const int world = 4;
+  OtherHostExchange exchange({3});
+  std::vector<std::string> errors(world);
+  std::vector<std::vector<float>> results(world);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        xffl::comm::UcxBackend backend(rank, world, exchange, 20000, XFFL_LOG_ERROR);
+        // Every endpoint with failure reports, as between hosts: UCX needs both ends configured alike,
+        // and rank 3 takes the others for neighbours while they take it for a remote rank.
+        backend.set_peer_failure_detection_on_host(true);
+        backend.set_tuning(always_single_copy().tuning);
+        auto everyone = harness::make_group(backend, first_ranks(world), rank, "world group", 4);
+        if (shares_host(*everyone)) (xffl::fail)(XFFL_EINTERNAL, "a group with rank 3 on another host shares one");
+        checks::full_matrix(*everyone, rank, world, kCounts);
+        std::vector<float> data(70001, 0.1f * static_cast<float>(rank + 1));
+        everyone->allreduce(data.data(), data.data(), data.size(), XFFL_F32, XFFL_AVG, nullptr);
+        results[static_cast<size_t>(rank)] = data;
+        if (rank < 3) {
+          auto local = harness::make_group(backend, {0, 1, 2}, rank, "local group", 5);
+          if (!shares_host(*local)) (xffl::fail)(XFFL_EINTERNAL, "ranks 0, 1 and 2 do not share a host");
+          checks::full_matrix(*local, rank, 3, kCounts);
+        }
+        everyone->barrier();
+      } catch (const std::exception &error) {
+        errors[static_cast<size_t>(rank)] = error.what();
+      }
+    });
+  for (auto &thread : threads) thread.join();
+  std::string all;
+  for (int rank = 0; rank < world; ++rank)
+    if (!errors[static_cast<size_t>(rank)].empty())
+      all += "rank " + std::to_string(rank) + ": " + errors[static_cast<size_t>(rank)] + "\n";
+  expect_ok(all);
+  for (int r = 1; r < world; ++r) assert_true(results[static_cast<size_t>(r)] == results[0]);
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_collective_on_2_ranks),
+      cmocka_unit_test(every_collective_on_3_ranks),
+      cmocka_unit_test(every_collective_on_4_ranks),
+      cmocka_unit_test(segments_of_several_chunks),
+      cmocka_unit_test(random_floats_are_bit_identical_on_every_rank),
+      cmocka_unit_test(a_group_across_hosts_keeps_the_messages),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
