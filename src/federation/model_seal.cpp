@@ -3,13 +3,13 @@
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/kdf.h>
 #include <openssl/params.h>
 
 #include <sstream>
 #include <vector>
 
 #include "common/error.h"
+#include "common/key_derivation.h"
 
 namespace xffl::federation {
 
@@ -23,21 +23,8 @@ void put_u64(std::vector<uint8_t> &out, uint64_t value) {
 }
 
 std::array<uint8_t, 32> derive_heal_key(const std::string &secret, const std::string &job_id) {
-  std::array<uint8_t, 32> key{};
-  const std::string info = kKeyLabel;
-  EVP_PKEY_CTX *kdf = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nullptr);
-  size_t length = key.size();
-  const bool ok = kdf && EVP_PKEY_derive_init(kdf) > 0 && EVP_PKEY_CTX_set_hkdf_md(kdf, EVP_sha256()) > 0 &&
-                  EVP_PKEY_CTX_set1_hkdf_salt(kdf, reinterpret_cast<const unsigned char *>(job_id.data()),
-                                              static_cast<int>(job_id.size())) > 0 &&
-                  EVP_PKEY_CTX_set1_hkdf_key(kdf, reinterpret_cast<const unsigned char *>(secret.data()),
-                                             static_cast<int>(secret.size())) > 0 &&
-                  EVP_PKEY_CTX_add1_hkdf_info(kdf, reinterpret_cast<const unsigned char *>(info.data()),
-                                              static_cast<int>(info.size())) > 0 &&
-                  EVP_PKEY_derive(kdf, key.data(), &length) > 0 && length == key.size();
-  EVP_PKEY_CTX_free(kdf);
-  if (!ok) fail(XFFL_EINTERNAL, "federation: OpenSSL could not derive the heal key with HKDF-SHA256");
-  return key;
+  const std::string label = kKeyLabel;
+  return derive_key_sha256(secret, job_id, std::vector<uint8_t>(label.begin(), label.end()), "federation: the heal key");
 }
 
 }  // namespace

@@ -1,13 +1,13 @@
 #include "comm/wan/wan_crypto.h"
 
 #include <openssl/evp.h>
-#include <openssl/kdf.h>
 
 #include <algorithm>
 #include <limits>
 #include <vector>
 
 #include "common/error.h"
+#include "common/key_derivation.h"
 
 namespace xffl::comm::wan {
 
@@ -39,9 +39,9 @@ const char *encryption_name(int encryption) {
 
 Key derive_key(xffl_wan_encryption_t cipher, const std::string &secret, const std::string &job_id,
                const KeyContext &context) {
-  std::vector<uint8_t> info;
   const std::string label = "xffl-wan/1 key";
-  info.insert(info.end(), label.begin(), label.end());
+  std::vector<uint8_t> info(label.begin(), label.end());
+  info.reserve(label.size() + 6 * sizeof(uint64_t) + context.dialer_nonce.size() + context.acceptor_nonce.size());
   put_u64(info, static_cast<uint64_t>(cipher));
   put_u64(info, context.group_tag);
   put_u64(info, context.group_serial);
@@ -51,20 +51,8 @@ Key derive_key(xffl_wan_encryption_t cipher, const std::string &secret, const st
   info.insert(info.end(), context.dialer_nonce.begin(), context.dialer_nonce.end());
   info.insert(info.end(), context.acceptor_nonce.begin(), context.acceptor_nonce.end());
 
-  Key key{};
-  EVP_PKEY_CTX *kdf = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nullptr);
-  size_t length = key.size();
   // HKDF takes an empty key as well; set_global refuses encryption without a secret before this.
-  const bool ok = kdf && EVP_PKEY_derive_init(kdf) > 0 && EVP_PKEY_CTX_set_hkdf_md(kdf, EVP_sha256()) > 0 &&
-                  EVP_PKEY_CTX_set1_hkdf_salt(kdf, reinterpret_cast<const unsigned char *>(job_id.data()),
-                                              static_cast<int>(job_id.size())) > 0 &&
-                  EVP_PKEY_CTX_set1_hkdf_key(kdf, reinterpret_cast<const unsigned char *>(secret.data()),
-                                             static_cast<int>(secret.size())) > 0 &&
-                  EVP_PKEY_CTX_add1_hkdf_info(kdf, info.data(), static_cast<int>(info.size())) > 0 &&
-                  EVP_PKEY_derive(kdf, key.data(), &length) > 0 && length == key.size();
-  EVP_PKEY_CTX_free(kdf);
-  if (!ok) fail(XFFL_EINTERNAL, "wan: OpenSSL could not derive a stream key with HKDF-SHA256");
-  return key;
+  return derive_key_sha256(secret, job_id, info, "wan: a stream key");
 }
 
 FrameCipher::FrameCipher(xffl_wan_encryption_t cipher, const Key &key) : cipher_(cipher) {
