@@ -105,7 +105,22 @@ typedef enum xffl_attr XFFL_ENUM_BASE {
     XFFL_ATTR_DEVICE_COUNT = 21,        /**< devices of the execution kind visible to this process */
     XFFL_ATTR_INIT_DEVICE = 22,         /**< an xffl_device_t chosen by xffl_set_init_device */
     XFFL_ATTR_META_INITIALIZATION = 23, /**< 0 or 1 */
-    XFFL_ATTR_HSDP = 24                 /**< replica size S of the HSDP layout */
+    XFFL_ATTR_HSDP = 24,                /**< replica size S of the HSDP layout */
+    /** the epoch of the last completed federated average (xffl_get_int): which set of facilities
+     *  computed it. 0 while every facility of the layout takes part, as in single-world mode (facility
+     *  mode with XFFL_FACILITY_FAULTS_CONTINUE, not built yet, will report the membership store's epoch,
+     *  which grows at each lost or admitted facility). Set with federated scaling (XFFL_ENOTSET without).
+     *  Not a DistributedState field: no topology output (describe, xffl-topo) carries it. */
+    XFFL_ATTR_FEDERATION_EPOCH = 25,
+    /** the number of the last committed round (xffl_get_int): rounds are federated averages
+     *  (xffl_federated_average, _many and their nonblocking forms), numbered from 1; 0 before the first.
+     *  Counts the averages completed on this state's layout (a new layout starts again at 0). Set with
+     *  federated scaling (XFFL_ENOTSET without). Not a DistributedState field. */
+    XFFL_ATTR_FEDERATION_ROUND = 26,
+    /** tuple (xffl_get_ints): the facilities (federated group indices) of XFFL_ATTR_FEDERATION_EPOCH,
+     *  sorted: every federated group of the layout. xffl_get_int refuses it (XFFL_EINVAL). Set with
+     *  federated scaling (XFFL_ENOTSET without). Not a DistributedState field. */
+    XFFL_ATTR_LIVE_FACILITIES = 27
 } xffl_attr_t;
 
 /** Tunable options of a state, set with xffl_set_option and read with xffl_get_option. */
@@ -185,8 +200,34 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  secret (XFFL_OPT_AUTH_TOKEN): xffl_set_global is XFFL_EINVAL without one. A frame altered on the
      *  link fails the collective with XFFL_EAUTH naming the peer. Groups inside a facility are never
      *  encrypted. Read by xffl_set_global: XFFL_ESTATE once it was called. */
-    XFFL_OPT_WAN_ENCRYPTION = 11
+    XFFL_OPT_WAN_ENCRYPTION = 11,
+    /** an xffl_facility_faults_t (default XFFL_FACILITY_FAULTS_FAIL, or
+     *  XFFL_FACILITY_FAULTS=fail|continue): what a federated average does when a facility is lost. It
+     *  matters only in facility mode (one job per facility: XFFL_FACILITY, XFFL_FEDERATION); in
+     *  single-world mode CONTINUE is accepted and changes nothing, since one launcher's world fails as a
+     *  whole; in facility mode CONTINUE is not built yet (XFFL_EUNSUPPORTED from xffl_set_global). Every
+     *  facility must give the same value. Read by xffl_set_global: XFFL_ESTATE once it was
+     *  called. */
+    XFFL_OPT_FACILITY_FAULTS = 12,
+    /** the facilities needed to go on under XFFL_FACILITY_FAULTS_CONTINUE, in [0, G] over the G
+     *  facilities of XFFL_FEDERATED (default 0, or XFFL_FEDERATION_QUORUM): 0 means a majority of them,
+     *  G / 2 + 1. Below it every survivor's federated average is XFFL_EQUORUM. A value above G is
+     *  XFFL_EINVAL from xffl_set_global / xffl_federated_scaling, naming both. Read by xffl_set_global:
+     *  XFFL_ESTATE once it was called. */
+    XFFL_OPT_FEDERATION_QUORUM = 13
 } xffl_option_t;
+
+/** What a federated average does when a facility is lost (XFFL_OPT_FACILITY_FAULTS). */
+typedef enum xffl_facility_faults XFFL_ENUM_BASE {
+    /** the average fails on every rank of every facility (XFFL_EPEER / XFFL_ETIMEOUT naming the lost
+     *  rank): the default */
+    XFFL_FACILITY_FAULTS_FAIL = 0,
+    /** the surviving facilities go on without a lost one (DESIGN.md section 7). Single-world mode:
+     *  accepted, and the same as FAIL (one launcher's world fails as a whole). Facility mode: not built
+     *  yet in this release: xffl_set_global is XFFL_EUNSUPPORTED, so that no job believes it would
+     *  survive a lost facility. */
+    XFFL_FACILITY_FAULTS_CONTINUE = 1
+} xffl_facility_faults_t;
 
 /** How federated averages write XFFL_F32 data between facilities (XFFL_OPT_WIRE_FORMAT). Error bounds are
  *  per contribution, before the f32 mean. */

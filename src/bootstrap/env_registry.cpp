@@ -83,6 +83,15 @@ std::vector<Variable> make_table() {
        "XFFL_TIMEOUT / 20, within [2, 15] s", 0, {}, {}, 0,
        "A facility is alive while its lease in the membership store is renewed; it is lost this long after "
        "its last renewal (whole seconds, rounded up)."},
+      {Var::FacilityFaults, "XFFL_FACILITY_FAULTS", choice, "fail", nullptr, 0,
+       {{"fail", XFFL_FACILITY_FAULTS_FAIL, true}, {"continue", XFFL_FACILITY_FAULTS_CONTINUE, true}},
+       {}, 0,
+       "fail: a lost facility fails the federated average everywhere; continue: the others go on (facility "
+       "mode: not built yet, xffl_set_global refuses it; single-world mode: same as fail) "
+       "(XFFL_OPT_FACILITY_FAULTS)."},
+      {Var::FederationQuorum, "XFFL_FEDERATION_QUORUM", count, "0", nullptr, 0, {}, {}, 0,
+       "Facilities needed to go on with XFFL_FACILITY_FAULTS=continue; 0 is a majority of XFFL_FEDERATED "
+       "(XFFL_OPT_FEDERATION_QUORUM)."},
       {Var::FederationCa, "XFFL_FEDERATION_CA", text, nullptr, "the system's CA store", 0, {}, {}, 0,
        "etcds:// federation: PEM file of the CA that signed the etcd members' certificates."},
       {Var::FederationCert, "XFFL_FEDERATION_CERT", text, nullptr, "none: no client certificate", 0, {}, {}, 0,

@@ -47,6 +47,8 @@ enum class Var {
   Federation,
   Facility,
   FederationLeaseTtl,
+  FacilityFaults,
+  FederationQuorum,
   FederationCa,
   FederationCert,
   FederationKey,

@@ -64,6 +64,7 @@ XFFL_API xffl_status_t xffl_federated_average(xffl_state_t *st, void *buf, size_
   XFFL_API_ENTER(st, "xffl_federated_average");
   check_buffer(buf, count, dtype, "buf");
   st->federated_averaging(stream).average(buf, count, dtype, stream);
+  ++*st->completed_averages();  // XFFL_ATTR_FEDERATION_ROUND
   XFFL_API_END("xffl_federated_average")
 }
 
@@ -74,6 +75,7 @@ XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const
   XFFL_API_ENTER(st, "xffl_federated_average_many");
   check_buffers(bufs, counts, n, dtype);
   st->federated_averaging(stream).average_many(bufs, counts, n, dtype, stream);
+  ++*st->completed_averages();
   XFFL_API_END("xffl_federated_average_many")
 }
 
@@ -89,7 +91,10 @@ XFFL_API xffl_status_t xffl_federated_average_start(xffl_state_t *st, void *buf,
   check_buffer(buf, count, dtype, "buf");
   const xffl::federated::Averaging averaging = st->federated_averaging(stream);
   *req = start_request(*st, std::move(hold), "xffl_federated_average_start",
-                       [averaging, buf, count, dtype, stream] { averaging.average(buf, count, dtype, stream); });
+                       [averaging, buf, count, dtype, stream, rounds = st->completed_averages()] {
+                         averaging.average(buf, count, dtype, stream);
+                         ++*rounds;
+                       });
   XFFL_API_END("xffl_federated_average_start")
 }
 
@@ -105,8 +110,10 @@ XFFL_API xffl_status_t xffl_federated_average_many_start(xffl_state_t *st, void 
   std::vector<void *> buffers(bufs, bufs + n);  // the caller's arrays may go once this returns
   std::vector<size_t> sizes(counts, counts + n);
   *req = start_request(*st, std::move(hold), "xffl_federated_average_many_start",
-                       [averaging, buffers = std::move(buffers), sizes = std::move(sizes), dtype, stream] {
+                       [averaging, buffers = std::move(buffers), sizes = std::move(sizes), dtype, stream,
+                        rounds = st->completed_averages()] {
                          averaging.average_many(buffers.data(), sizes.data(), buffers.size(), dtype, stream);
+                         ++*rounds;
                        });
   XFFL_API_END("xffl_federated_average_many_start")
 }

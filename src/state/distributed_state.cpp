@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "state/backend_factory.h"
@@ -110,6 +111,12 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
 
   // Facility mode is checked before any rank waits (the facility index, WORLD_SIZE == F_i).
   std::shared_ptr<FacilityLink> facility = FacilityLink::from_options(options_, rank, world_size);
+  if (facility) check_quorum(static_cast<int>(facility->sizes().size()), "xffl_set_global");
+  // The round protocol (federation/epochs.h) is not wired into the averages yet: refuse rather than let
+  // a job believe it survives a lost facility.
+  if (facility && options_.facility_faults == XFFL_FACILITY_FAULTS_CONTINUE)
+    fail(XFFL_EUNSUPPORTED, "XFFL_OPT_FACILITY_FAULTS = XFFL_FACILITY_FAULTS_CONTINUE in facility mode (facility ",
+         facility->facility(), ") is not built yet; use XFFL_FACILITY_FAULTS_FAIL");
 
   backend_ = make_backend(GlobalConfig{backend, master_addr, master_port, rank, world_size, store_address_from_pmix},
                           options_, facility);
@@ -274,6 +281,8 @@ void DistributedState::clear_layout(const char *ending_call) {
   }
   plan_.reset();
   federated_weights_.clear();
+  live_facilities_.clear();
+  completed_averages_ = std::make_shared<std::atomic<int64_t>>(0);  // a late request counts for its own layout
   error_feedback_->clear();
   hop_scratch_->release();
   layout_ = Layout::None;
@@ -293,7 +302,11 @@ void DistributedState::federated_scaling(const std::vector<int> &sizes, int hsdp
   require_no_layout("xffl_federated_scaling");
   auto expanded = std::make_shared<const std::vector<int>>(topology::expand_federated_sizes(world_size_, sizes));
   if (facility_) facility_->check_layout_sizes(*expanded);
+  check_quorum(static_cast<int>(expanded->size()), "xffl_federated_scaling");
+  const int facilities = static_cast<int>(expanded->size());
   install_layout(Layout::Federated, topology::plan_federated(world_size_, std::move(expanded), hsdp, rank_));
+  live_facilities_.clear();
+  for (int facility = 0; facility < facilities; ++facility) live_facilities_.push_back(facility);
 }
 
 void DistributedState::set_fsdp_mesh(const std::vector<int> &ranks) {
@@ -383,12 +396,24 @@ fields::Source DistributedState::field_source() const {
   source.streams = streams_;
   source.init_device = init_device_;
   source.meta_initialization = meta_initialization_;
+  if (layout_ == Layout::Federated) {
+    const int64_t rounds = completed_averages_->load();
+    source.federation_epoch = 0;  // every facility takes part in single-world mode
+    source.federation_round = static_cast<int>(std::min<int64_t>(rounds, std::numeric_limits<int>::max()));
+    source.live_facilities = &live_facilities_;
+  }
   return source;
 }
 
 int DistributedState::get_int(xffl_attr_t attr) const { return fields::get_int(field_source(), attr); }
 
 std::vector<int> DistributedState::get_ints(xffl_attr_t attr) const { return fields::get_ints(field_source(), attr); }
+
+void DistributedState::check_quorum(int facilities, const char *call) const {
+  if (options_.federation_quorum > facilities)
+    fail(XFFL_EINVAL, call, ": XFFL_OPT_FEDERATION_QUORUM ", options_.federation_quorum, " exceeds the ", facilities,
+         " facilities of the layout");
+}
 
 xffl_group *DistributedState::group(xffl_group_kind_t kind, int instance) const {
   if (kind < XFFL_GROUP_WORLD || kind > XFFL_GROUP_FEDERATION)

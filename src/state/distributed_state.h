@@ -4,6 +4,7 @@
 #define XFFL_SRC_STATE_DISTRIBUTED_STATE_H
 
 #include <array>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -102,6 +103,14 @@ class DistributedState {
   // run to end, bounded as the blocking call is, so the backend is idle when it goes.
   void track_request(const std::shared_ptr<Request> &request) { in_flight_ = request; }
 
+  // The federation's progress (XFFL_ATTR_FEDERATION_EPOCH, _ROUND, XFFL_ATTR_LIVE_FACILITIES; rows of
+  // the field table that describe() does not print, as they are not xFFL's fields). In single-world
+  // mode the epoch is 0, the round counts the federated averages completed on this layout and every
+  // facility is live.
+  // The counter of completed averages of the current layout: a nonblocking average's request holds it
+  // and adds one when its run succeeds (a new layout gets a new counter).
+  std::shared_ptr<std::atomic<int64_t>> completed_averages() const { return completed_averages_; }
+
   // FedAvg weights per federated group; empty means the plain mean.
   void set_federated_weights(const std::vector<double> &weights);
   const std::vector<double> &federated_weights() const { return federated_weights_; }
@@ -115,6 +124,8 @@ class DistributedState {
   void *stream(int index) const;
 
  private:
+  // XFFL_EINVAL when XFFL_OPT_FEDERATION_QUORUM exceeds the `facilities` of the layout.
+  void check_quorum(int facilities, const char *call) const;
   // This state as the field table reads it (state/fields.h).
   fields::Source field_source() const;
   void require_global(const char *call) const;
@@ -163,6 +174,8 @@ class DistributedState {
   // groups of one list in the same order, so the count names the same group on every member.
   std::map<std::vector<int>, uint32_t> custom_group_counts_;
   std::vector<double> federated_weights_;
+  std::vector<int> live_facilities_;  // under federated scaling: every federated group (single-world mode)
+  std::shared_ptr<std::atomic<int64_t>> completed_averages_ = std::make_shared<std::atomic<int64_t>>(0);
   federated::StrategyTable federated_strategies_;
   std::weak_ptr<Request> in_flight_;  // the last request started; expired once freed
   // The residuals of XFFL_OPT_ERROR_FEEDBACK, kept between averages (a pointer: averaging is const).

@@ -211,6 +211,14 @@ const std::vector<Field> &rows() {
       // Not printed by xFFL's __str__: the replica size S of the HSDP layout.
       {"hsdp", nullptr, nullptr, XFFL_ATTR_HSDP, std::nullopt, false,
        [](const Source &s) { return integer_if(s.plan && s.plan->hsdp > 0, s.plan ? s.plan->hsdp : 0); }},
+      // Not fields of xFFL's DistributedState at all (never printed, so describe() and xffl-topo match
+      // xFFL's Python): the federation's progress, under federated scaling.
+      {"federation_epoch", nullptr, nullptr, XFFL_ATTR_FEDERATION_EPOCH, std::nullopt, false,
+       [](const Source &s) { return integer(s.federation_epoch); }},
+      {"federation_round", nullptr, nullptr, XFFL_ATTR_FEDERATION_ROUND, std::nullopt, false,
+       [](const Source &s) { return integer(s.federation_round); }},
+      {"live_facilities", nullptr, nullptr, XFFL_ATTR_LIVE_FACILITIES, std::nullopt, true,
+       [](const Source &s) { return tuple(s.live_facilities); }},
   };
   return table;
 }

@@ -34,6 +34,9 @@ struct Source {
   int streams = 1;
   std::optional<xffl_device_t> init_device;
   std::optional<bool> meta_initialization;
+  // Under federated scaling: the federation's progress (not fields of xFFL, never printed).
+  std::optional<int> federation_epoch, federation_round;
+  const std::vector<int> *live_facilities = nullptr;
 };
 
 // One field's value. None is Python's None (JSON null, XFFL_ENOTSET from the getters).

@@ -27,6 +27,8 @@ Options Options::from_environment(const Environment &environment) {
     fail(XFFL_EINVAL, registry::name(Var::WanStreams), "=", options.wan_streams, " is more than 64 streams");
   options.wan_encryption = static_cast<xffl_wan_encryption_t>(value(Var::WanEncryption));
   options.wan_bdp_bytes = static_cast<size_t>(value(Var::WanBdp));
+  options.facility_faults = static_cast<xffl_facility_faults_t>(value(Var::FacilityFaults));
+  options.federation_quorum = value(Var::FederationQuorum);
   options.facility = registry::read_int(environment, Var::Facility);
   options.federation = registry::read_text(environment, Var::Federation);
   options.federated_sizes = registry::read_raw(environment, Var::Federated);
@@ -49,7 +51,8 @@ bool Options::is_string_option(xffl_option_t option) {
 bool Options::read_by_set_global(xffl_option_t option) {
   return is_string_option(option) || option == XFFL_OPT_CROSS_FACILITY_BACKEND ||
          option == XFFL_OPT_UCX_PROCESS_SETTINGS || option == XFFL_OPT_WAN_STREAMS ||
-         option == XFFL_OPT_WAN_ENCRYPTION;
+         option == XFFL_OPT_WAN_ENCRYPTION || option == XFFL_OPT_FACILITY_FAULTS ||
+         option == XFFL_OPT_FEDERATION_QUORUM;
 }
 
 const char *Options::name(xffl_option_t option) {
@@ -66,6 +69,8 @@ const char *Options::name(xffl_option_t option) {
     case XFFL_OPT_ERROR_FEEDBACK: return "XFFL_OPT_ERROR_FEEDBACK";
     case XFFL_OPT_WAN_STREAMS: return "XFFL_OPT_WAN_STREAMS";
     case XFFL_OPT_WAN_ENCRYPTION: return "XFFL_OPT_WAN_ENCRYPTION";
+    case XFFL_OPT_FACILITY_FAULTS: return "XFFL_OPT_FACILITY_FAULTS";
+    case XFFL_OPT_FEDERATION_QUORUM: return "XFFL_OPT_FEDERATION_QUORUM";
   }
   return nullptr;
 }
@@ -148,6 +153,15 @@ void Options::set(xffl_option_t option, int value) {
              "_CHACHA20_POLY1305 (2)");
       wan_encryption = static_cast<xffl_wan_encryption_t>(value);
       return;
+    case XFFL_OPT_FACILITY_FAULTS:
+      if (value != XFFL_FACILITY_FAULTS_FAIL && value != XFFL_FACILITY_FAULTS_CONTINUE)
+        fail(XFFL_EINVAL, "facility faults ", value, " is not XFFL_FACILITY_FAULTS_FAIL (0) or _CONTINUE (1)");
+      facility_faults = static_cast<xffl_facility_faults_t>(value);
+      return;
+    case XFFL_OPT_FEDERATION_QUORUM:  // its upper bound, the number of facilities, is checked with the layout
+      if (value < 0) fail(XFFL_EINVAL, "federation quorum ", value, " is negative (0 means a majority)");
+      federation_quorum = value;
+      return;
     default: break;
   }
   fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));
@@ -166,6 +180,8 @@ int Options::get(xffl_option_t option) const {
     case XFFL_OPT_ERROR_FEEDBACK: return error_feedback ? 1 : 0;
     case XFFL_OPT_WAN_STREAMS: return wan_streams;
     case XFFL_OPT_WAN_ENCRYPTION: return wan_encryption;
+    case XFFL_OPT_FACILITY_FAULTS: return facility_faults;
+    case XFFL_OPT_FEDERATION_QUORUM: return federation_quorum;
     default: break;
   }
   fail(XFFL_EINVAL, "unknown option ", static_cast<int>(option));

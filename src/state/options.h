@@ -33,6 +33,11 @@ struct Options {
   xffl_wan_encryption_t wan_encryption = XFFL_WAN_ENCRYPTION_NONE;
   size_t wan_bdp_bytes = 0;
 
+  // Facility faults (XFFL_OPT_FACILITY_FAULTS, XFFL_OPT_FEDERATION_QUORUM): CONTINUE lets the other
+  // facilities of a federation of facility jobs go on when one is lost; quorum 0 is a majority.
+  xffl_facility_faults_t facility_faults = XFFL_FACILITY_FAULTS_FAIL;
+  int federation_quorum = 0;
+
   // Facility mode (state/facility_link.h): XFFL_FACILITY, XFFL_FEDERATION and XFFL_FEDERATED as
   // written, read from the environment only; xffl_set_global checks them together. All unset: one job
   // is the whole federation.
@@ -42,7 +47,7 @@ struct Options {
 
   // The options' variables of bootstrap/env_registry.h (timeout, log level, job id, auth token,
   // cross-facility backend, enqueue-only, UCX process settings, wire format, error feedback, wan streams,
-  // encryption and BDP), each else its registry default. A malformed value is XFFL_EINVAL naming the
+  // encryption and BDP, facility faults and quorum), each else its registry default. A malformed value is XFFL_EINVAL naming the
   // variable. The member defaults above equal the registry's
   // (unit test unit.bootstrap.env_registry).
   static Options from_environment(const Environment &environment);

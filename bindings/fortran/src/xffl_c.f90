@@ -78,6 +78,9 @@ module xffl_c
   integer(c_int), parameter, public :: XFFL_ATTR_INIT_DEVICE = 22
   integer(c_int), parameter, public :: XFFL_ATTR_META_INITIALIZATION = 23
   integer(c_int), parameter, public :: XFFL_ATTR_HSDP = 24
+  integer(c_int), parameter, public :: XFFL_ATTR_FEDERATION_EPOCH = 25
+  integer(c_int), parameter, public :: XFFL_ATTR_FEDERATION_ROUND = 26
+  integer(c_int), parameter, public :: XFFL_ATTR_LIVE_FACILITIES = 27
   ! xffl_option_t
   integer(c_int), parameter, public :: XFFL_OPT_TIMEOUT_MS = 0
   integer(c_int), parameter, public :: XFFL_OPT_FEDERATED_STRATEGY = 1
@@ -101,6 +104,11 @@ module xffl_c
   integer(c_int), parameter, public :: XFFL_WAN_ENCRYPTION_NONE = 0
   integer(c_int), parameter, public :: XFFL_WAN_ENCRYPTION_AES_256_GCM = 1
   integer(c_int), parameter, public :: XFFL_WAN_ENCRYPTION_CHACHA20_POLY1305 = 2
+  integer(c_int), parameter, public :: XFFL_OPT_FACILITY_FAULTS = 12
+  integer(c_int), parameter, public :: XFFL_OPT_FEDERATION_QUORUM = 13
+  ! xffl_facility_faults_t
+  integer(c_int), parameter, public :: XFFL_FACILITY_FAULTS_FAIL = 0
+  integer(c_int), parameter, public :: XFFL_FACILITY_FAULTS_CONTINUE = 1
   ! xffl_federated_strategy_t
   integer(c_int), parameter, public :: XFFL_FEDAVG_HIERARCHICAL = 0
   integer(c_int), parameter, public :: XFFL_FEDAVG_FLAT = 1

@@ -51,7 +51,7 @@ export world_size, node_local_rank, node_local_size, node_rank, node_world_size
 # XFFL.describe, XFFL.mesh. bindings/julia/check_package.py keeps it so.
 export replica_local_rank, replica_local_size, replica_rank, replica_world_size
 export federated_local_rank, federated_local_size, federated_rank, federated_world_size
-export is_sender, receive_from, streams, hsdp
+export is_sender, receive_from, streams, hsdp, federation_epoch, federation_round, live_facilities
 
 # The C constants without their XFFL_ prefix (XFFL.OK, XFFL.GROUP_FEDERATED, XFFL.F32, ...).
 for name in names(LibXFFL; all = true)
@@ -409,11 +409,14 @@ for (fname, attr) in ((:rank, :XFFL_ATTR_RANK), (:world_size, :XFFL_ATTR_WORLD_S
                       (:federated_rank, :XFFL_ATTR_FEDERATED_RANK),
                       (:federated_world_size, :XFFL_ATTR_FEDERATED_WORLD_SIZE),
                       (:receive_from, :XFFL_ATTR_RECEIVE_FROM), (:streams, :XFFL_ATTR_STREAMS),
-                      (:hsdp, :XFFL_ATTR_HSDP))
+                      (:hsdp, :XFFL_ATTR_HSDP), (:federation_epoch, :XFFL_ATTR_FEDERATION_EPOCH),
+                      (:federation_round, :XFFL_ATTR_FEDERATION_ROUND))
     @eval $fname(st::State) = maybe_int(st, L.$attr)
 end
 replica_world_size(st::State) = maybe_ints(st, L.XFFL_ATTR_REPLICA_WORLD_SIZE)
 federated_local_size(st::State) = maybe_ints(st, L.XFFL_ATTR_FEDERATED_LOCAL_SIZE)
+"`live_facilities(st)`: the facilities of `federation_epoch(st)`, sorted (`nothing` without federated scaling)."
+live_facilities(st::State) = maybe_ints(st, L.XFFL_ATTR_LIVE_FACILITIES)
 function is_sender(st::State)
     v = maybe_int(st, L.XFFL_ATTR_IS_SENDER)
     return v === nothing ? nothing : v != 0

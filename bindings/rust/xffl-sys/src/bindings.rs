@@ -286,6 +286,27 @@ impl xffl_attr {
     #[doc = "< replica size S of the HSDP layout"]
     pub const XFFL_ATTR_HSDP: xffl_attr = xffl_attr(24);
 }
+impl xffl_attr {
+    #[doc = " the epoch of the last completed federated average (xffl_get_int): which set of facilities"]
+    #[doc = "  computed it. 0 while every facility of the layout takes part, as in single-world mode (facility"]
+    #[doc = "  mode with XFFL_FACILITY_FAULTS_CONTINUE, not built yet, will report the membership store's epoch,"]
+    #[doc = "  which grows at each lost or admitted facility). Set with federated scaling (XFFL_ENOTSET without)."]
+    #[doc = "  Not a DistributedState field: no topology output (describe, xffl-topo) carries it."]
+    pub const XFFL_ATTR_FEDERATION_EPOCH: xffl_attr = xffl_attr(25);
+}
+impl xffl_attr {
+    #[doc = " the number of the last committed round (xffl_get_int): rounds are federated averages"]
+    #[doc = "  (xffl_federated_average, _many and their nonblocking forms), numbered from 1; 0 before the first."]
+    #[doc = "  Counts the averages completed on this state's layout (a new layout starts again at 0). Set with"]
+    #[doc = "  federated scaling (XFFL_ENOTSET without). Not a DistributedState field."]
+    pub const XFFL_ATTR_FEDERATION_ROUND: xffl_attr = xffl_attr(26);
+}
+impl xffl_attr {
+    #[doc = " tuple (xffl_get_ints): the facilities (federated group indices) of XFFL_ATTR_FEDERATION_EPOCH,"]
+    #[doc = "  sorted: every federated group of the layout. xffl_get_int refuses it (XFFL_EINVAL). Set with"]
+    #[doc = "  federated scaling (XFFL_ENOTSET without). Not a DistributedState field."]
+    pub const XFFL_ATTR_LIVE_FACILITIES: xffl_attr = xffl_attr(27);
+}
 #[repr(transparent)]
 #[doc = " Integer fields of the state, read with xffl_get_int (scalars) or xffl_get_ints (tuples and scalars)."]
 #[doc = " Names follow the fields of xFFL's Python DistributedState."]
@@ -397,12 +418,48 @@ impl xffl_option {
     #[doc = "  encrypted. Read by xffl_set_global: XFFL_ESTATE once it was called."]
     pub const XFFL_OPT_WAN_ENCRYPTION: xffl_option = xffl_option(11);
 }
+impl xffl_option {
+    #[doc = " an xffl_facility_faults_t (default XFFL_FACILITY_FAULTS_FAIL, or"]
+    #[doc = "  XFFL_FACILITY_FAULTS=fail|continue): what a federated average does when a facility is lost. It"]
+    #[doc = "  matters only in facility mode (one job per facility: XFFL_FACILITY, XFFL_FEDERATION); in"]
+    #[doc = "  single-world mode CONTINUE is accepted and changes nothing, since one launcher's world fails as a"]
+    #[doc = "  whole; in facility mode CONTINUE is not built yet (XFFL_EUNSUPPORTED from xffl_set_global). Every"]
+    #[doc = "  facility must give the same value. Read by xffl_set_global: XFFL_ESTATE once it was"]
+    #[doc = "  called."]
+    pub const XFFL_OPT_FACILITY_FAULTS: xffl_option = xffl_option(12);
+}
+impl xffl_option {
+    #[doc = " the facilities needed to go on under XFFL_FACILITY_FAULTS_CONTINUE, in [0, G] over the G"]
+    #[doc = "  facilities of XFFL_FEDERATED (default 0, or XFFL_FEDERATION_QUORUM): 0 means a majority of them,"]
+    #[doc = "  G / 2 + 1. Below it every survivor's federated average is XFFL_EQUORUM. A value above G is"]
+    #[doc = "  XFFL_EINVAL from xffl_set_global / xffl_federated_scaling, naming both. Read by xffl_set_global:"]
+    #[doc = "  XFFL_ESTATE once it was called."]
+    pub const XFFL_OPT_FEDERATION_QUORUM: xffl_option = xffl_option(13);
+}
 #[repr(transparent)]
 #[doc = " Tunable options of a state, set with xffl_set_option and read with xffl_get_option."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct xffl_option(pub ::std::os::raw::c_uint);
 #[doc = " Tunable options of a state, set with xffl_set_option and read with xffl_get_option."]
 pub use self::xffl_option as xffl_option_t;
+impl xffl_facility_faults {
+    #[doc = " the average fails on every rank of every facility (XFFL_EPEER / XFFL_ETIMEOUT naming the lost"]
+    #[doc = "  rank): the default"]
+    pub const XFFL_FACILITY_FAULTS_FAIL: xffl_facility_faults = xffl_facility_faults(0);
+}
+impl xffl_facility_faults {
+    #[doc = " the surviving facilities go on without a lost one (DESIGN.md section 7). Single-world mode:"]
+    #[doc = "  accepted, and the same as FAIL (one launcher's world fails as a whole). Facility mode: not built"]
+    #[doc = "  yet in this release: xffl_set_global is XFFL_EUNSUPPORTED, so that no job believes it would"]
+    #[doc = "  survive a lost facility."]
+    pub const XFFL_FACILITY_FAULTS_CONTINUE: xffl_facility_faults = xffl_facility_faults(1);
+}
+#[repr(transparent)]
+#[doc = " What a federated average does when a facility is lost (XFFL_OPT_FACILITY_FAULTS)."]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct xffl_facility_faults(pub ::std::os::raw::c_uint);
+#[doc = " What a federated average does when a facility is lost (XFFL_OPT_FACILITY_FAULTS)."]
+pub use self::xffl_facility_faults as xffl_facility_faults_t;
 impl xffl_wire_format {
     #[doc = "< exact: the f32 all-reduce (the default)"]
     pub const XFFL_WIRE_F32: xffl_wire_format = xffl_wire_format(0);

@@ -156,11 +156,20 @@ pub enum Attr {
     MetaInitialization,
     /// Replica size S of the HSDP layout.
     Hsdp,
+    /// The epoch of the last completed federated average (0 while every facility takes part). Not a
+    /// field of xFFL's `DistributedState`; set with federated scaling.
+    FederationEpoch,
+    /// The last committed round: federated averages completed on this layout, from 1. Not a field of
+    /// xFFL's `DistributedState`; set with federated scaling.
+    FederationRound,
+    /// Tuple: the facilities (federated group indices) of `FederationEpoch`, sorted. Not a field of
+    /// xFFL's `DistributedState`; set with federated scaling.
+    LiveFacilities,
 }
 
 impl Attr {
     /// Every attribute, in the order of the C enumeration.
-    pub const ALL: [Attr; 25] = [
+    pub const ALL: [Attr; 28] = [
         Attr::Backend,
         Attr::DeviceType,
         Attr::MasterPort,
@@ -186,6 +195,9 @@ impl Attr {
         Attr::InitDevice,
         Attr::MetaInitialization,
         Attr::Hsdp,
+        Attr::FederationEpoch,
+        Attr::FederationRound,
+        Attr::LiveFacilities,
     ];
 
     pub(crate) fn raw(self) -> sys::xffl_attr_t {
@@ -216,13 +228,16 @@ impl Attr {
             Attr::InitDevice => a::XFFL_ATTR_INIT_DEVICE,
             Attr::MetaInitialization => a::XFFL_ATTR_META_INITIALIZATION,
             Attr::Hsdp => a::XFFL_ATTR_HSDP,
+            Attr::FederationEpoch => a::XFFL_ATTR_FEDERATION_EPOCH,
+            Attr::FederationRound => a::XFFL_ATTR_FEDERATION_ROUND,
+            Attr::LiveFacilities => a::XFFL_ATTR_LIVE_FACILITIES,
         }
     }
 
-    /// True for the tuple fields (`ReplicaWorldSize`, `FederatedLocalSize`), which only
-    /// [`State::get_ints`](crate::State::get_ints) reads.
+    /// True for the tuple fields (`ReplicaWorldSize`, `FederatedLocalSize`, `LiveFacilities`), which
+    /// only [`State::get_ints`](crate::State::get_ints) reads.
     pub fn is_tuple(self) -> bool {
-        matches!(self, Attr::ReplicaWorldSize | Attr::FederatedLocalSize)
+        matches!(self, Attr::ReplicaWorldSize | Attr::FederatedLocalSize | Attr::LiveFacilities)
     }
 }
 
@@ -387,6 +402,14 @@ pub enum OptionKey {
     /// ChaCha20-Poly1305; anything but 0 needs the job's secret (`AuthToken`). A frame altered on the
     /// link fails the call with an `Auth` error. Read by `set_global`.
     WanEncryption,
+    /// 0 fail (default, or `XFFL_FACILITY_FAULTS=fail`) or 1 continue: what a federated average does
+    /// when a facility is lost; continue is the same as fail in single-world mode and not built yet in
+    /// facility mode (`set_global` is then an `Unsupported` error). Read by `set_global`.
+    FacilityFaults,
+    /// Facilities needed to go on with facility faults = continue, 0 to G (default 0, a majority, or
+    /// `XFFL_FEDERATION_QUORUM`); above G is an `InvalidArgument` error from `federated_scaling` /
+    /// `set_global`. Read by `set_global`.
+    FederationQuorum,
 }
 
 impl OptionKey {
@@ -404,6 +427,8 @@ impl OptionKey {
             OptionKey::ErrorFeedback => sys::xffl_option::XFFL_OPT_ERROR_FEEDBACK,
             OptionKey::WanStreams => sys::xffl_option::XFFL_OPT_WAN_STREAMS,
             OptionKey::WanEncryption => sys::xffl_option::XFFL_OPT_WAN_ENCRYPTION,
+            OptionKey::FacilityFaults => sys::xffl_option::XFFL_OPT_FACILITY_FAULTS,
+            OptionKey::FederationQuorum => sys::xffl_option::XFFL_OPT_FEDERATION_QUORUM,
         }
     }
 }
