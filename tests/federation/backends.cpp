@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +29,13 @@ bool on_path(const char *program) {
   return std::system(command.c_str()) == 0;
 }
 
+// In a forked child: SIGKILL when the test process dies, even without running its destructors (a
+// test that aborts on an uncaught exception once left etcd members running after it).
+void die_with_parent() {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1) std::_Exit(127);  // the parent is already gone
+}
+
 // Stops a child with SIGTERM, then SIGKILL after 5 s; reaps it.
 void stop_child(pid_t pid) {
   if (pid <= 0) return;
@@ -48,6 +56,7 @@ class XfflServer final : public Backend {
     if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
     pid_ = ::fork();
     if (pid_ == 0) {
+      die_with_parent();
       ::dup2(out[1], 1);
       ::setenv("XFFL_AUTH_TOKEN", kSecret, 1);
       ::execl(tool.c_str(), tool.c_str(), "--listen", "127.0.0.1:0", static_cast<char *>(nullptr));
@@ -104,6 +113,7 @@ class EtcdCluster final : public Backend {
       std::string log = root_ + "/" + name(i) + ".log";
       pid_t pid = ::fork();
       if (pid == 0) {
+        die_with_parent();
         int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) {
           ::dup2(fd, 1);
