@@ -12,6 +12,15 @@
 #include "api_support.h"
 #include "xffl_test.h"
 
+int api_option_of_new_state(xffl_option_t option) {
+  xffl_state_t *st = NULL;
+  assert_xffl_ok(xffl_state_create(&st));
+  int value = -1;
+  assert_xffl_ok(xffl_get_option(st, option, &value));
+  xffl_state_destroy(st);
+  return value;
+}
+
 xffl_state_t *api_global_state(int world, int rank) {
   xffl_state_t *st = NULL;
   assert_xffl_ok(xffl_state_create(&st));

@@ -15,6 +15,9 @@
 /* A fresh state after xffl_set_global(NONE, CPU, 127.0.0.1, 29500, rank, world). */
 xffl_state_t *api_global_state(int world, int rank);
 
+/* The value of `option` in a fresh state (its default, or what the environment sets now). */
+int api_option_of_new_state(xffl_option_t option);
+
 /* Parses "0,4", "0-3", "(5)", "4-7,12" into out; returns the count. "" gives 0. */
 size_t api_parse_ranks(const char *text, int *out, size_t cap);
 

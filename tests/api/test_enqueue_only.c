@@ -11,25 +11,16 @@
 #include "api_support.h"
 #include "xffl_test.h"
 
-static int option_of_new_state(void) {
-  xffl_state_t *st = NULL;
-  assert_xffl_ok(xffl_state_create(&st));
-  int value = -1;
-  assert_xffl_ok(xffl_get_option(st, XFFL_OPT_ENQUEUE_ONLY, &value));
-  xffl_state_destroy(st);
-  return value;
-}
-
 static void test_default_waits_on_the_host(void **state) {
   (void)state;
   unsetenv("XFFL_ENQUEUE_ONLY");
-  assert_int_equal(option_of_new_state(), 0);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_ENQUEUE_ONLY), 0);
 }
 
 static void test_environment(void **state) {
   (void)state;
   setenv("XFFL_ENQUEUE_ONLY", "1", 1);
-  assert_int_equal(option_of_new_state(), 1);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_ENQUEUE_ONLY), 1);
   setenv("XFFL_ENQUEUE_ONLY", "yes", 1);
   xffl_state_t *st = NULL;
   assert_xffl_status(xffl_state_create(&st), XFFL_EINVAL);

@@ -980,15 +980,6 @@ static void test_options(void **state) {
   xffl_state_destroy(st);
 }
 
-static int option_of_new_state(xffl_option_t option) {
-  xffl_state_t *st = NULL;
-  assert_xffl_ok(xffl_state_create(&st));
-  int value = -1;
-  assert_xffl_ok(xffl_get_option(st, option, &value));
-  xffl_state_destroy(st);
-  return value;
-}
-
 static void expect_create_refused(const char *variable, const char *text) {
   setenv(variable, text, 1);
   xffl_state_t *st = (xffl_state_t *)(uintptr_t)0x42;
@@ -1005,11 +996,11 @@ static void test_environment(void **state) {
   (void)state;
   clear_env();
   setenv("XFFL_TIMEOUT", "12", 1);
-  assert_int_equal(option_of_new_state(XFFL_OPT_TIMEOUT_MS), 12000);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_TIMEOUT_MS), 12000);
   setenv("XFFL_TIMEOUT", "3600", 1);
-  assert_int_equal(option_of_new_state(XFFL_OPT_TIMEOUT_MS), 3600000);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_TIMEOUT_MS), 3600000);
   unsetenv("XFFL_TIMEOUT");
-  assert_int_equal(option_of_new_state(XFFL_OPT_TIMEOUT_MS), 300000);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_TIMEOUT_MS), 300000);
   const char *bad_timeouts[] = {"abc", "0", "-5", "12s", "1e99"};
   for (size_t i = 0; i < sizeof bad_timeouts / sizeof bad_timeouts[0]; ++i)
     expect_create_refused("XFFL_TIMEOUT", bad_timeouts[i]);
@@ -1020,17 +1011,17 @@ static void test_environment(void **state) {
   } levels[] = {{"error", XFFL_LOG_ERROR}, {"warn", XFFL_LOG_WARN}, {"info", XFFL_LOG_INFO}, {"debug", XFFL_LOG_DEBUG}};
   for (size_t i = 0; i < sizeof levels / sizeof levels[0]; ++i) {
     setenv("XFFL_LOG_LEVEL", levels[i].text, 1);
-    assert_int_equal(option_of_new_state(XFFL_OPT_LOG_LEVEL), levels[i].level);
+    assert_int_equal(api_option_of_new_state(XFFL_OPT_LOG_LEVEL), levels[i].level);
   }
   unsetenv("XFFL_LOG_LEVEL");
-  assert_int_equal(option_of_new_state(XFFL_OPT_LOG_LEVEL), XFFL_LOG_WARN);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_LOG_LEVEL), XFFL_LOG_WARN);
   expect_create_refused("XFFL_LOG_LEVEL", "loud");
   expect_create_refused("XFFL_LOG_LEVEL", "debugging");
 
   setenv("XFFL_CROSS_FACILITY_BACKEND", "UCX", 1);
-  assert_int_equal(option_of_new_state(XFFL_OPT_CROSS_FACILITY_BACKEND), XFFL_BACKEND_UCX);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_CROSS_FACILITY_BACKEND), XFFL_BACKEND_UCX);
   setenv("XFFL_CROSS_FACILITY_BACKEND", "none", 1);
-  assert_int_equal(option_of_new_state(XFFL_OPT_CROSS_FACILITY_BACKEND), XFFL_BACKEND_NONE);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_CROSS_FACILITY_BACKEND), XFFL_BACKEND_NONE);
   expect_create_refused("XFFL_CROSS_FACILITY_BACKEND", "nccl");
   expect_create_refused("XFFL_CROSS_FACILITY_BACKEND", "infiniband");
   clear_env();

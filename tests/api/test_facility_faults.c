@@ -14,15 +14,6 @@
 #include "api_support.h"
 #include "xffl_test.h"
 
-static int option_of_new_state(xffl_option_t option) {
-  xffl_state_t *st = NULL;
-  assert_xffl_ok(xffl_state_create(&st));
-  int value = -1;
-  assert_xffl_ok(xffl_get_option(st, option, &value));
-  xffl_state_destroy(st);
-  return value;
-}
-
 static void expect_create_refused(const char *variable, const char *value) {
   setenv(variable, value, 1);
   xffl_state_t *st = NULL;
@@ -35,14 +26,14 @@ static void test_defaults_and_environment(void **state) {
   (void)state;
   unsetenv("XFFL_FACILITY_FAULTS");
   unsetenv("XFFL_FEDERATION_QUORUM");
-  assert_int_equal(option_of_new_state(XFFL_OPT_FACILITY_FAULTS), XFFL_FACILITY_FAULTS_FAIL);
-  assert_int_equal(option_of_new_state(XFFL_OPT_FEDERATION_QUORUM), 0);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_FACILITY_FAULTS), XFFL_FACILITY_FAULTS_FAIL);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_FEDERATION_QUORUM), 0);
   setenv("XFFL_FACILITY_FAULTS", "Continue", 1);
-  assert_int_equal(option_of_new_state(XFFL_OPT_FACILITY_FAULTS), XFFL_FACILITY_FAULTS_CONTINUE);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_FACILITY_FAULTS), XFFL_FACILITY_FAULTS_CONTINUE);
   setenv("XFFL_FACILITY_FAULTS", "fail", 1);
-  assert_int_equal(option_of_new_state(XFFL_OPT_FACILITY_FAULTS), XFFL_FACILITY_FAULTS_FAIL);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_FACILITY_FAULTS), XFFL_FACILITY_FAULTS_FAIL);
   setenv("XFFL_FEDERATION_QUORUM", "2", 1);
-  assert_int_equal(option_of_new_state(XFFL_OPT_FEDERATION_QUORUM), 2);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_FEDERATION_QUORUM), 2);
   unsetenv("XFFL_FACILITY_FAULTS");
   unsetenv("XFFL_FEDERATION_QUORUM");
   expect_create_refused("XFFL_FACILITY_FAULTS", "ignore");

@@ -12,15 +12,6 @@
 #include "api_support.h"
 #include "xffl_test.h"
 
-static int option_of_new_state(xffl_option_t option) {
-  xffl_state_t *st = NULL;
-  assert_xffl_ok(xffl_state_create(&st));
-  int value = -1;
-  assert_xffl_ok(xffl_get_option(st, option, &value));
-  xffl_state_destroy(st);
-  return value;
-}
-
 static void expect_create_refused(const char *variable, const char *value) {
   setenv(variable, value, 1);
   xffl_state_t *st = NULL;
@@ -33,21 +24,21 @@ static void test_defaults_and_environment(void **state) {
   (void)state;
   unsetenv("XFFL_WAN_STREAMS");
   unsetenv("XFFL_WAN_ENCRYPTION");
-  assert_int_equal(option_of_new_state(XFFL_OPT_WAN_STREAMS), 4);
-  assert_int_equal(option_of_new_state(XFFL_OPT_WAN_ENCRYPTION), XFFL_WAN_ENCRYPTION_NONE);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_WAN_STREAMS), 4);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_WAN_ENCRYPTION), XFFL_WAN_ENCRYPTION_NONE);
   setenv("XFFL_WAN_STREAMS", "16", 1);
-  assert_int_equal(option_of_new_state(XFFL_OPT_WAN_STREAMS), 16);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_WAN_STREAMS), 16);
   setenv("XFFL_WAN_ENCRYPTION", "ChaCha20-Poly1305", 1);
-  assert_int_equal(option_of_new_state(XFFL_OPT_WAN_ENCRYPTION), XFFL_WAN_ENCRYPTION_CHACHA20_POLY1305);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_WAN_ENCRYPTION), XFFL_WAN_ENCRYPTION_CHACHA20_POLY1305);
   setenv("XFFL_WAN_ENCRYPTION", "aes-256-gcm", 1);
-  assert_int_equal(option_of_new_state(XFFL_OPT_WAN_ENCRYPTION), XFFL_WAN_ENCRYPTION_AES_256_GCM);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_WAN_ENCRYPTION), XFFL_WAN_ENCRYPTION_AES_256_GCM);
   unsetenv("XFFL_WAN_STREAMS");
   unsetenv("XFFL_WAN_ENCRYPTION");
   expect_create_refused("XFFL_WAN_STREAMS", "0");
   expect_create_refused("XFFL_WAN_STREAMS", "65");
   expect_create_refused("XFFL_WAN_ENCRYPTION", "des");
   setenv("XFFL_CROSS_FACILITY_BACKEND", "wan", 1);
-  assert_int_equal(option_of_new_state(XFFL_OPT_CROSS_FACILITY_BACKEND), XFFL_BACKEND_WAN);
+  assert_int_equal(api_option_of_new_state(XFFL_OPT_CROSS_FACILITY_BACKEND), XFFL_BACKEND_WAN);
   unsetenv("XFFL_CROSS_FACILITY_BACKEND");
 }
 
