@@ -113,6 +113,22 @@ void UcxCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int
   });
 }
 
+void UcxCommunicator::broadcast_produced(void *buf, size_t count, xffl_dtype_t dtype, int root_index, size_t window,
+                                         const Produce &produce, void *) {
+  const int n = static_cast<int>(group_.members.size());
+  const size_t bytes = count * dtype_size(dtype);
+  // The signature of broadcast: the messages are a broadcast's, only the root's pace differs.
+  run("broadcast", CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(root_index)),
+      [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+    algorithms::WindowProducer producer(produce, count, dtype_size(dtype), window);
+    if (single_copy(tuning, bytes, algorithm_choice::single_copy_broadcast_from(n))) {
+      ProcessMemory memory(p2p);
+      return algorithms::single_copy_produced_broadcast(p2p, memory, buf, bytes, root_index, producer);
+    }
+    algorithms::produced_broadcast(p2p, buf, count, dtype, root_index, producer, tuning);
+  });
+}
+
 void UcxCommunicator::allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype, void *) {
   const int n = static_cast<int>(group_.members.size());
   run("allgather", CallSignature::of(CallKind::Allgather, send_count, dtype), [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
