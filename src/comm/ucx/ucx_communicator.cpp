@@ -113,6 +113,19 @@ void UcxCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int
   });
 }
 
+void UcxCommunicator::abort_broadcast(int root_index, size_t count, xffl_dtype_t dtype, const Error &why) noexcept {
+  if (failure_) return;
+  try {
+    const CallSignature signature = CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(root_index));
+    if (group_.members.size() > 1) {
+      UcxTransport transport(*worker_, group_, sequence_++, "broadcast", next_call(signature));
+      transport.abort_call(why.status(), why.what());
+    }
+    failure_ = why;
+  } catch (...) {  // a notice of an earlier mismatch, or no memory: the members learn of it by their timeout
+  }
+}
+
 void UcxCommunicator::broadcast_produced(void *buf, size_t count, xffl_dtype_t dtype, int root_index, size_t window,
                                          const Produce &produce, void *) {
   const int n = static_cast<int>(group_.members.size());
