@@ -30,6 +30,12 @@ std::string op_text(int32_t op) {
   return valid_redop(op) ? redop_name(static_cast<xffl_redop_t>(op)) : "op " + std::to_string(op);
 }
 
+uint64_t mix(uint64_t value) {  // splitmix64's finaliser
+  value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ull;
+  value = (value ^ (value >> 27)) * 0x94d049bb133111ebull;
+  return value ^ (value >> 31);
+}
+
 void put_call(uint8_t *out, const CallArguments &call) {
   put_le(out, static_cast<uint32_t>(call.kind), 4);
   put_le(out + 4, static_cast<uint32_t>(call.dtype), 4);
@@ -52,6 +58,15 @@ CallArguments get_call(const uint8_t *in) {
 
 bool operator==(const CallArguments &a, const CallArguments &b) {
   return a.kind == b.kind && a.dtype == b.dtype && a.op == b.op && a.root == b.root && a.count == b.count;
+}
+
+uint8_t call_check(const CallArguments &call) {
+  uint64_t hash = mix(static_cast<uint64_t>(call.kind));
+  hash = mix(hash ^ call.count);
+  hash = mix(hash ^ static_cast<uint32_t>(call.dtype));
+  hash = mix(hash ^ static_cast<uint32_t>(call.op));
+  hash = mix(hash ^ static_cast<uint32_t>(call.root));
+  return static_cast<uint8_t>(hash);
 }
 
 std::string describe_call(const CallArguments &call) {

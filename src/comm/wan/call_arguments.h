@@ -32,6 +32,10 @@ struct CallArguments {
 bool operator==(const CallArguments &a, const CallArguments &b);
 inline bool operator!=(const CallArguments &a, const CallArguments &b) { return !(a == b); }
 
+// 8 bits of a call's arguments, carried by each of its frames (framing.h): a frame of the current call
+// whose check differs from this member's is a mismatch even where the sizes agree (1 in 256 collide).
+uint8_t call_check(const CallArguments &call);
+
 // "allreduce of count 1000 f32, op sum".
 std::string describe_call(const CallArguments &call);
 // "rank 1 called with count 1200, rank 0 with count 1000": the first argument that differs.

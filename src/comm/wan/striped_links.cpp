@@ -60,6 +60,7 @@ void StripedLinks::begin(const char *operation, const CallArguments &arguments) 
   operation_ = operation;
   last_arguments_ = arguments_;
   arguments_ = arguments;
+  call_check_ = call_check(arguments);
   requests_.clear();  // the previous operation waited for all of its requests
   ++call_;
   for (Peer &p : peers_) {
@@ -142,6 +143,7 @@ algorithms::RequestId StripedLinks::recv(int index, void *data, size_t bytes, al
   requests_.push_back({false, false, index, bytes, step});
   InMessage &message = p.inbox[key];
   if (message.total_known && message.total != bytes) mismatch(index, message.total, bytes);
+  if (message.total_known && message.call_check != call_check_) mismatch(index, 0, 0);  // came early
   message.data = static_cast<uint8_t *>(data);
   message.capacity = bytes;
   message.posted = true;
@@ -181,6 +183,7 @@ bool StripedLinks::take_frame(Peer &p, Stream &stream) {
     const size_t length = std::min(kFrameBytes, message.bytes - message.next_offset);
     FrameHeader header;
     header.payload_bytes = static_cast<uint32_t>(length);
+    header.call_check = call_check_;
     header.message = sequence;
     header.offset = message.next_offset;
     header.total = message.bytes;
@@ -313,6 +316,13 @@ void StripedLinks::deliver(Peer &p, Stream &stream, int index, int stream_index)
     on_notice(index, *notice);
   }
   if (awaiting_notice_) return;  // await_notice reads for notices only
+  // A frame of this call checked against this call's arguments; one of the next call is checked when
+  // its receive is posted (recv).
+  if ((frame.message >> 40) == (call_ & 0xffffff) && frame.call_check != call_check_) {
+    stream.have_header = false;  // the frame is consumed: mismatch reads on
+    stream.read = 0;
+    mismatch(index, 0, 0);
+  }
   InMessage &message = p.inbox[frame.message];
   if (message.total_known ? message.total != frame.total : (message.posted && frame.total != message.capacity)) {
     stream.have_header = false;  // the frame is consumed: mismatch reads on
@@ -323,6 +333,7 @@ void StripedLinks::deliver(Peer &p, Stream &stream, int index, int stream_index)
     failure(XFFL_EINTERNAL, index, "a frame at offset " + std::to_string(frame.offset) + " runs past its message");
   message.total = frame.total;
   message.total_known = true;
+  message.call_check = frame.call_check;
   if (message.posted) {
     if (frame.payload_bytes) std::memcpy(message.data + frame.offset, payload, frame.payload_bytes);
   } else {
@@ -415,9 +426,11 @@ void StripedLinks::mismatch(int index, uint64_t came, uint64_t expected) {
     failure(XFFL_EINVAL, index,
             "the members called with different arguments: " + describe_difference(reply->notifier, reply->mine, me,
                                                                                     arguments_));
+  const std::string found = came || expected ? "a message of " + std::to_string(came) + " bytes came where " +
+                                                   std::to_string(expected) + " were expected"
+                                             : std::string("a message of a call with other arguments came");
   failure(XFFL_EINVAL, index,
-          "a message of " + std::to_string(came) + " bytes came where " + std::to_string(expected) +
-              " were expected: the members called with different arguments (this rank: " + describe_call(arguments_) +
+          found + ": the members called with different arguments (this rank: " + describe_call(arguments_) +
               "; the peer sent no notice naming its own)");
 }
 
@@ -446,10 +459,12 @@ void StripedLinks::on_notice(int index, const MismatchNotice &notice) {
   if (more && more->mine != mine)
     failure(XFFL_EINVAL, index, prefix + describe_difference(more->notifier, more->mine, me, mine));
   failure(XFFL_EINVAL, index,
-          prefix + "rank " + std::to_string(notice.notifier) + " received a message of " + std::to_string(notice.came) +
-              " bytes from rank " + std::to_string(notice.culprit) + " where " + std::to_string(notice.expected) +
-              " were expected (this rank and rank " + std::to_string(notice.notifier) + ": " + describe_call(mine) +
-              ")");
+          prefix + "rank " + std::to_string(notice.notifier) + " received a message of " +
+              (notice.came || notice.expected ? std::to_string(notice.came) + " bytes from rank " +
+                                                    std::to_string(notice.culprit) + " where " +
+                                                    std::to_string(notice.expected) + " were expected"
+                                              : "a call with other arguments from rank " + std::to_string(notice.culprit)) +
+              " (this rank and rank " + std::to_string(notice.notifier) + ": " + describe_call(mine) + ")");
 }
 
 void StripedLinks::send_notice(const MismatchNotice &notice, Clock::time_point deadline) noexcept {

@@ -72,6 +72,7 @@ class StripedLinks final : public algorithms::PointToPoint {
     uint64_t total = 0;
     bool total_known = false;
     std::vector<uint8_t> early;  // frames that came before the receive was posted
+    uint8_t call_check = 0;      // of its first frame (framing.h)
     algorithms::RequestId request = 0;
   };
   struct Stream {
@@ -126,7 +127,8 @@ class StripedLinks final : public algorithms::PointToPoint {
   void deliver(Peer &peer, Stream &stream, int index, int stream_index);
   void complete(algorithms::RequestId request) { requests_.at(request).done = true; }
   [[noreturn]] void failure(xffl_status_t status, int index, const std::string &what);
-  // A message of `came` bytes from member `index` where `expected` were expected: notices, then EINVAL.
+  // A message of `came` bytes from member `index` where `expected` were expected (both 0: a message of
+  // a call with other arguments, by its call check): notices, then EINVAL.
   [[noreturn]] void mismatch(int index, uint64_t came, uint64_t expected);
   // A notice frame came from member `index`: answers it when the arguments differ, then EINVAL.
   [[noreturn]] void on_notice(int index, const MismatchNotice &notice);
@@ -152,6 +154,7 @@ class StripedLinks final : public algorithms::PointToPoint {
   const char *operation_ = "collective";
   uint32_t call_ = 0;  // collectives begun
   CallArguments arguments_, last_arguments_;  // this call's and the one before
+  uint8_t call_check_ = 0;                     // call_check(arguments_)
   bool notice_sent_ = false;       // this rank told the members of a mismatch: the object is done
   bool awaiting_notice_ = false;   // inside await_notice: frames are read for notices only
   std::optional<MismatchNotice> heard_;  // a notice await_notice read
