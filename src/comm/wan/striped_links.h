@@ -13,11 +13,12 @@
 // every stream is closed and the object is unusable: no caller buffer is touched later.
 //
 // Members that call with different arguments (call_arguments.h): the member that finds a message of
-// another size than it expected sends a notice frame (its own arguments; step kNoticeStep of the
-// call's key) to every member it is connected to, and waits briefly (kNoticeWaitMs at most) for the
-// other side's notice; a member that receives a notice with other arguments than its own answers
-// with its own notice first. Each returns XFFL_EINVAL naming both members and both values; a notice
-// that comes after this member's part of the call completed fails its next call on the group.
+// another size than it expected, or a frame whose call check (framing.h) differs from its call's,
+// sends a notice frame (its own arguments; step kNoticeStep of the call's key) to every member it is
+// connected to, and waits briefly (kNoticeWaitMs at most) for the other side's notice; a member that
+// receives a notice with other arguments than its own answers with its own notice first. Each
+// returns XFFL_EINVAL naming both members and both values; a notice that comes after this member's
+// part of the call completed fails its next call on the group.
 #ifndef XFFL_SRC_COMM_WAN_STRIPED_LINKS_H
 #define XFFL_SRC_COMM_WAN_STRIPED_LINKS_H
 
