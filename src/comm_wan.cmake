@@ -4,6 +4,7 @@ target_sources(xffl_obj PRIVATE
   comm/wan/wan_crypto.cpp
   comm/wan/listen_address.cpp
   comm/wan/wan_hub.cpp
+  comm/wan/call_arguments.cpp
   comm/wan/striped_links.cpp
   comm/wan/wan_communicator.cpp
   comm/wan/wan_backend.cpp)

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "comm/exchange.h"
 #include "comm/scale.h"
+#include "common/error.h"
 #include "topology/rank_list.h"
 #include "xffl/types.h"
 
@@ -82,12 +84,46 @@ class Communicator {
   // collectives run on the memory they are given.
   virtual HostStaging *host_staging() { return nullptr; }
 
+  // Makes the root's elements [first, first + count) final: the producing side of broadcast_produced.
+  using Produce = std::function<void(size_t first, size_t count)>;
+  // A broadcast whose root writes its buffer while it is sent: on the root, produce(first, n) is called
+  // for the consecutive windows of `window` elements (the last may be shorter), in order, each before
+  // any byte of it leaves, so that a window travels while the next is produced (the compressed WAN
+  // hop's relay: federated/wire/wan_hop.h). Every member passes the same count, dtype, root_index and
+  // window (> 0); the other members pass an empty produce. Backends that can overlap do; the default
+  // produces every window, then broadcasts.
+  virtual void broadcast_produced(void *buf, size_t count, xffl_dtype_t dtype, int root_index, size_t window,
+                                  const Produce &produce, void *stream) {
+    if (produce)
+      for (size_t first = 0; first < count; first += window)
+        produce(first, count - first < window ? count - first : window);
+    broadcast(buf, count, dtype, root_index, stream);
+  }
+
+  // The root of a broadcast (or relay_receive, broadcast_produced) that will not send, because what it
+  // would send failed: the members waiting in their matching call fail with `why`'s status and words,
+  // naming this rank, instead of waiting for their timeout; this communicator is unusable afterwards
+  // where the backend marks failures. Backends that cannot tell the members do nothing (the default).
+  // Never throws.
+  virtual void abort_broadcast(int root_index, size_t count, xffl_dtype_t dtype, const Error &why) noexcept {
+    (void)root_index;
+    (void)count;
+    (void)dtype;
+    (void)why;
+  }
+
   // HIERARCHICAL federated averaging, sender side: allreduce_scaled over this (federated) group, then
   // pass the result to every member of `relay` (the sender's replica group; relay_root is the sender's
-  // index there). Backends that can overlap the two do; the default runs one after the other.
+  // index there). Backends that can overlap the two do; the default runs one after the other, and a
+  // failed allreduce aborts the relay (abort_broadcast).
   virtual void allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, double premul,
                                    Communicator &relay, int relay_root, void *stream) {
-    allreduce_scaled(buf, count, dtype, op, premul, stream);
+    try {
+      allreduce_scaled(buf, count, dtype, op, premul, stream);
+    } catch (const Error &error) {
+      relay.abort_broadcast(relay_root, count, dtype, error);
+      throw;
+    }
     relay.broadcast(buf, count, dtype, relay_root, stream);
   }
   // The receiving side of allreduce_and_relay, called on the replica group by its other members.

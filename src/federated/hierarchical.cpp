@@ -32,9 +32,8 @@ class Hierarchical final : public Strategy {
       wire::cross_facilities(roles, buf, count, dtype, stream);
       return;
     }
-    if (wire::compresses(roles, count, dtype)) {  // the compressed WAN hop, then the f32 relay as it is
-      if (roles.is_sender) wire::cross_facilities(roles, buf, count, dtype, stream);
-      roles.replica->broadcast(buf, count, dtype, roles.sender_index, stream);
+    if (wire::compresses(roles, count, dtype)) {  // the compressed WAN hop, relayed as it is decoded
+      wire::cross_and_relay(roles, buf, count, dtype, stream);
       return;
     }
     if (roles.is_sender) {

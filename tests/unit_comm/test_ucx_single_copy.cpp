@@ -3,7 +3,10 @@
 // them across processes): every collective, dtype, op and placement at uneven counts above the crossover
 // of comm/algorithm_choice.h, several chunks per segment, bit-identical floats on every rank, and a
 // group with a member "on another host" (its published host rewritten), which keeps the UCX messages
-// while a group of the others reads directly.
+// while a group of the others reads directly. And broadcast_produced (the compressed WAN hop's relay),
+// whose root writes each window just before it leaves: read directly, down the chain and by the tree.
+#include <algorithm>
+#include <limits>
 #include <memory>
 #include <random>
 #include <thread>
@@ -155,6 +158,47 @@ void a_group_across_hosts_keeps_the_messages(void **) {
   for (int r = 1; r < world; ++r) assert_true(results[static_cast<size_t>(r)] == results[0]);
 }
 
+// broadcast_produced on 3 ranks from index 1, 70001 f32 in windows of 4096 (the last one shorter): the
+// root's buffer holds garbage until produce writes a window, so every member holds produce's values only
+// if each window left after it was produced; produce is called once per window, in order.
+void produced_broadcast_on(const xffl::comm::algorithms::Tuning &tuning, size_t count) {
+  harness::Options options;
+  options.tuning = tuning;
+  const size_t window = 4096;
+  expect_ok(harness::run_ranks(3, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 6);
+    const int root = 1;
+    auto value = [](size_t i) { return static_cast<float>(i % 1013) * 0.25f - 7.0f; };
+    std::vector<float> data(count, std::numeric_limits<float>::quiet_NaN());
+    size_t next = 0;
+    xffl::comm::Communicator::Produce produce = [&](size_t first, size_t n_values) {
+      if (first != next || n_values != std::min(window, count - first))
+        (xffl::fail)(XFFL_EINTERNAL, "produce(", first, ", ", n_values, ") where window ", next, " was due");
+      for (size_t i = first; i < first + n_values; ++i) data[i] = value(i);
+      next = first + n_values;
+    };
+    comm->broadcast_produced(data.data(), count, XFFL_F32, root, window,
+                             rank == root ? produce : xffl::comm::Communicator::Produce(), nullptr);
+    if (rank == root && next != count) (xffl::fail)(XFFL_EINTERNAL, "produced ", next, " of ", count, " values");
+    for (size_t i = 0; i < count; ++i)
+      if (data[i] != value(i)) (xffl::fail)(XFFL_EINTERNAL, "value ", i, " of ", count, " is ", data[i]);
+    comm->barrier();
+  }, options));
+}
+
+void produced_broadcast_reads_each_window_once_produced(void **) {
+  produced_broadcast_on(always_single_copy().tuning, 70001);
+}
+
+void produced_broadcast_sends_each_window_once_produced(void **) {
+  xffl::comm::algorithms::Tuning messages;
+  messages.single_copy_on_host = xffl::comm::algorithms::SingleCopy::never;
+  messages.chunk_bytes = 6000;  // windows and chunks that do not line up
+  messages.small_broadcast_bytes = 1024;
+  produced_broadcast_on(messages, 70001);  // down the chain
+  produced_broadcast_on(messages, 200);    // the binomial tree: every window first
+}
+
 }  // namespace
 
 int main(void) {
@@ -165,6 +209,8 @@ int main(void) {
       cmocka_unit_test(segments_of_several_chunks),
       cmocka_unit_test(random_floats_are_bit_identical_on_every_rank),
       cmocka_unit_test(a_group_across_hosts_keeps_the_messages),
+      cmocka_unit_test(produced_broadcast_reads_each_window_once_produced),
+      cmocka_unit_test(produced_broadcast_sends_each_window_once_produced),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -41,7 +41,8 @@ void binomial_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root,
   p2p.wait_all();
 }
 
-void chain_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root, const Tuning &tuning) {
+void chain_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root, const Tuning &tuning,
+                     WindowProducer *producer) {
   const int n = p2p.size();
   const int me = relative(p2p.index(), root, n);
   const bool has_next = me + 1 < n;
@@ -60,7 +61,9 @@ void chain_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root, co
     std::vector<RequestId> sends(chunks);
     for (size_t c = 0; c < chunks; ++c) {
       if (c >= window) p2p.wait(sends[c - window]);
-      sends[c] = p2p.send(next, data + c * chunk, std::min(chunk, bytes - c * chunk), Step{0, n - 1});
+      const size_t length = std::min(chunk, bytes - c * chunk);
+      if (producer) producer->through(c * chunk + length);
+      sends[c] = p2p.send(next, data + c * chunk, length, Step{0, n - 1});
     }
     p2p.wait_all();
     return;

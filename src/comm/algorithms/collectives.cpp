@@ -118,6 +118,16 @@ void broadcast(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t dtype
     chain_broadcast(p2p, buffer, bytes, root, tuning);
 }
 
+void produced_broadcast(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t dtype, int root,
+                        WindowProducer &producer, const Tuning &tuning) {
+  const size_t bytes = count * dtype_size(dtype);
+  if (bytes == 0 || p2p.size() == 1 || bytes <= tuning.small_broadcast_bytes) {
+    producer.all();
+    return broadcast(p2p, buffer, count, dtype, root, tuning);
+  }
+  chain_broadcast(p2p, buffer, bytes, root, tuning, p2p.index() == root ? &producer : nullptr);
+}
+
 void allgather(PointToPoint &p2p, const void *send, void *recv, size_t send_count, xffl_dtype_t dtype,
                const Tuning &tuning) {
   const size_t block = send_count * dtype_size(dtype);

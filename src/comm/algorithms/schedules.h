@@ -10,6 +10,7 @@
 
 #include "comm/algorithms/chunks.h"
 #include "comm/algorithms/point_to_point.h"
+#include "comm/algorithms/window_producer.h"
 #include "xffl/types.h"
 
 namespace xffl::comm::algorithms {
@@ -45,7 +46,9 @@ void recursive_doubling_allreduce(PointToPoint &p2p, void *buffer, size_t count,
 void binomial_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root, const Tuning &tuning);
 
 // Pipelined chain root -> root+1 -> ...: each chunk is forwarded as soon as it arrives; for large ones.
-void chain_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root, const Tuning &tuning);
+// With `producer` (the root's, window_producer.h), the root makes each chunk final just before sending it.
+void chain_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root, const Tuning &tuning,
+                     WindowProducer *producer = nullptr);
 
 // Ring all-gather of n blocks of block_bytes; my block must already be in place. n-1 steps.
 void ring_allgather(PointToPoint &p2p, void *buffer, size_t block_bytes, const Tuning &tuning);

@@ -208,4 +208,39 @@ void single_copy_broadcast(PointToPoint &p2p, PeerMemory &memory, void *buffer, 
   p2p.wait_all();
 }
 
+void single_copy_produced_broadcast(PointToPoint &p2p, PeerMemory &memory, void *buffer, size_t bytes, int root,
+                                    WindowProducer &producer) {
+  const int n = p2p.size();
+  const Step expose{kExposeStep, 2}, done_step{1, 2};
+  const size_t windows = producer.windows();
+  const size_t window_bytes = producer.window_bytes();
+  unsigned char token = 1;
+  if (p2p.index() == root) {
+    const Exposed mine{memory.process_id(), address_of(buffer), 0};
+    std::vector<unsigned char> done(static_cast<size_t>(n));
+    for (int peer = 0; peer < n; ++peer)
+      if (peer != root) p2p.recv(peer, &done[static_cast<size_t>(peer)], 1, done_step);
+    // One notice per window and member, in window order: a member reads window w once its w-th came.
+    for (size_t w = 0; w < windows; ++w) {
+      producer.through(std::min(bytes, (w + 1) * window_bytes));
+      for (int peer = 0; peer < n; ++peer)
+        if (peer != root) p2p.send(peer, &mine, sizeof mine, expose);
+    }
+    p2p.wait_all();
+    return;
+  }
+  std::vector<Exposed> from(windows);
+  std::vector<RequestId> notices(windows);
+  for (size_t w = 0; w < windows; ++w) notices[w] = p2p.recv(root, &from[w], sizeof(Exposed), expose);
+  auto *data = static_cast<unsigned char *>(buffer);
+  for (size_t w = 0; w < windows; ++w) {
+    p2p.wait(notices[w]);
+    const size_t first = w * window_bytes;
+    memory.read(root, from[w].process, from[w].send + first, data + first, std::min(window_bytes, bytes - first),
+                expose);
+  }
+  p2p.send(root, &token, 1, done_step);
+  p2p.wait_all();
+}
+
 }  // namespace xffl::comm::algorithms

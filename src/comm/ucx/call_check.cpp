@@ -97,20 +97,21 @@ std::optional<MismatchNotice> take_notice(ucp_worker_h worker, uint64_t tag, uin
   return std::nullopt;
 }
 
-bool send_notice_now(ucp_worker_h worker, ucp_ep_h endpoint, const MismatchNotice &notice, uint64_t tag,
-                     std::chrono::steady_clock::time_point deadline) {
+NoticeSend send_notice_waiting(ucp_worker_h worker, ucp_ep_h endpoint, const MismatchNotice &notice, uint64_t tag,
+                               std::chrono::steady_clock::time_point deadline) {
   ucp_request_param_t param{};
-  param.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
-  while (true) {
-    ucs_status_ptr_t request = ucx().ucp_tag_send_nbx(endpoint, &notice, sizeof notice, tag, &param);
-    if (UCS_PTR_IS_PTR(request)) {  // not expected with FORCE_IMM_CMPL; the notice must outlive it
-      while (ucx().ucp_request_check_status(request) == UCS_INPROGRESS) ucx().ucp_worker_progress(worker);
-      ucx().ucp_request_free(request);
+  ucs_status_ptr_t request = ucx().ucp_tag_send_nbx(endpoint, &notice, sizeof notice, tag, &param);
+  if (!UCS_PTR_IS_PTR(request)) return UCS_PTR_IS_ERR(request) ? NoticeSend::failed : NoticeSend::sent;
+  while (ucx().ucp_request_check_status(request) == UCS_INPROGRESS) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ucx().ucp_request_free(request);  // released to UCX, which completes or drops it on its own
+      return NoticeSend::in_flight;
     }
-    if (!UCS_PTR_IS_ERR(request)) return true;
-    if (UCS_PTR_STATUS(request) != UCS_ERR_NO_RESOURCE || std::chrono::steady_clock::now() >= deadline) return false;
     ucx().ucp_worker_progress(worker);
   }
+  const ucs_status_t status = ucx().ucp_request_check_status(request);
+  ucx().ucp_request_free(request);
+  return status == UCS_OK ? NoticeSend::sent : NoticeSend::failed;
 }
 
 }  // namespace xffl::comm::ucx

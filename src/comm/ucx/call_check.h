@@ -12,6 +12,10 @@
 // whose part completed before a notice came (the root of a broadcast, say) finds it at the start of
 // its next collective on the group: that call returns XFFL_EINVAL naming the earlier mismatch.
 //
+// The root of a broadcast that will not send (its crossing hop failed: Communicator::abort_broadcast)
+// sends an aborted notice of the call instead, with its status and words: the members end their call
+// with them at their next look for notices.
+//
 // Limits: two calls whose hashes collide (1 in 256) and whose messages have equal lengths are not
 // told apart; a zero count sends nothing, so zero against non-zero times out instead.
 #ifndef XFFL_SRC_COMM_UCX_CALL_CHECK_H
@@ -65,6 +69,11 @@ struct MismatchNotice {
   uint32_t sequence = 0;     // the call's sequence number (mod 256, tag.h)
   CallSignature mine;        // the notifier's arguments
   CallSignature theirs;      // the culprit's, when known
+  // Set by the root of a broadcast that will not send (Communicator::abort_broadcast): the members
+  // of the call fail with its status and words instead of waiting for data that cannot come.
+  int32_t aborted = 0;
+  int32_t status = 0;
+  char why[384] = {};        // NUL-terminated, cut when longer
 
   static constexpr uint32_t kMagic = 0x78666d31;  // "xfm1"
 };
@@ -81,10 +90,13 @@ std::optional<Disagreement> disagreement(const MismatchNotice &notice, const Cal
 // when there is none. Messages of another size are removed and ignored.
 std::optional<MismatchNotice> take_notice(ucp_worker_h worker, uint64_t tag, uint64_t mask);
 
-// Sends the notice without leaving UCX a reference to it (each send completes at once or is
-// retried after progress, until deadline): no buffer has to outlive the failed call.
-bool send_notice_now(ucp_worker_h worker, ucp_ep_h endpoint, const MismatchNotice &notice, uint64_t tag,
-                     std::chrono::steady_clock::time_point deadline);
+// How a notice send ended (send_notice_waiting).
+enum class NoticeSend { sent, failed, in_flight };
+// Sends a notice (too large for UCX's immediate sends on shared memory, with its words): the send may
+// take a request, which is progressed until deadline. in_flight: it had not completed by then, and
+// UCX still holds a reference to `notice`, which must stay alive (the caller leaks it).
+NoticeSend send_notice_waiting(ucp_worker_h worker, ucp_ep_h endpoint, const MismatchNotice &notice, uint64_t tag,
+                               std::chrono::steady_clock::time_point deadline);
 
 }  // namespace xffl::comm::ucx
 

@@ -113,6 +113,35 @@ void UcxCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int
   });
 }
 
+void UcxCommunicator::abort_broadcast(int root_index, size_t count, xffl_dtype_t dtype, const Error &why) noexcept {
+  if (failure_) return;
+  try {
+    const CallSignature signature = CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(root_index));
+    if (group_.members.size() > 1) {
+      UcxTransport transport(*worker_, group_, sequence_++, "broadcast", next_call(signature));
+      transport.abort_call(why.status(), why.what());
+    }
+    failure_ = why;
+  } catch (...) {  // a notice of an earlier mismatch, or no memory: the members learn of it by their timeout
+  }
+}
+
+void UcxCommunicator::broadcast_produced(void *buf, size_t count, xffl_dtype_t dtype, int root_index, size_t window,
+                                         const Produce &produce, void *) {
+  const int n = static_cast<int>(group_.members.size());
+  const size_t bytes = count * dtype_size(dtype);
+  // The signature of broadcast: the messages are a broadcast's, only the root's pace differs.
+  run("broadcast", CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(root_index)),
+      [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+    algorithms::WindowProducer producer(produce, count, dtype_size(dtype), window);
+    if (single_copy(tuning, bytes, algorithm_choice::single_copy_broadcast_from(n))) {
+      ProcessMemory memory(p2p);
+      return algorithms::single_copy_produced_broadcast(p2p, memory, buf, bytes, root_index, producer);
+    }
+    algorithms::produced_broadcast(p2p, buf, count, dtype, root_index, producer, tuning);
+  });
+}
+
 void UcxCommunicator::allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype, void *) {
   const int n = static_cast<int>(group_.members.size());
   run("allgather", CallSignature::of(CallKind::Allgather, send_count, dtype), [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {

@@ -30,6 +30,11 @@ class UcxCommunicator final : public Communicator {
   // and this process may read others' memory; decided once, from the address table's bytes, the same
   // on every member (a lookup of what is not there yet may throw as PeerAddresses::look_up does).
   bool members_share_host();
+  // An aborted notice to every member of the broadcast's call (call_check.h).
+  void abort_broadcast(int root_index, size_t count, xffl_dtype_t dtype, const Error &why) noexcept override;
+  // The root sends (or, on one host, exposes) each window as soon as it is produced.
+  void broadcast_produced(void *buf, size_t count, xffl_dtype_t dtype, int root_index, size_t window,
+                          const Produce &produce, void *stream) override;
   // Overlapped when `relay` is a UCX communicator of the same worker (algorithms/relay.h).
   void allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, double premul,
                            Communicator &relay, int relay_root, void *stream) override;

@@ -1,6 +1,8 @@
 #include "comm/ucx/ucx_transport.h"
 
 #include <algorithm>
+#include <cstring>
+#include <new>
 #include <sstream>
 #include <utility>
 
@@ -229,9 +231,10 @@ std::optional<Disagreement> UcxTransport::take_notices() {
   const uint32_t current = sequence_ & 0xffu, previous = (sequence_ - 1) & 0xffu;
   while (auto notice = take_notice(worker_.handle(), notice_tag(group_.tag_bits, 0), kGroupNoticeMask)) {
     if (notice->sequence == current) {
+      if (notice->aborted) aborted_by(*notice);
       if (auto other = disagreement(*notice, call_.signature)) return other;
       uninformative_ = *notice;
-    } else if (notice->sequence == previous && call_.previous) {
+    } else if (notice->sequence == previous && call_.previous && !notice->aborted) {
       if (auto other = disagreement(*notice, *call_.previous)) {
         // Members that found the mismatch may still wait for this rank's arguments.
         send_notices(previous, *call_.previous, other->rank, &other->signature);
@@ -258,16 +261,46 @@ void UcxTransport::send_notices(uint32_t sequence, const CallSignature &mine, in
   notice.sequence = sequence & 0xffu;
   notice.mine = mine;
   if (theirs) notice.theirs = *theirs;
+  send_to_members(notice, sequence);
+}
+
+void UcxTransport::send_to_members(const MismatchNotice &notice, uint32_t sequence) noexcept {
+  // A copy on the heap: with its words a notice is too large for UCX's immediate sends, and one still
+  // in flight at the bound is kept (leaked), since UCX may read it later.
+  auto *copy = new (std::nothrow) MismatchNotice(notice);
+  if (!copy) return;
+  bool in_flight = false;
   const auto bound = Clock::now() + kNoticeBound;
   const uint64_t tag = notice_tag(group_.tag_bits, sequence);
   for (size_t i = 0; i < group_.members.size(); ++i) {
     const int member = group_.members[i];
     if (static_cast<int>(i) == group_.my_index || worker_.failures().failure(member)) continue;
     try {
-      send_notice_now(worker_.handle(), worker_.endpoints().endpoint(member, bound), notice, tag, bound);
-    } catch (const Error &) {  // a member we cannot reach learns of it by its own timeout
+      const NoticeSend sent =
+          send_notice_waiting(worker_.handle(), worker_.endpoints().endpoint(member, bound), *copy, tag, bound);
+      in_flight = in_flight || sent == NoticeSend::in_flight;
+    } catch (...) {  // a member we cannot reach learns of it by its own timeout
     }
   }
+  if (!in_flight) delete copy;
+}
+
+void UcxTransport::abort_call(xffl_status_t status, const std::string &why) noexcept {
+  MismatchNotice notice;
+  notice.notifier = worker_.rank();
+  notice.sequence = sequence_ & 0xffu;
+  notice.mine = call_.signature;
+  notice.aborted = 1;
+  notice.status = status;
+  why.copy(notice.why, sizeof notice.why - 1);
+  send_to_members(notice, sequence_);
+}
+
+void UcxTransport::aborted_by(const MismatchNotice &notice) {
+  const std::string why(notice.why, strnlen(notice.why, sizeof notice.why));
+  const xffl_status_t status = notice.status != XFFL_OK ? static_cast<xffl_status_t>(notice.status) : XFFL_EPEER;
+  fail(status, "rank ", worker_.rank(), ": ", operation_, " on ", group_.description, ": rank ", notice.notifier,
+       ", its root, failed before sending: ", why);
 }
 
 void UcxTransport::disagree(const Disagreement &other) {

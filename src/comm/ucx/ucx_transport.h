@@ -62,6 +62,9 @@ class UcxTransport final : public algorithms::PointToPoint {
   // the call and the step, as a failed wait on it does (its process has exited, or it gave up the
   // call and freed its buffers); a revocation, when there is one, names the real cause.
   void memory_read_failed(int peer, algorithms::Step step, const std::string &why);
+  // The root's side of Communicator::abort_broadcast: tells every member of this call that it will
+  // not send, and why (an aborted notice, call_check.h). Best effort, bounded; never throws.
+  void abort_call(xffl_status_t status, const std::string &why) noexcept;
 
  private:
   struct Request {
@@ -96,6 +99,10 @@ class UcxTransport final : public algorithms::PointToPoint {
   // Sends this call's notice to every member, once.
   void notify_members(int culprit, const CallSignature *theirs);
   void send_notices(uint32_t sequence, const CallSignature &mine, int culprit, const CallSignature *theirs);
+  // Sends `notice` to every member but this one and those known failed, each bounded by kNoticeBound.
+  void send_to_members(const MismatchNotice &notice, uint32_t sequence) noexcept;
+  // A member's notice said it will not send in this call: its status and words, naming it.
+  [[noreturn]] void aborted_by(const MismatchNotice &notice);
   [[noreturn]] void disagree(const Disagreement &other);
   [[noreturn]] void await_disagreement(const std::string &fallback);
   [[noreturn]] void timed_out(const Request &request);

@@ -17,6 +17,14 @@ namespace {
 
 // A poll round returns at least this often, so connections accepted for this group are claimed.
 constexpr int kPollSliceMs = 200;
+// The step of a mismatch notice's key (call_arguments.h): above every schedule's steps.
+constexpr int kNoticeStep = 0xffff;
+// How long a member that found or heard of a mismatch waits for the other side's notice at most (the
+// timeout, when shorter): the other side answers at its next progress, within a poll slice when it
+// waits in this call.
+constexpr int kNoticeWaitMs = 5000;
+
+bool is_notice(uint64_t key) { return ((key >> 24) & 0xffff) == static_cast<uint64_t>(kNoticeStep); }
 
 bool gone(int error) { return error == ECONNRESET || error == EPIPE || error == ENOTCONN || error == ETIMEDOUT; }
 
@@ -48,8 +56,11 @@ void StripedLinks::close() noexcept {
   }
 }
 
-void StripedLinks::begin(const char *operation) {
+void StripedLinks::begin(const char *operation, const CallArguments &arguments) {
   operation_ = operation;
+  last_arguments_ = arguments_;
+  arguments_ = arguments;
+  call_check_ = call_check(arguments);
   requests_.clear();  // the previous operation waited for all of its requests
   ++call_;
   for (Peer &p : peers_) {
@@ -59,8 +70,8 @@ void StripedLinks::begin(const char *operation) {
 }
 
 uint64_t StripedLinks::message_key(algorithms::Step step, std::map<int, uint32_t> &counts) {
-  if (step.index < 0 || step.index > 0xffff)
-    fail(XFFL_EINTERNAL, where(-1), ": step ", step.index, " outside [0, 65535]");
+  if (step.index < 0 || step.index >= kNoticeStep)
+    fail(XFFL_EINTERNAL, where(-1), ": step ", step.index, " outside [0, ", kNoticeStep, ")");
   const uint32_t index = counts[step.index]++;
   if (index > 0xffffff) fail(XFFL_EINTERNAL, where(-1), ": more than 2^24 messages in step ", step.index);
   return (static_cast<uint64_t>(call_ & 0xffffff) << 40) | (static_cast<uint64_t>(step.index) << 24) | index;
@@ -131,10 +142,8 @@ algorithms::RequestId StripedLinks::recv(int index, void *data, size_t bytes, al
   const algorithms::RequestId id = requests_.size();
   requests_.push_back({false, false, index, bytes, step});
   InMessage &message = p.inbox[key];
-  if (message.total_known && message.total != bytes)
-    failure(XFFL_EINVAL, index,
-            "a message of " + std::to_string(message.total) + " bytes came where " + std::to_string(bytes) +
-                " were expected (the members called with different arguments?)");
+  if (message.total_known && message.total != bytes) mismatch(index, message.total, bytes);
+  if (message.total_known && message.call_check != call_check_) mismatch(index, 0, 0);  // came early
   message.data = static_cast<uint8_t *>(data);
   message.capacity = bytes;
   message.posted = true;
@@ -174,6 +183,7 @@ bool StripedLinks::take_frame(Peer &p, Stream &stream) {
     const size_t length = std::min(kFrameBytes, message.bytes - message.next_offset);
     FrameHeader header;
     header.payload_bytes = static_cast<uint32_t>(length);
+    header.call_check = call_check_;
     header.message = sequence;
     header.offset = message.next_offset;
     header.total = message.bytes;
@@ -230,6 +240,7 @@ void StripedLinks::write_some(Peer &p, Stream &stream, int index, int stream_ind
     // The frame is out: its message is done once every frame of it is.
     stream.sending = false;
     auto found = p.outbox.find(stream.message);
+    if (found == p.outbox.end()) continue;  // a notice cleared the outbox (send_notice)
     OutMessage &message = found->second;
     if (--message.frames_in_flight == 0 && message.next_offset >= message.bytes) {
       complete(message.request);
@@ -291,16 +302,38 @@ void StripedLinks::deliver(Peer &p, Stream &stream, int index, int stream_index)
     failure(XFFL_EAUTH, index,
             "a frame on stream " + std::to_string(stream_index) +
                 " failed authentication (altered, replayed or reordered on the link): nothing of it was used");
+  if (is_notice(frame.message)) {
+    std::optional<MismatchNotice> notice = decode_notice(payload, frame.payload_bytes);
+    if (!notice)
+      failure(XFFL_ENETWORK, index, "stream " + std::to_string(stream_index) + " carried a malformed mismatch notice");
+    notice->call = static_cast<uint32_t>(frame.message >> 40);
+    stream.have_header = false;  // the frame is consumed: on_notice reads on
+    stream.read = 0;
+    if (awaiting_notice_) {
+      heard_ = notice;
+      return;
+    }
+    on_notice(index, *notice);
+  }
+  if (awaiting_notice_) return;  // await_notice reads for notices only
+  // A frame of this call checked against this call's arguments; one of the next call is checked when
+  // its receive is posted (recv).
+  if ((frame.message >> 40) == (call_ & 0xffffff) && frame.call_check != call_check_) {
+    stream.have_header = false;  // the frame is consumed: mismatch reads on
+    stream.read = 0;
+    mismatch(index, 0, 0);
+  }
   InMessage &message = p.inbox[frame.message];
-  if (message.total_known ? message.total != frame.total : (message.posted && frame.total != message.capacity))
-    failure(XFFL_EINVAL, index,
-            "a message of " + std::to_string(frame.total) + " bytes came where " +
-                std::to_string(message.posted ? message.capacity : message.total) +
-                " were expected (the members called with different arguments?)");
+  if (message.total_known ? message.total != frame.total : (message.posted && frame.total != message.capacity)) {
+    stream.have_header = false;  // the frame is consumed: mismatch reads on
+    stream.read = 0;
+    mismatch(index, frame.total, message.posted ? message.capacity : message.total);
+  }
   if (frame.offset > frame.total || frame.payload_bytes > frame.total - frame.offset)
     failure(XFFL_EINTERNAL, index, "a frame at offset " + std::to_string(frame.offset) + " runs past its message");
   message.total = frame.total;
   message.total_known = true;
+  message.call_check = frame.call_check;
   if (message.posted) {
     if (frame.payload_bytes) std::memcpy(message.data + frame.offset, payload, frame.payload_bytes);
   } else {
@@ -372,6 +405,169 @@ void StripedLinks::progress(Clock::time_point deadline, int awaited) {
     if (fds[f].revents & (POLLIN | POLLHUP | POLLERR)) read_some(p, stream, i, s);
     if (!stream.closed && (fds[f].revents & POLLOUT)) write_some(p, stream, i, s);
   }
+}
+
+Clock::time_point StripedLinks::notice_deadline() const {
+  return Clock::now() + std::chrono::milliseconds(std::min(kNoticeWaitMs, std::max(1, hub_->settings().timeout_ms)));
+}
+
+void StripedLinks::mismatch(int index, uint64_t came, uint64_t expected) {
+  const int me = hub_->settings().rank;
+  const Clock::time_point deadline = notice_deadline();
+  MismatchNotice notice;
+  notice.notifier = me;
+  notice.culprit = members_[static_cast<size_t>(index)];
+  notice.mine = arguments_;
+  notice.came = came;
+  notice.expected = expected;
+  send_notice(notice, deadline);
+  const std::optional<MismatchNotice> reply = await_notice(deadline);
+  if (reply && reply->mine != arguments_)
+    failure(XFFL_EINVAL, index,
+            "the members called with different arguments: " + describe_difference(reply->notifier, reply->mine, me,
+                                                                                    arguments_));
+  const std::string found = came || expected ? "a message of " + std::to_string(came) + " bytes came where " +
+                                                   std::to_string(expected) + " were expected"
+                                             : std::string("a message of a call with other arguments came");
+  failure(XFFL_EINVAL, index,
+          found + ": the members called with different arguments (this rank: " + describe_call(arguments_) +
+              "; the peer sent no notice naming its own)");
+}
+
+void StripedLinks::on_notice(int index, const MismatchNotice &notice) {
+  const int me = hub_->settings().rank;
+  // A notice of the call before this one (this rank's part of it had completed) names that call.
+  const bool earlier = notice.call != (call_ & 0xffffff);
+  const CallArguments &mine = earlier ? last_arguments_ : arguments_;
+  const std::string prefix =
+      earlier ? "the previous call on this group did not match: " : "the members called with different arguments: ";
+  if (notice.mine != mine) {
+    // Tell every member this rank's arguments, so that the notifier can name both.
+    MismatchNotice answer;
+    answer.notifier = me;
+    answer.culprit = notice.notifier;
+    answer.culprit_known = true;
+    answer.mine = mine;
+    answer.theirs = notice.mine;
+    send_notice(answer, notice_deadline());
+    failure(XFFL_EINVAL, index, prefix + describe_difference(notice.notifier, notice.mine, me, mine));
+  }
+  if (notice.culprit_known && notice.theirs != mine)
+    failure(XFFL_EINVAL, index, prefix + describe_difference(notice.culprit, notice.theirs, me, mine));
+  // The notifier called as this rank did: the culprit's own notice names its arguments.
+  const std::optional<MismatchNotice> more = await_notice(notice_deadline());
+  if (more && more->mine != mine)
+    failure(XFFL_EINVAL, index, prefix + describe_difference(more->notifier, more->mine, me, mine));
+  failure(XFFL_EINVAL, index,
+          prefix + "rank " + std::to_string(notice.notifier) + " received a message of " +
+              (notice.came || notice.expected ? std::to_string(notice.came) + " bytes from rank " +
+                                                    std::to_string(notice.culprit) + " where " +
+                                                    std::to_string(notice.expected) + " were expected"
+                                              : "a call with other arguments from rank " + std::to_string(notice.culprit)) +
+              " (this rank and rank " + std::to_string(notice.notifier) + ": " + describe_call(mine) + ")");
+}
+
+void StripedLinks::send_notice(const MismatchNotice &notice, Clock::time_point deadline) noexcept {
+  if (notice_sent_) return;
+  notice_sent_ = true;
+  uint8_t bytes[kNoticeBytes];
+  encode_notice(notice, bytes);
+  FrameHeader header;
+  header.payload_bytes = static_cast<uint32_t>(kNoticeBytes);
+  header.message = (static_cast<uint64_t>(call_ & 0xffffff) << 40) | (static_cast<uint64_t>(kNoticeStep) << 24);
+  header.offset = 0;
+  header.total = kNoticeBytes;
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    Peer &p = peers_[i];
+    if (static_cast<int>(i) == my_index_ || !p.connected || p.closed) continue;
+    p.outbox.clear();  // no data frame follows the notice
+    try {
+      // Every frame under way first, on every stream: the peer reads frames whole, and a stream cut in
+      // the middle of one would be its error before the notice.
+      bool whole = true;
+      for (Stream &stream : p.streams)
+        if (!stream.closed && stream.sending) whole = write_now(stream, nullptr, nullptr, 0, deadline) && whole;
+      if (!whole) continue;
+      for (Stream &stream : p.streams)
+        if (!stream.closed) {
+          write_now(stream, &header, bytes, kNoticeBytes, deadline);
+          break;
+        }
+    } catch (...) {  // a sealer at its limit, out of memory: the peer gets the closed streams instead
+    }
+  }
+}
+
+std::optional<MismatchNotice> StripedLinks::await_notice(Clock::time_point deadline) noexcept {
+  awaiting_notice_ = true;
+  heard_.reset();
+  try {
+    while (!heard_ && Clock::now() < deadline) {
+      std::vector<pollfd> fds;
+      std::vector<std::pair<int, int>> owners;
+      for (size_t i = 0; i < peers_.size(); ++i)
+        for (size_t s = 0; s < peers_[i].streams.size(); ++s)
+          if (!peers_[i].closed && !peers_[i].streams[s].closed) {
+            fds.push_back({peers_[i].streams[s].connection.fd.get(), POLLIN, 0});
+            owners.emplace_back(static_cast<int>(i), static_cast<int>(s));
+          }
+      if (fds.empty()) break;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<long long>(left, 0, kPollSliceMs)));
+      if (ready < 0 && errno != EINTR) break;
+      for (size_t f = 0; ready > 0 && f < fds.size() && !heard_; ++f)
+        if (fds[f].revents) {
+          const auto [i, s] = owners[f];
+          read_some(peers_[static_cast<size_t>(i)], peers_[static_cast<size_t>(i)].streams[static_cast<size_t>(s)], i,
+                    s);
+        }
+    }
+  } catch (...) {  // the streams failed or closed: no notice will come
+  }
+  awaiting_notice_ = false;
+  return heard_;
+}
+
+bool StripedLinks::write_now(Stream &stream, const FrameHeader *header, const uint8_t *payload, size_t bytes,
+                             Clock::time_point deadline) {
+  const size_t tag_bytes = encrypted_ ? kTagBytes : 0;
+  std::vector<uint8_t> out;
+  if (stream.sending) {  // the rest of the frame under way
+    std::vector<uint8_t> frame(stream.header.begin(), stream.header.end());
+    frame.insert(frame.end(), stream.payload, stream.payload + stream.payload_bytes);
+    if (tag_bytes) frame.insert(frame.end(), stream.tag.begin(), stream.tag.begin() + tag_bytes);
+    out.assign(frame.begin() + static_cast<std::ptrdiff_t>(std::min(stream.written, frame.size())), frame.end());
+    stream.sending = false;
+  }
+  if (header) {
+    const HeaderBytes encoded = encode(*header);
+    out.insert(out.end(), encoded.begin(), encoded.end());
+    if (encrypted_) {
+      std::vector<uint8_t> sealed(bytes);
+      std::array<uint8_t, kTagBytes> tag{};
+      stream.connection.sealer->seal(encoded.data(), encoded.size(), payload, bytes, sealed.data(), tag.data());
+      out.insert(out.end(), sealed.begin(), sealed.end());
+      out.insert(out.end(), tag.begin(), tag.end());
+    } else {
+      out.insert(out.end(), payload, payload + bytes);
+    }
+  }
+  const int fd = stream.connection.fd.get();
+  size_t sent = 0;
+  while (sent < out.size()) {
+    const ssize_t n = ::send(fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd writable{fd, POLLOUT, 0};
+    ::poll(&writable, 1, static_cast<int>(std::min<long long>(left, kPollSliceMs)));
+  }
+  return true;
 }
 
 }  // namespace xffl::comm::wan

@@ -11,15 +11,25 @@
 // the timeout; errors name this rank, the operation, the group, the peer and what was awaited. A peer
 // whose stream closes is XFFL_EPEER; a frame that fails authentication is XFFL_EAUTH. After an error
 // every stream is closed and the object is unusable: no caller buffer is touched later.
+//
+// Members that call with different arguments (call_arguments.h): the member that finds a message of
+// another size than it expected, or a frame whose call check (framing.h) differs from its call's,
+// sends a notice frame (its own arguments; step kNoticeStep of the call's key) to every member it is
+// connected to, and waits briefly (kNoticeWaitMs at most) for the other side's notice; a member that
+// receives a notice with other arguments than its own answers with its own notice first. Each
+// returns XFFL_EINVAL naming both members and both values; a notice that comes after this member's
+// part of the call completed fails its next call on the group.
 #ifndef XFFL_SRC_COMM_WAN_STRIPED_LINKS_H
 #define XFFL_SRC_COMM_WAN_STRIPED_LINKS_H
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "comm/algorithms/point_to_point.h"
+#include "comm/wan/call_arguments.h"
 #include "comm/wan/framing.h"
 #include "comm/wan/wan_hub.h"
 
@@ -32,8 +42,9 @@ class StripedLinks final : public algorithms::PointToPoint {
                std::string description);
   ~StripedLinks() override;
 
-  // The operation the next messages belong to, for messages ("allreduce").
-  void begin(const char *operation);
+  // The operation the next messages belong to, for messages ("allreduce"), and its arguments as every
+  // member must give them.
+  void begin(const char *operation, const CallArguments &arguments);
 
   int size() const override { return static_cast<int>(members_.size()); }
   int index() const override { return my_index_; }
@@ -62,6 +73,7 @@ class StripedLinks final : public algorithms::PointToPoint {
     uint64_t total = 0;
     bool total_known = false;
     std::vector<uint8_t> early;  // frames that came before the receive was posted
+    uint8_t call_check = 0;      // of its first frame (framing.h)
     algorithms::RequestId request = 0;
   };
   struct Stream {
@@ -116,6 +128,23 @@ class StripedLinks final : public algorithms::PointToPoint {
   void deliver(Peer &peer, Stream &stream, int index, int stream_index);
   void complete(algorithms::RequestId request) { requests_.at(request).done = true; }
   [[noreturn]] void failure(xffl_status_t status, int index, const std::string &what);
+  // A message of `came` bytes from member `index` where `expected` were expected (both 0: a message of
+  // a call with other arguments, by its call check): notices, then EINVAL.
+  [[noreturn]] void mismatch(int index, uint64_t came, uint64_t expected);
+  // A notice frame came from member `index`: answers it when the arguments differ, then EINVAL.
+  [[noreturn]] void on_notice(int index, const MismatchNotice &notice);
+  // When a member that waits for the other side's notice stops waiting.
+  Clock::time_point notice_deadline() const;
+  // Sends this rank's notice to every connected member once, each write bounded by `deadline`; best
+  // effort (a member that cannot take it gets the closed streams instead).
+  void send_notice(const MismatchNotice &notice, Clock::time_point deadline) noexcept;
+  // Reads frames until a notice comes from a member other than this one, its streams all close, or
+  // the deadline passes; data frames are dropped.
+  std::optional<MismatchNotice> await_notice(Clock::time_point deadline) noexcept;
+  // Writes the rest of the frame a stream is sending, then (when given) one more frame, blocking up to
+  // deadline. False when the stream could not take it.
+  bool write_now(Stream &stream, const FrameHeader *header, const uint8_t *payload, size_t bytes,
+                 Clock::time_point deadline);
   std::string where(int index) const;
 
   std::shared_ptr<WanHub> hub_;
@@ -125,6 +154,11 @@ class StripedLinks final : public algorithms::PointToPoint {
   std::string description_;
   const char *operation_ = "collective";
   uint32_t call_ = 0;  // collectives begun
+  CallArguments arguments_, last_arguments_;  // this call's and the one before
+  uint8_t call_check_ = 0;                     // call_check(arguments_)
+  bool notice_sent_ = false;       // this rank told the members of a mismatch: the object is done
+  bool awaiting_notice_ = false;   // inside await_notice: frames are read for notices only
+  std::optional<MismatchNotice> heard_;  // a notice await_notice read
   std::vector<Peer> peers_;
   std::vector<Request> requests_;
   bool encrypted_ = false;

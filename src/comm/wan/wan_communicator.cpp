@@ -8,12 +8,13 @@ namespace xffl::comm::wan {
 
 WanCommunicator::WanCommunicator(std::shared_ptr<WanHub> hub, const GroupSpec &group)
     : hub_(hub),
+      members_(group.members.to_vector()),
       links_(hub, group.members.to_vector(), group.my_index, GroupKey{group.tag, group.serial}, group.description) {}
 
 template <typename Schedule>
-void WanCommunicator::run(const char *operation, Schedule &&schedule) {
+void WanCommunicator::run(const char *operation, const CallArguments &arguments, Schedule &&schedule) {
   if (failure_) throw *failure_;
-  links_.begin(operation);
+  links_.begin(operation, arguments);
   try {
     schedule();
   } catch (const Error &error) {
@@ -35,24 +36,28 @@ void WanCommunicator::run(const char *operation, Schedule &&schedule) {
 
 void WanCommunicator::allreduce(const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
                                 void *) {
-  run("allreduce", [&] { algorithms::allreduce(links_, send, recv, count, dtype, op, tuning_); });
+  run("allreduce", CallArguments::of(CallKind::Allreduce, count, dtype, op),
+      [&] { algorithms::allreduce(links_, send, recv, count, dtype, op, tuning_); });
 }
 
 void WanCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int root_index, void *) {
-  run("broadcast", [&] { algorithms::broadcast(links_, buf, count, dtype, root_index, tuning_); });
+  run("broadcast", CallArguments::of(CallKind::Broadcast, count, dtype, -1, members_[static_cast<size_t>(root_index)]),
+      [&] { algorithms::broadcast(links_, buf, count, dtype, root_index, tuning_); });
 }
 
 void WanCommunicator::allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype, void *) {
-  run("allgather", [&] { algorithms::allgather(links_, send, recv, send_count, dtype, tuning_); });
+  run("allgather", CallArguments::of(CallKind::Allgather, send_count, dtype),
+      [&] { algorithms::allgather(links_, send, recv, send_count, dtype, tuning_); });
 }
 
 void WanCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype,
                                      xffl_redop_t op, void *) {
-  run("reduce_scatter", [&] { algorithms::reduce_scatter(links_, send, recv, recv_count, dtype, op, tuning_); });
+  run("reduce_scatter", CallArguments::of(CallKind::ReduceScatter, recv_count, dtype, op),
+      [&] { algorithms::reduce_scatter(links_, send, recv, recv_count, dtype, op, tuning_); });
 }
 
 void WanCommunicator::barrier() {
-  run("barrier", [&] { algorithms::barrier(links_); });
+  run("barrier", CallArguments{}, [&] { algorithms::barrier(links_); });
 }
 
 }  // namespace xffl::comm::wan

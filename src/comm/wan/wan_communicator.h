@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "comm/wan/striped_links.h"
@@ -27,10 +28,12 @@ class WanCommunicator final : public Communicator {
   void barrier() override;
 
  private:
+  // arguments: the call's, as every member must give them (call_arguments.h).
   template <typename Schedule>
-  void run(const char *operation, Schedule &&schedule);
+  void run(const char *operation, const CallArguments &arguments, Schedule &&schedule);
 
   std::shared_ptr<WanHub> hub_;
+  std::vector<int> members_;  // global ranks
   StripedLinks links_;
   algorithms::Tuning tuning_;  // the defaults, as UCX's: the relay's receivers plan with the same
   std::optional<Error> failure_;

@@ -29,6 +29,10 @@ namespace {
 // Values per step of the host loops: whole blocks of every format (256 and 64), small enough that a
 // step's f32 scratch stays in cache, so no full-size f32 copy of the buffer is ever made.
 constexpr size_t kChunk = 16384;
+// Values per window of the relay to non-senders (cross_and_relay): whole steps, one message of the
+// relay's chain (algorithm_choice::ring_chunk_bytes of f32), so the first window leaves after a
+// 64th of a 64 Mi-value model is decoded.
+constexpr size_t kRelayValues = kChunk * 16;
 // Values per device <-> host copy when the buffer is device memory (staged): whole steps, 16 MiB of
 // f32 in the staging communicator's pinned buffer, whatever the model size.
 constexpr size_t kStagedValues = kChunk * 256;
@@ -155,6 +159,39 @@ void cross_facilities(const Roles &roles, void *buf, size_t count, xffl_dtype_t 
   hop.encode(values, 0, count);
   hop.exchange(*roles.federated, stream);
   hop.decode_mean(0, count, values);
+}
+
+void cross_and_relay(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream) {
+  comm::Communicator &relay = *roles.replica;
+  if (!roles.is_sender) {
+    relay.broadcast_produced(buf, count, dtype, roles.sender_index, kRelayValues, {}, stream);
+    return;
+  }
+  // A hop that fails ends the relay's waits with its error (abort_broadcast), not with their timeout.
+  const auto relaying_failure = [&](const Error &error) {
+    relay.abort_broadcast(roles.sender_index, count, dtype, error);
+  };
+  if (roles.device_memory) {  // the staged hop decodes as it copies back: the relay follows it
+    try {
+      cross_facilities(roles, buf, count, dtype, stream);
+    } catch (const Error &error) {
+      relaying_failure(error);
+      throw;
+    }
+    relay.broadcast_produced(buf, count, dtype, roles.sender_index, kRelayValues, {}, stream);
+    return;
+  }
+  float *values = static_cast<float *>(buf);
+  CompressedHop hop(roles, count);
+  try {
+    hop.encode(values, 0, count);
+    hop.exchange(*roles.federated, stream);
+  } catch (const Error &error) {
+    relaying_failure(error);
+    throw;
+  }
+  relay.broadcast_produced(buf, count, dtype, roles.sender_index, kRelayValues,
+                           [&](size_t first, size_t n) { hop.decode_mean(first, n, values + first); }, stream);
 }
 
 }  // namespace xffl::federated::wire

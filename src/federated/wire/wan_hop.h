@@ -19,8 +19,10 @@
 // host communicator, the mean comes back on the stream; residuals stay on the host. On a FEDERATED group
 // that runs on NCCL itself the codecs, which run on the host, have no host copy: XFFL_EUNSUPPORTED.
 // Host scratch for the call: the G + 1 compressed copies (the f32 work runs in cache-sized chunks of
-// whole blocks, which encode to contiguous bytes, wire_format.h). The relay to
-// non-senders (HIERARCHICAL with HSDP) follows the hop instead of overlapping the ring's chunks.
+// whole blocks, which encode to contiguous bytes, wire_format.h). The relay to non-senders
+// (HIERARCHICAL with HSDP, cross_and_relay) overlaps step 3: the sender decodes the mean window by
+// window and each window leaves through the REPLICA group while the next is decoded
+// (Communicator::broadcast_produced); on device memory it follows the staged hop.
 #ifndef XFFL_SRC_FEDERATED_WIRE_WAN_HOP_H
 #define XFFL_SRC_FEDERATED_WIRE_WAN_HOP_H
 
@@ -41,6 +43,11 @@ void require_supported(const Roles &roles, xffl_dtype_t dtype);
 // The WAN hop in place: the XFFL_AVG over roles.federated of each member's weight_factor * buf, exact
 // or compressed as above. Called by every member of the FEDERATED group with the same count.
 void cross_facilities(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream);
+
+// HIERARCHICAL with HSDP, for a call that compresses: cross_facilities on the senders, whose mean
+// reaches the other members of their REPLICA group window by window as it is decoded. Called by every
+// member of the REPLICA group with the same count.
+void cross_and_relay(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream);
 
 }  // namespace xffl::federated::wire
 
