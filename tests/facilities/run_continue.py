@@ -238,8 +238,10 @@ def run(scenario):
         without = [r for r in survivor_rounds if r[3] == "0,1"]
         if not without or min(r[2] for r in without) <= first_epoch:
             fail(f"no round without facility 2 in a later epoch than {first_epoch}")
-        if not any("facility 2 lost" in l for j in survivors for l in j.snapshot()):
+        told = [l for j in survivors for l in j.snapshot() if "facility 2 lost" in l]
+        if not told:
             fail("no log line names facility 2 as lost")
+        print("logged: " + told[0])
         if scenario == "restart":
             first = min(r[1] for r in returned.rounds())
             if not any(rank < 4 for rank in by_round[first]):
@@ -248,6 +250,10 @@ def run(scenario):
             if live != "0,1":
                 fail(f"facility 2's first round {first} had live facilities {live}, expected 0,1 (it received)")
             print(f"facility 2 resumed after round {first} with the survivors' model of that round")
+            admitted = [l for j in survivors + [returned] for l in j.snapshot() if "admitted" in l]
+            if not admitted:
+                fail("no log line names facility 2 as admitted")
+            print("logged: " + "\n        ".join(admitted))
         print(f"{len(by_round)} rounds, each bit-identical on every rank that computed it")
     finally:
         for job in jobs:
