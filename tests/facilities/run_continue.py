@@ -3,7 +3,9 @@
 facility jobs (xffl-run --facility/--federation, 2 ranks each, HSDP 1: one sender and one relayed rank
 per facility) and the built-in xffl-federation server, running `check_facility continue`.
 
-usage: run_continue.py XFFL_RUN XFFL_FEDERATION PROGRAM SCENARIO
+usage: run_continue.py XFFL_RUN XFFL_FEDERATION PROGRAM SCENARIO [etcd]
+  (etcd: the membership store is one etcd member on loopback instead of xffl-federation, without
+  authentication, so the job secret is empty; exit 77, skipped, when etcd is not installed)
   kill        SIGKILL of facility 2's job between rounds: facilities 0 and 1 go on in a later epoch
               without it.
   restart     kill, then facility 2's job started again: it is admitted at a round boundary, its first
@@ -21,7 +23,9 @@ exits 1.
 """
 import os
 import re
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -29,7 +33,8 @@ import threading
 import time
 
 XFFL_RUN, SERVER, PROGRAM, SCENARIO = sys.argv[1:5]
-SECRET = "continue-test-secret"
+USE_ETCD = len(sys.argv) > 5 and sys.argv[5] == "etcd"
+SECRET = "" if USE_ETCD else "continue-test-secret"
 LINE = re.compile(r"rank (\d+): (.*)$")
 ROUND = re.compile(r"continue round (\d+) epoch (\d+) live (\S*) hash (\S+) check (\S+)")
 SIZES = [2, 2, 2]
@@ -61,6 +66,47 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Etcd:
+    """One etcd member on loopback, without authentication; its data directory removed on exit."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="xffl-continue-etcd-")
+        client, peer = free_port(), free_port()
+        self.endpoint = f"etcd://127.0.0.1:{client}"
+        log = open(os.path.join(self.dir, "etcd.log"), "w")
+        self.process = subprocess.Popen(
+            ["etcd", "--name", "f0", "--data-dir", os.path.join(self.dir, "data"),
+             "--listen-client-urls", f"http://127.0.0.1:{client}", "--advertise-client-urls",
+             f"http://127.0.0.1:{client}", "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+             "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}", "--initial-cluster",
+             f"f0=http://127.0.0.1:{peer}"], stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            health = subprocess.run(["etcdctl", f"--endpoints=127.0.0.1:{client}", "--command-timeout=2s",
+                                     "endpoint", "health"], capture_output=True)
+            if health.returncode == 0:
+                return
+            time.sleep(0.3)
+        self.stop()
+        fail("etcd did not become healthy within 30 s")
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class Job:
@@ -187,7 +233,10 @@ def run(scenario):
         program_args = ["65536", "0", "weighted"]
     if scenario == "sigstop":
         env["XFFL_TIMEOUT"] = "60"
-    server = Server()
+    if USE_ETCD and (shutil.which("etcd") is None or shutil.which("etcdctl") is None):
+        print("etcd not installed: skipped")
+        sys.exit(77)
+    server = Etcd() if USE_ETCD else Server()
     jobs = []
     try:
         jobs = start_all(server, program_args, env)
