@@ -10,7 +10,8 @@ usage: run_continue.py XFFL_RUN XFFL_FEDERATION PROGRAM SCENARIO [etcd]
               without it.
   restart     kill, then facility 2's job started again: it is admitted at a round boundary, its first
               average gives it the current model (bit-identical to the others' of that round) and the
-              round to resume after, and it contributes from the next round on.
+              round to resume after, and it contributes from the next round on (xffl_federated_average_many
+              here; the others average one buffer).
   quorum      XFFL_FEDERATION_QUORUM=3 and facility 2 killed: every survivor rank gets XFFL_EQUORUM.
   kill_sender SIGKILL of facility 2's sender only, with larger buffers and no pause between rounds (so
               it lands in the middle of the crossing all-reduce or of the relay): the others go on.
@@ -229,6 +230,8 @@ def run(scenario):
     program_args = ["256", "20"]
     if scenario == "quorum":
         env["XFFL_FEDERATION_QUORUM"] = "3"
+    if scenario == "restart":
+        program_args = ["256", "20", "many"]  # the heal and the relay of packed buffers
     if scenario == "kill_sender":
         program_args = ["65536", "0", "weighted"]
     if scenario == "sigstop":
