@@ -25,7 +25,8 @@ using federation::RoundOutcome;
 using federation::RoundPlan;
 
 // The crossing groups of this file share one tag, unused by the layout's groups (family 7 of the last
-// generation: the layout has families 0 to 6), and differ by their serial: kind, epoch and joiner.
+// generation: the layout has families 0 to 6), and differ by their serial: kind (bits 60-61), the
+// layout's shard count (44-59), the epoch (contributors: 1-43; heal: 20-43) and the joiner (heal: 0-19).
 constexpr unsigned long long kRoundsTag = (1ULL << 19) - 1;
 constexpr uint64_t kContributorsKind = uint64_t{1} << 60;
 constexpr uint64_t kHealKind = uint64_t{2} << 60;
@@ -173,11 +174,14 @@ FacilityRounds::~FacilityRounds() {
 
 comm::Communicator &FacilityRounds::contributors_group(const Placement &placement, int64_t epoch, bool with_joiners,
                                                        const std::vector<int> &contributors) {
-  const uint64_t serial = kContributorsKind | (static_cast<uint64_t>(epoch) << 1) | (with_joiners ? 1 : 0);
-  if (contributors_ && contributors_serial_ == serial) return *contributors_;
-  contributors_.reset();
+  // Within an epoch the contributors differ only between its first round (with joiners) and the
+  // others; the layout's shard count tells a later layout's groups apart.
+  const uint64_t serial = kContributorsKind | (static_cast<uint64_t>(placement.shards & 0xffff) << 44) |
+                          (static_cast<uint64_t>(epoch) << 1) | (with_joiners ? 1 : 0);
   std::vector<int> members;
   for (int f : contributors) members.push_back(placement.crossing_ranks[static_cast<size_t>(f)]);
+  if (contributors_ && contributors_serial_ == serial && contributors_members_ == members) return *contributors_;
+  contributors_.reset();
   const int me = placement.crossing_ranks[static_cast<size_t>(link_->facility())];
   const int my_index = static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
   comm::GroupSpec spec{topology::RankList::explicit_ranks(members), my_index,
@@ -188,6 +192,7 @@ comm::Communicator &FacilityRounds::contributors_group(const Placement &placemen
   spec.crosses_facilities = true;
   contributors_ = placement.backend->create_communicator(spec);
   contributors_serial_ = serial;
+  contributors_members_ = members;
   return *contributors_;
 }
 
@@ -201,7 +206,8 @@ std::unique_ptr<comm::Communicator> FacilityRounds::heal_group(const Placement &
                        "heal group of shard " + std::to_string(placement.shard) + " in epoch " + std::to_string(epoch) +
                            " (facility " + std::to_string(sender) + " to facility " + std::to_string(joiner) + ")",
                        kRoundsTag};
-  spec.serial = kHealKind | (static_cast<uint64_t>(epoch) << 20) | static_cast<uint64_t>(joiner);
+  spec.serial = kHealKind | (static_cast<uint64_t>(placement.shards & 0xffff) << 44) |
+                (static_cast<uint64_t>(epoch) << 20) | static_cast<uint64_t>(joiner & 0xfffff);
   spec.crosses_facilities = true;
   return placement.backend->create_communicator(spec);
 }

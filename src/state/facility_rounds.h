@@ -119,6 +119,7 @@ class FacilityRounds {
   // The crossing group of the current epoch's contributors, kept between the rounds of one epoch.
   std::unique_ptr<comm::Communicator> contributors_;
   uint64_t contributors_serial_ = 0;
+  std::vector<int> contributors_members_;
   int64_t epoch_ = 0;
   int64_t round_ = 0;
   std::vector<int> live_;
