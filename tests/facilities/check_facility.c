@@ -14,8 +14,8 @@
  *                            XFFL_FACILITY_FAULTS=continue (tests/facilities/run_continue.py): averages
  *                            COUNT values and a stop flag per round until a result carries the flag (set
  *                            by every facility whose ranks see the file $XFFL_TEST_STOP_FILE), sleeping
- *                            PACE_MS between rounds. Each round prints "rank R: continue round K epoch E
- *                            live L hash H check C": K, E, L the federation's round, epoch and live
+ *                            PACE_MS between rounds. Each round prints "rank R: continue round K shard S
+ *                            epoch E live L hash H check C": K, E, L the federation's round, epoch and live
  *                            facilities, H a hash of the result, C "ok" when the result is the (weighted)
  *                            mean of the live facilities' inputs of round K, else "mismatch". The input of
  *                            round K depends on the facility, the shard and K only. "many" averages
@@ -278,7 +278,8 @@ static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weigh
     char live_text[512] = "";
     for (size_t l = 0; l < n_live; ++l)
       snprintf(live_text + strlen(live_text), sizeof live_text - strlen(live_text), "%s%d", l ? "," : "", live[l]);
-    printf("rank %d: continue round %d epoch %d live %s hash %016llx check %s\n", rank, committed, epoch, live_text,
+    printf("rank %d: continue round %d shard %d epoch %d live %s hash %016llx check %s\n", rank, committed, shard,
+           epoch, live_text,
            (unsigned long long)fnv1a(x, sizeof(float) * (count + 1)), ok ? "ok" : "mismatch");
     fflush(stdout);
     if (x[count] > 0) break;

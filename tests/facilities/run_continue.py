@@ -3,7 +3,8 @@
 facility jobs (xffl-run --facility/--federation, 2 ranks each, HSDP 1: one sender and one relayed rank
 per facility) and the built-in xffl-federation server, running `check_facility continue`.
 
-usage: run_continue.py XFFL_RUN XFFL_FEDERATION PROGRAM SCENARIO [etcd]
+usage: run_continue.py XFFL_RUN XFFL_FEDERATION PROGRAM SCENARIO [etcd] [hsdp2]
+  (hsdp2: HSDP 2, two shards per facility, each rank the sender of one, instead of HSDP 1)
   (etcd: the membership store is one etcd member on loopback instead of xffl-federation, without
   authentication, so the job secret is empty; exit 77, skipped, when etcd is not installed)
   kill        SIGKILL of facility 2's job between rounds: facilities 0 and 1 go on in a later epoch
@@ -34,10 +35,13 @@ import threading
 import time
 
 XFFL_RUN, SERVER, PROGRAM, SCENARIO = sys.argv[1:5]
-USE_ETCD = len(sys.argv) > 5 and sys.argv[5] == "etcd"
+USE_ETCD = "etcd" in sys.argv[5:]
+# hsdp2: HSDP 2 in jobs of 2 ranks: two shards per facility, both ranks senders (no relay): the round's
+# decision must be the same for every shard.
+HSDP = "2" if "hsdp2" in sys.argv[5:] else "1"
 SECRET = "" if USE_ETCD else "continue-test-secret"
 LINE = re.compile(r"rank (\d+): (.*)$")
-ROUND = re.compile(r"continue round (\d+) epoch (\d+) live (\S*) hash (\S+) check (\S+)")
+ROUND = re.compile(r"continue round (\d+) shard (\d+) epoch (\d+) live (\S*) hash (\S+) check (\S+)")
 SIZES = [2, 2, 2]
 
 
@@ -120,7 +124,7 @@ class Job:
             env.pop(name, None)
         env.update(extra_env)
         command = [XFFL_RUN, "-n", str(SIZES[facility]), "--backend", "ucx", "--timeout", env.get("XFFL_TIMEOUT", "30"),
-                   "--max-time", "150", "--federated", ",".join(map(str, SIZES)), "--hsdp", "1",
+                   "--max-time", "150", "--federated", ",".join(map(str, SIZES)), "--hsdp", HSDP,
                    "--facility", str(facility), "--federation", endpoint, "--", PROGRAM, "continue"] + program_args
         self.facility = facility
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
@@ -147,7 +151,7 @@ class Job:
         return out
 
     def rounds(self):
-        """[(rank, round, epoch, live, hash, check)]"""
+        """[(rank, round, epoch, live, hash, check, shard)]"""
         out = []
         for line in self.snapshot():
             found = LINE.search(line)
@@ -155,7 +159,8 @@ class Job:
                 continue
             r = ROUND.search(found.group(2))
             if r:
-                out.append((int(found.group(1)), int(r.group(1)), int(r.group(2)), r.group(3), r.group(4), r.group(5)))
+                out.append((int(found.group(1)), int(r.group(1)), int(r.group(3)), r.group(4), r.group(5), r.group(6),
+                            int(r.group(2))))
         return out
 
     def finish(self, what, timeout=60):
@@ -204,19 +209,23 @@ def kill_ranks(job, pids=None, sig=signal.SIGKILL):
 
 
 def check_results(jobs):
-    """Every round's hash is the same on every rank that printed it, and every check is ok."""
+    """Every round's hash is the same on every rank that printed it for its shard (its epoch and live
+    facilities the same for every shard), and every check is ok. Returns {round: {rank: ...}}."""
     by_round = {}
     for job in jobs:
         failed = [l for l in job.snapshot() if "average failed" in l]
         if failed and SCENARIO != "quorum":
             fail(f"facility {job.facility}: " + failed[0])
-        for rank, rnd, epoch, live, digest, check in job.rounds():
+        for rank, rnd, epoch, live, digest, check, shard in job.rounds():
             if check != "ok":
                 fail(f"rank {rank}: round {rnd} (epoch {epoch}, live {live}) is not the mean of the live inputs")
-            by_round.setdefault(rnd, {})[rank] = (digest, epoch, live)
+            by_round.setdefault(rnd, {})[rank] = (shard, digest, epoch, live)
     for rnd, values in sorted(by_round.items()):
-        if len(set(values.values())) != 1:
-            fail(f"round {rnd} differs between ranks: {values}")
+        if len({(epoch, live) for _, _, epoch, live in values.values()}) != 1:
+            fail(f"round {rnd}: the shards disagree on its epoch or live facilities: {values}")
+        for shard in {v[0] for v in values.values()}:
+            if len({v for v in values.values() if v[0] == shard}) != 1:
+                fail(f"round {rnd} differs between the ranks of shard {shard}: {values}")
     return by_round
 
 
