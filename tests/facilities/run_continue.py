@@ -18,6 +18,9 @@ usage: run_continue.py XFFL_RUN XFFL_FEDERATION PROGRAM SCENARIO [etcd] [hsdp2]
               it lands in the middle of the crossing all-reduce or of the relay): the others go on.
   sigstop     SIGSTOP of facility 2's job (hung, not dead): the others go on once its lease ends,
               long before XFFL_TIMEOUT (60 s here; the harness waits 40 s at most for it).
+  sigcont     sigstop, then SIGCONT once the others went on: the hung facility finds itself evicted (its
+              lease ended), waits in the same average for its admission, receives the model and
+              contributes again.
 Each time: every round's result is the same bytes on every rank that printed it (across facilities),
 and equal to the (weighted) mean of the inputs of that round's live facilities; no hang (every wait of
 the harness is bounded). Prints "continue test passed" and exits 0, or names the first difference and
@@ -243,7 +246,7 @@ def run(scenario):
         program_args = ["256", "20", "many"]  # the heal and the relay of packed buffers
     if scenario == "kill_sender":
         program_args = ["65536", "0", "weighted"]
-    if scenario == "sigstop":
+    if scenario in ("sigstop", "sigcont"):
         env["XFFL_TIMEOUT"] = "60"
     if USE_ETCD and (shutil.which("etcd") is None or shutil.which("etcdctl") is None):
         print("etcd not installed: skipped")
@@ -259,7 +262,7 @@ def run(scenario):
         if scenario == "kill_sender":
             sender = min(pids)  # job rank 0: the sender of shard 0 with HSDP 1
             kill_ranks(victim, {sender: pids[sender]})
-        elif scenario == "sigstop":
+        elif scenario in ("sigstop", "sigcont"):
             kill_ranks(victim, pids, signal.SIGSTOP)
         else:
             kill_ranks(victim, pids)
@@ -281,14 +284,19 @@ def run(scenario):
         print(f"survivors averaging without facility 2 {time.time() - lost_at:.1f} s after the loss")
         if scenario == "sigstop":
             kill_ranks(victim, pids, signal.SIGKILL)
-        victim.kill()
+        if scenario == "sigcont":
+            kill_ranks(victim, pids, signal.SIGCONT)
+            wait_for("facility 2 evicted, then back and contributing",
+                     lambda: all(max_round(j, "0,1,2") > max_round(j, "0,1") + 1 for j in jobs), jobs)
+        else:
+            victim.kill()
         if scenario == "restart":
             returned = Job(2, server.endpoint, program_args, env)
             jobs.append(returned)
             wait_for("facility 2 back and contributing",
                      lambda: all(max_round(j, "0,1,2") >= 2 for j in survivors + [returned]), survivors + [returned])
         open(stop_file, "w").close()
-        running = [j for j in jobs if j is not victim]
+        running = [j for j in jobs if j is not victim or scenario == "sigcont"]
         for job in running:
             if job.finish(f"facility {job.facility}'s job") != 0:
                 fail(f"facility {job.facility}'s job failed:\n" + "\n".join(job.snapshot()[-40:]))
@@ -303,6 +311,13 @@ def run(scenario):
         if not told:
             fail("no log line names facility 2 as lost")
         print("logged: " + told[0])
+        if scenario == "sigcont":
+            # Evicted in the middle of a round, or found not a member at the next one: either way it
+            # waits for its admission and receives the model.
+            back = [l for l in victim.snapshot() if "no longer a member" in l or "admitted in epoch" in l]
+            if not back:
+                fail("facility 2 did not log its return:\n" + "\n".join(victim.snapshot()[-30:]))
+            print("logged: " + "\n        ".join(back))
         if scenario == "restart":
             first = min(r[1] for r in returned.rounds())
             if not any(rank < 4 for rank in by_round[first]):
