@@ -272,7 +272,7 @@ def run(scenario):
             codes = [job.finish(f"facility {job.facility}'s job below the quorum", timeout=60) for job in survivors]
             for job, code in zip(survivors, codes):
                 failed = [l for l in job.snapshot() if "average failed" in l]
-                if len(failed) != SIZES[job.facility] or not all("XFFL_EQUORUM" in l for l in failed):
+                if code != 0 or len(failed) != SIZES[job.facility] or not all("XFFL_EQUORUM" in l for l in failed):
                     fail(f"facility {job.facility}: exit {code}, expected XFFL_EQUORUM on each rank:\n" +
                          "\n".join(job.snapshot()[-20:]))
             print(f"both survivors stopped with XFFL_EQUORUM {time.time() - lost_at:.1f} s after the loss")
