@@ -7,6 +7,12 @@
  * Collective over the whole job: every rank calls it with the same count and dtype.
  * Completion and the CUDA device as for the collectives (collective.h): with NCCL the work is ordered
  * on the stream and waited for on the host, bounded by the timeout, before the call returns.
+ *
+ * Facility mode with XFFL_FACILITY_FAULTS_CONTINUE (XFFL_OPT_FACILITY_FAULTS): the blocking averages
+ * are collective over the facility's job and the live facilities. A lost facility does not fail the
+ * others: the round is redone among the survivors (the result is the mean over the facilities of
+ * XFFL_ATTR_LIVE_FACILITIES), and a facility that returns gets the current model from its first
+ * average (its input is not used) and XFFL_ATTR_FEDERATION_ROUND, the round to resume after.
  */
 #ifndef XFFL_FEDERATED_H
 #define XFFL_FEDERATED_H
@@ -31,7 +37,10 @@ XFFL_BEGIN_DECLS
  *         overflows size_t, a stream with a host backend, an integer dtype with weights set, strategy
  *         XFFL_FEDAVG_FLAT with unequal federated group sizes, or, with UCX, ranks that disagree on
  *         count or dtype); XFFL_ESTATE (no federated scaling, or another call on the state is in progress);
- *         XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND.
+ *         XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND; XFFL_EQUORUM (facility mode with
+ *         XFFL_FACILITY_FAULTS_CONTINUE: fewer facilities than the quorum remain, on every rank of every
+ *         survivor); XFFL_EAUTH (in that mode: the model received by a returning facility failed its
+ *         keyed hash, and was not used).
  * @note Collective over the whole job; calls on one state and its groups must not overlap
  *       (collective.h, Threads).
  */
@@ -54,7 +63,7 @@ XFFL_API xffl_status_t xffl_federated_average(xffl_state_t *st, void *buf, size_
  * @return XFFL_OK; XFFL_EINVAL (as xffl_federated_average, and NULL bufs or counts with n > 0, or
  *         counts[i] times the element size, or their sum, not fitting in size_t: the message names the
  *         buffer, and no buffer is touched); XFFL_ESTATE; XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;
- *         XFFL_EPEER; XFFL_EBACKEND, as xffl_federated_average.
+ *         XFFL_EPEER; XFFL_EBACKEND; XFFL_EQUORUM; XFFL_EAUTH, as xffl_federated_average.
  * @note Collective over the whole job; calls on one state and its groups must not overlap
  *       (collective.h, Threads).
  */
@@ -80,7 +89,8 @@ XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const
  *         before any message: NULL st, NULL buf with count > 0, unknown dtype, a byte size that
  *         overflows size_t, a stream with a host backend, FLAT with unequal federated group sizes);
  *         XFFL_ESTATE (no federated scaling, or another call or request on the state is in progress);
- *         XFFL_ENOMEM (no thread could be started). Failures found while running (ranks that
+ *         XFFL_EUNSUPPORTED (facility mode with XFFL_FACILITY_FAULTS_CONTINUE: only the blocking
+ *         averages run there); XFFL_ENOMEM (no thread could be started). Failures found while running (ranks that
  *         disagree, XFFL_ETIMEOUT, XFFL_EPEER, XFFL_EBACKEND) come from xffl_request_wait or
  *         xffl_request_test.
  * @note Collective over the whole job, as xffl_federated_average: every rank starts it (or calls the
@@ -104,7 +114,8 @@ XFFL_API xffl_status_t xffl_federated_average_start(xffl_state_t *st, void *buf,
  * @param[out] req the request, owned by the caller; written only on success
  * @return XFFL_OK (started); XFFL_EINVAL (NULL req, or as xffl_federated_average_many before any
  *         message: no buffer is touched); XFFL_ESTATE (no federated scaling, or another call or request
- *         on the state is in progress); XFFL_ENOMEM. Failures found while running come from
+ *         on the state is in progress); XFFL_EUNSUPPORTED (as xffl_federated_average_start);
+ *         XFFL_ENOMEM. Failures found while running come from
  *         xffl_request_wait or xffl_request_test, as for xffl_federated_average_start.
  * @note Collective over the whole job, as xffl_federated_average_many. One request at a time per state.
  */

@@ -128,7 +128,9 @@ XFFL_API xffl_status_t xffl_state_from_env(xffl_state_t **out);
  *       every other group inside the facility (XFFL_EUNSUPPORTED otherwise, naming the rank), and
  *       xffl_federated_scaling must be given XFFL_FEDERATED's sizes (XFFL_EINVAL naming both). A facility
  *       that fails makes the other facilities' next cross-facility collective fail (XFFL_EPEER or
- *       XFFL_ETIMEOUT), never hang.
+ *       XFFL_ETIMEOUT), never hang; with XFFL_OPT_FACILITY_FAULTS = XFFL_FACILITY_FAULTS_CONTINUE the
+ *       others go on instead: job rank 0 then also takes the facility's lease in the federation's store
+ *       here (its errors as above), and every rank publishes its crossing address here.
  * @note UCX is loaded into the process here, the first time a UCX backend is made (backend UCX, or NCCL
  *       with XFFL_OPT_CROSS_FACILITY_BACKEND = XFFL_BACKEND_UCX), and stays loaded until the process
  *       ends. libxffl does not link UCX: with backend NONE, or NCCL alone, UCX never enters the process.

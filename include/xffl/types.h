@@ -107,18 +107,26 @@ typedef enum xffl_attr XFFL_ENUM_BASE {
     XFFL_ATTR_META_INITIALIZATION = 23, /**< 0 or 1 */
     XFFL_ATTR_HSDP = 24,                /**< replica size S of the HSDP layout */
     /** the epoch of the last completed federated average (xffl_get_int): which set of facilities
-     *  computed it. 0 while every facility of the layout takes part, as in single-world mode (facility
-     *  mode with XFFL_FACILITY_FAULTS_CONTINUE, not built yet, will report the membership store's epoch,
-     *  which grows at each lost or admitted facility). Set with federated scaling (XFFL_ENOTSET without).
-     *  Not a DistributedState field: no topology output (describe, xffl-topo) carries it. */
+     *  computed it. 0 while every facility of the layout takes part: single-world mode, and facility
+     *  mode with XFFL_FACILITY_FAULTS_FAIL. Facility mode with XFFL_FACILITY_FAULTS_CONTINUE: the
+     *  membership store's epoch of the last committed round (0 before the first average), which grows
+     *  at each lost or admitted facility; the same on every rank of every facility of that round. Set
+     *  with federated scaling (XFFL_ENOTSET without). Not a DistributedState field: no topology output
+     *  (describe, xffl-topo) carries it. */
     XFFL_ATTR_FEDERATION_EPOCH = 25,
     /** the number of the last committed round (xffl_get_int): rounds are federated averages
      *  (xffl_federated_average, _many and their nonblocking forms), numbered from 1; 0 before the first.
-     *  Counts the averages completed on this state's layout (a new layout starts again at 0). Set with
-     *  federated scaling (XFFL_ENOTSET without). Not a DistributedState field. */
+     *  Counts the averages completed on this state's layout (a new layout starts again at 0). Facility
+     *  mode with XFFL_FACILITY_FAULTS_CONTINUE: the federation's round, the same in every facility; a
+     *  facility that was restarted learns from its first average (which gives it the current model)
+     *  the round its training resumes after. Set with federated scaling (XFFL_ENOTSET without). Not a
+     *  DistributedState field. */
     XFFL_ATTR_FEDERATION_ROUND = 26,
-    /** tuple (xffl_get_ints): the facilities (federated group indices) of XFFL_ATTR_FEDERATION_EPOCH,
-     *  sorted: every federated group of the layout. xffl_get_int refuses it (XFFL_EINVAL). Set with
+    /** tuple (xffl_get_ints): the facilities (federated group indices) whose inputs the last federated
+     *  average is the mean of, sorted: every federated group of the layout, except in facility mode with
+     *  XFFL_FACILITY_FAULTS_CONTINUE, where it is the contributing facilities of the last committed
+     *  round (a facility admitted in that round received the model and contributes from the next one;
+     *  every facility before the first average). xffl_get_int refuses it (XFFL_EINVAL). Set with
      *  federated scaling (XFFL_ENOTSET without). Not a DistributedState field. */
     XFFL_ATTR_LIVE_FACILITIES = 27
 } xffl_attr_t;
@@ -205,9 +213,15 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  XFFL_FACILITY_FAULTS=fail|continue): what a federated average does when a facility is lost. It
      *  matters only in facility mode (one job per facility: XFFL_FACILITY, XFFL_FEDERATION); in
      *  single-world mode CONTINUE is accepted and changes nothing, since one launcher's world fails as a
-     *  whole; in facility mode CONTINUE is not built yet (XFFL_EUNSUPPORTED from xffl_set_global). Every
-     *  facility must give the same value. Read by xffl_set_global: XFFL_ESTATE once it was
-     *  called. */
+     *  whole. In facility mode with CONTINUE (backend ucx), job rank 0 holds the facility's lease in the
+     *  federation's store (XFFL_FEDERATION_LEASE_TTL) and every rank publishes its crossing address at
+     *  xffl_set_global; the blocking averages (xffl_federated_average, _many) go on among the live
+     *  facilities (XFFL_ATTR_FEDERATION_EPOCH, _ROUND, XFFL_ATTR_LIVE_FACILITIES say what happened) and
+     *  heal a returning one; the nonblocking ones (_start) are XFFL_EUNSUPPORTED, as are device memory
+     *  (nccl), a wire format other than XFFL_WIRE_F32 and FLAT with HSDP. Memory: the senders keep one
+     *  copy of the caller's buffers for the duration of the call (to redo a round); with several
+     *  buffers, every rank packs them into one buffer of their total size. Every facility must give the
+     *  same value. Read by xffl_set_global: XFFL_ESTATE once it was called. */
     XFFL_OPT_FACILITY_FAULTS = 12,
     /** the facilities needed to go on under XFFL_FACILITY_FAULTS_CONTINUE, in [0, G] over the G
      *  facilities of XFFL_FEDERATED (default 0, or XFFL_FEDERATION_QUORUM): 0 means a majority of them,
@@ -222,10 +236,11 @@ typedef enum xffl_facility_faults XFFL_ENUM_BASE {
     /** the average fails on every rank of every facility (XFFL_EPEER / XFFL_ETIMEOUT naming the lost
      *  rank): the default */
     XFFL_FACILITY_FAULTS_FAIL = 0,
-    /** the surviving facilities go on without a lost one (DESIGN.md section 7). Single-world mode:
-     *  accepted, and the same as FAIL (one launcher's world fails as a whole). Facility mode: not built
-     *  yet in this release: xffl_set_global is XFFL_EUNSUPPORTED, so that no job believes it would
-     *  survive a lost facility. */
+    /** the surviving facilities go on without a lost one (DESIGN.md section 7): each round's result is
+     *  the (weighted) mean over the facilities of its epoch, bit-identical on every surviving rank; a
+     *  facility that returns is admitted at a round boundary and receives the model, verified with a
+     *  keyed hash; below the quorum every survivor gets XFFL_EQUORUM. Single-world mode: accepted, and
+     *  the same as FAIL (one launcher's world fails as a whole). */
     XFFL_FACILITY_FAULTS_CONTINUE = 1
 } xffl_facility_faults_t;
 

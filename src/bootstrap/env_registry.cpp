@@ -86,9 +86,8 @@ std::vector<Variable> make_table() {
       {Var::FacilityFaults, "XFFL_FACILITY_FAULTS", choice, "fail", nullptr, 0,
        {{"fail", XFFL_FACILITY_FAULTS_FAIL, true}, {"continue", XFFL_FACILITY_FAULTS_CONTINUE, true}},
        {}, 0,
-       "fail: a lost facility fails the federated average everywhere; continue: the others go on (facility "
-       "mode: not built yet, xffl_set_global refuses it; single-world mode: same as fail) "
-       "(XFFL_OPT_FACILITY_FAULTS)."},
+       "fail: a lost facility fails the federated average everywhere; continue: in facility mode the others "
+       "go on and a returning facility is healed (single-world mode: same as fail) (XFFL_OPT_FACILITY_FAULTS)."},
       {Var::FederationQuorum, "XFFL_FEDERATION_QUORUM", count, "0", nullptr, 0, {}, {}, 0,
        "Facilities needed to go on with XFFL_FACILITY_FAULTS=continue; 0 is a majority of XFFL_FEDERATED "
        "(XFFL_OPT_FEDERATION_QUORUM)."},

@@ -53,6 +53,14 @@ xffl_request_t *start_request(xffl_state_t &st, xffl::CallGate::RequestHold hold
   return handle.release();
 }
 
+// The round protocol of XFFL_FACILITY_FAULTS_CONTINUE in facility mode runs on the calling thread only.
+void refuse_continuing(const xffl_state_t &st, const char *call) {
+  if (st.continues_facility_faults())
+    xffl::fail(XFFL_EUNSUPPORTED, call, ": the nonblocking federated averages do not run under ",
+               "XFFL_FACILITY_FAULTS_CONTINUE in facility mode in this release; use xffl_federated_average",
+               " or xffl_federated_average_many (blocking), or XFFL_FACILITY_FAULTS_FAIL");
+}
+
 }  // namespace
 
 extern "C" {
@@ -63,8 +71,12 @@ XFFL_API xffl_status_t xffl_federated_average(xffl_state_t *st, void *buf, size_
   require_arg(st, "st");
   XFFL_API_ENTER(st, "xffl_federated_average");
   check_buffer(buf, count, dtype, "buf");
-  st->federated_averaging(stream).average(buf, count, dtype, stream);
-  ++*st->completed_averages();  // XFFL_ATTR_FEDERATION_ROUND
+  if (st->continues_facility_faults()) {
+    st->federated_average_continuing(&buf, &count, 1, dtype, stream);
+  } else {
+    st->federated_averaging(stream).average(buf, count, dtype, stream);
+    ++*st->completed_averages();  // XFFL_ATTR_FEDERATION_ROUND
+  }
   XFFL_API_END("xffl_federated_average")
 }
 
@@ -74,8 +86,12 @@ XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const
   require_arg(st, "st");
   XFFL_API_ENTER(st, "xffl_federated_average_many");
   check_buffers(bufs, counts, n, dtype);
-  st->federated_averaging(stream).average_many(bufs, counts, n, dtype, stream);
-  ++*st->completed_averages();
+  if (st->continues_facility_faults()) {
+    st->federated_average_continuing(bufs, counts, n, dtype, stream);
+  } else {
+    st->federated_averaging(stream).average_many(bufs, counts, n, dtype, stream);
+    ++*st->completed_averages();
+  }
   XFFL_API_END("xffl_federated_average_many")
 }
 
@@ -88,6 +104,7 @@ XFFL_API xffl_status_t xffl_federated_average_start(xffl_state_t *st, void *buf,
   require_arg(st, "st");
   xffl::CallGate::RequestHold hold = st->call_gate().begin_request("xffl_federated_average_start");
   require_arg(req, "req");
+  refuse_continuing(*st, "xffl_federated_average_start");
   check_buffer(buf, count, dtype, "buf");
   const xffl::federated::Averaging averaging = st->federated_averaging(stream);
   *req = start_request(*st, std::move(hold), "xffl_federated_average_start",
@@ -105,6 +122,7 @@ XFFL_API xffl_status_t xffl_federated_average_many_start(xffl_state_t *st, void 
   require_arg(st, "st");
   xffl::CallGate::RequestHold hold = st->call_gate().begin_request("xffl_federated_average_many_start");
   require_arg(req, "req");
+  refuse_continuing(*st, "xffl_federated_average_many_start");
   check_buffers(bufs, counts, n, dtype);
   const xffl::federated::Averaging averaging = st->federated_averaging(stream);
   std::vector<void *> buffers(bufs, bufs + n);  // the caller's arrays may go once this returns

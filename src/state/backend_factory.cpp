@@ -124,7 +124,10 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
       crossing_setup.world_size = facility->world_size();
       crossing_setup.exchange = facility->crossing_exchange();
       crossing_setup.store_host = facility->store_host();
-      crossing_setup.crossing_publishes_lazily = true;
+      // Under XFFL_FACILITY_FAULTS_CONTINUE every rank publishes its address now, before its facility
+      // registers its lease: a facility that returns is admitted as soon as its lease is in, and the
+      // survivors' senders must then find its new addresses, not its previous job's.
+      crossing_setup.crossing_publishes_lazily = options.facility_faults != XFFL_FACILITY_FAULTS_CONTINUE;
       crossing_setup.crossing_wait_hook = facility->crossing_wait_hook();
     }
     backend->set_crossing_backend(make_one(*crossing, crossing_setup, logger));

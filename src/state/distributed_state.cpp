@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "federation/settings.h"
 #include "state/backend_factory.h"
 #include "state/fields.h"
 #include "common/error.h"
@@ -112,14 +113,25 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
   // Facility mode is checked before any rank waits (the facility index, WORLD_SIZE == F_i).
   std::shared_ptr<FacilityLink> facility = FacilityLink::from_options(options_, rank, world_size);
   if (facility) check_quorum(static_cast<int>(facility->sizes().size()), "xffl_set_global");
-  // The round protocol (federation/epochs.h) is not wired into the averages yet: refuse rather than let
-  // a job believe it survives a lost facility.
-  if (facility && options_.facility_faults == XFFL_FACILITY_FAULTS_CONTINUE)
-    fail(XFFL_EUNSUPPORTED, "XFFL_OPT_FACILITY_FAULTS = XFFL_FACILITY_FAULTS_CONTINUE in facility mode (facility ",
-         facility->facility(), ") is not built yet; use XFFL_FACILITY_FAULTS_FAIL");
 
-  backend_ = make_backend(GlobalConfig{backend, master_addr, master_port, rank, world_size, store_address_from_pmix},
-                          options_, facility);
+  std::shared_ptr<comm::Backend> made =
+      make_backend(GlobalConfig{backend, master_addr, master_port, rank, world_size, store_address_from_pmix},
+                   options_, facility);
+  // XFFL_FACILITY_FAULTS_CONTINUE: job rank 0 takes the facility's lease once every rank of the job
+  // has published its crossing address (make_backend's barrier), so that a facility admitted into the
+  // federation can be reached at once.
+  // Backend NONE (topology only) never averages: it takes no lease and connects to nothing.
+  if (facility && options_.facility_faults == XFFL_FACILITY_FAULTS_CONTINUE && backend != XFFL_BACKEND_NONE) {
+    std::optional<federation::FederationSettings> settings =
+        federation::read_federation_settings(process_environment(), options_.timeout_ms);
+    const int64_t ttl =
+        settings ? settings->lease_ttl_seconds : federation::default_lease_ttl_seconds(options_.timeout_ms);
+    facility_rounds_ = std::make_unique<FacilityRounds>(facility, rank, options_.timeout_ms,
+                                                        options_.federation_quorum, ttl, options_.auth_token,
+                                                        options_.job_id,
+                                                        Logger(options_.log_level, facility->global_rank(rank)));
+  }
+  backend_ = std::move(made);
   facility_ = facility;
   backend_kind_ = backend;
   device_type_ = device_type;
@@ -396,7 +408,14 @@ fields::Source DistributedState::field_source() const {
   source.streams = streams_;
   source.init_device = init_device_;
   source.meta_initialization = meta_initialization_;
-  if (layout_ == Layout::Federated) {
+  if (layout_ == Layout::Federated && facility_rounds_) {
+    // The federation's: the committed round's epoch, number and contributing facilities.
+    source.federation_epoch =
+        static_cast<int>(std::min<int64_t>(facility_rounds_->epoch(), std::numeric_limits<int>::max()));
+    source.federation_round =
+        static_cast<int>(std::min<int64_t>(facility_rounds_->round(), std::numeric_limits<int>::max()));
+    source.live_facilities = &facility_rounds_->live_facilities();
+  } else if (layout_ == Layout::Federated) {
     const int64_t rounds = completed_averages_->load();
     source.federation_epoch = 0;  // every facility takes part in single-world mode
     source.federation_round = static_cast<int>(std::min<int64_t>(rounds, std::numeric_limits<int>::max()));

@@ -18,6 +18,7 @@
 #include "federated/wire/hop_scratch.h"
 #include "state/call_gate.h"
 #include "state/facility_link.h"
+#include "state/facility_rounds.h"
 #include "state/group.h"
 #include "state/options.h"
 #include "state/request.h"
@@ -120,6 +121,15 @@ class DistributedState {
   federated::Averaging federated_averaging(void *stream) const;
   // The strategies XFFL_OPT_FEDERATED_STRATEGY picks from: the built-in ones, and any a test adds.
   federated::StrategyTable &federated_strategies() { return federated_strategies_; }
+  // Facility mode with XFFL_FACILITY_FAULTS_CONTINUE: the federated averages go through the round
+  // protocol (state/facility_rounds.h) instead of the strategy.
+  bool continues_facility_faults() const { return facility_rounds_ != nullptr; }
+  // The blocking federated average of that mode (one buffer: n = 1). XFFL_ESTATE without federated
+  // scaling; XFFL_EUNSUPPORTED, before any message, for what it does not carry (device memory, a wire
+  // format other than F32, a strategy other than HIERARCHICAL, or FLAT with HSDP); then what
+  // FacilityRounds::average throws.
+  void federated_average_continuing(void *const *bufs, const size_t *counts, size_t n, xffl_dtype_t dtype,
+                                    void *stream);
   // The execution device's stream `index` (a cudaStream_t); CUDA only.
   void *stream(int index) const;
 
@@ -149,6 +159,7 @@ class DistributedState {
   Options options_;
   std::shared_ptr<comm::Backend> backend_;
   std::shared_ptr<FacilityLink> facility_;  // facility mode only
+  std::unique_ptr<FacilityRounds> facility_rounds_;  // facility mode with XFFL_FACILITY_FAULTS_CONTINUE only
   xffl_backend_t backend_kind_ = XFFL_BACKEND_NONE;
   xffl_device_t device_type_ = XFFL_DEVICE_CPU;
   std::string master_addr_;

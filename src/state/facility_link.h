@@ -20,7 +20,9 @@
 //   xffl/<job id>/wan/addr/<r>       "ip:port" of global rank r's wan listener: written by r at its
 //                                    first crossing group of more than one member (only senders).
 // Who reaches the store: job rank 0 in xffl_set_global (registers; it is always a sender, of shard 0),
-// and the senders at their first cross-facility collective. No other rank ever does.
+// and the senders at their first cross-facility collective. No other rank ever does, except under
+// XFFL_FACILITY_FAULTS_CONTINUE, where every rank publishes its crossing address in xffl_set_global
+// (state/facility_rounds.h says why) and the senders keep connections of their own for the rounds.
 //
 // For a federation coordinator (epochs, rounds, the facility's lease; DistributedState::facility_link()
 // hands it this object after xffl_set_global): facility(), sizes(), offset(), world_size() and prefix()

@@ -1,5 +1,8 @@
 // DistributedState::federated_averaging: the strategy picked by XFFL_OPT_FEDERATED_STRATEGY, handed this
-// rank's numbers from its plan and its groups' communicators (federated/strategy.h).
+// rank's numbers from its plan and its groups' communicators (federated/strategy.h); and
+// DistributedState::federated_average_continuing: this rank's place handed to the round protocol of
+// facility mode with XFFL_FACILITY_FAULTS_CONTINUE (state/facility_rounds.h).
+#include "comm/dtype.h"
 #include "common/error.h"
 #include "state/distributed_state.h"
 
@@ -54,6 +57,47 @@ federated::Averaging DistributedState::federated_averaging(void *stream) const {
   averaging.roles.device_memory = backend_->memory_kind() == comm::MemoryKind::kDevice;
   averaging.roles.host_crossing = backend_->crossing_on_host();
   return averaging;
+}
+
+}  // namespace xffl
+
+namespace xffl {
+
+void DistributedState::federated_average_continuing(void *const *bufs, const size_t *counts, size_t n,
+                                                    xffl_dtype_t dtype, void *stream) {
+  if (!is_federated_scaling_setup())
+    fail(XFFL_ESTATE, "federated averaging needs xffl_federated_scaling first");
+  group(XFFL_GROUP_FEDERATED, 0)->check_stream(stream);
+  const char *mode = "XFFL_FACILITY_FAULTS_CONTINUE in facility mode";
+  if (backend_->memory_kind() == comm::MemoryKind::kDevice)
+    fail(XFFL_EUNSUPPORTED, mode, " averages host memory only in this release (backend nccl moves device memory); ",
+         "use backend ucx, or XFFL_FACILITY_FAULTS_FAIL");
+  if (options_.wire_format != XFFL_WIRE_F32)
+    fail(XFFL_EUNSUPPORTED, mode, " crosses facilities in XFFL_WIRE_F32 only in this release (wire format ",
+         static_cast<int>(options_.wire_format), ")");
+  const topology::RankPlan &p = *plan_;
+  const bool hsdp = p.replica_group.has_value();
+  if (options_.strategy != XFFL_FEDAVG_HIERARCHICAL && !(options_.strategy == XFFL_FEDAVG_FLAT && !hsdp))
+    fail(XFFL_EUNSUPPORTED, mode, " averages with XFFL_FEDAVG_HIERARCHICAL (or FLAT without HSDP, the same "
+         "groups) only; strategy ", static_cast<int>(options_.strategy));
+  if (!federated_weights_.empty() && !comm::is_floating(dtype))
+    fail(XFFL_EINVAL, "weighted federated averaging needs a floating-point dtype, not ", comm::dtype_name(dtype),
+         " (xffl_set_federated_weights(st, NULL, 0) returns to the plain mean for integer data)");
+  FacilityRounds::Placement placement;
+  placement.backend = backend_;
+  const int facilities = *p.federated_world_size;
+  placement.crossing = p.is_sender.value_or(true) && p.federated_group && p.federated_group->size() == facilities;
+  placement.shard = hsdp ? *p.replica_local_rank : *p.federated_local_rank;
+  placement.shards = hsdp ? p.hsdp : (*p.federated_local_size)[0];
+  if (placement.crossing)
+    for (int f = 0; f < facilities; ++f) placement.crossing_ranks.push_back(p.federated_group->at(f));
+  if (hsdp) {
+    xffl_group *replica = group(XFFL_GROUP_REPLICA, 0);
+    placement.relay = &replica->communicator();
+    placement.relay_root = replica->members().index_of(p.receive_from.value_or(p.rank));
+  }
+  placement.weights = federated_weights_;
+  facility_rounds_->average(placement, bufs, counts, n, dtype);
 }
 
 }  // namespace xffl

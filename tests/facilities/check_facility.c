@@ -10,6 +10,18 @@
  *                            process group inside it).
  *   check_facility loop N    averages N rounds (0: until an error), printing "rank R: round K" every 10;
  *                            on an error prints "rank R: average failed: STATUS: message", exits 3.
+ *   check_facility continue COUNT PACE_MS [weighted|many]
+ *                            XFFL_FACILITY_FAULTS=continue (tests/facilities/run_continue.py): averages
+ *                            COUNT values and a stop flag per round until a result carries the flag (set
+ *                            by every facility whose ranks see the file $XFFL_TEST_STOP_FILE), sleeping
+ *                            PACE_MS between rounds. Each round prints "rank R: continue round K shard S
+ *                            epoch E live L hash H check C": K, E, L the federation's round, epoch and live
+ *                            facilities, H a hash of the result, C "ok" when the result is the (weighted)
+ *                            mean of the live facilities' inputs of round K, else "mismatch". The input of
+ *                            round K depends on the facility, the shard and K only. "many" averages
+ *                            the same values as three buffers (xffl_federated_average_many). First
+ *                            checks that xffl_federated_average_start refuses (XFFL_EUNSUPPORTED). A failed average
+ *                            prints "rank R: average failed: STATUS: message" and exits 0.
  *
  * Inputs depend on the facility, the shard and the index (not on the rank), with fractional values, so
  * the result of each shard is the same bytes on every rank that holds it only if every facility adds in
@@ -200,6 +212,83 @@ static int loop(xffl_state_t *st, long rounds) {
   return 0;
 }
 
+/* Facility f's input of shard p, round k, at index i. */
+static double round_input(int facility, int shard, long k, size_t i) { return value(facility, shard, i + (size_t)k); }
+
+static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weighted, int many) {
+  const int facilities = get(st, XFFL_ATTR_FEDERATED_WORLD_SIZE, 0), facility = get(st, XFFL_ATTR_FEDERATED_RANK, 0);
+  const int shard = get(st, XFFL_ATTR_REPLICA_LOCAL_RANK, 0);
+  double weights[64];
+  for (int g = 0; g < facilities && g < 64; ++g) weights[g] = 1.0 + 2.0 * g;
+  if (weighted) CHECK(xffl_set_federated_weights(st, weights, (size_t)facilities));
+  xffl_group_t *federation = NULL;
+  CHECK(xffl_get_group(st, XFFL_GROUP_FEDERATION, 0, &federation));
+  const char *stop_file = getenv("XFFL_TEST_STOP_FILE");
+  float *x = malloc(sizeof(float) * (count + 1));
+  /* The nonblocking average refuses CONTINUE in facility mode, before any message. */
+  xffl_request_t *request = NULL;
+  xffl_status_t refused = xffl_federated_average_start(st, x, 1, XFFL_F32, NULL, &request);
+  if (refused != XFFL_EUNSUPPORTED) {
+    printf("rank %d: xffl_federated_average_start under continue: %s, not XFFL_EUNSUPPORTED\n", rank,
+           xffl_status_string(refused));
+    return 1;
+  }
+  for (;;) {
+    int committed = get(st, XFFL_ATTR_FEDERATION_ROUND, -1);
+    /* Every rank of the facility decides alike whether it asks to stop (its shards' senders must). */
+    float seen = (stop_file && access(stop_file, F_OK) == 0) ? 1.0f : 0.0f, stop = 0;
+    CHECK(xffl_allreduce(federation, &seen, &stop, 1, XFFL_F32, XFFL_MAX, NULL));
+    for (size_t i = 0; i < count; ++i) x[i] = (float)round_input(facility, shard, committed + 1, i);
+    x[count] = stop;
+    if (!get(st, XFFL_ATTR_IS_SENDER, 1))
+      for (size_t i = 0; i <= count; ++i) x[i] = -12345.0f; /* the relay must overwrite it */
+    xffl_status_t rc;
+    if (many) { /* three buffers, packed by the library: the same bytes as one */
+      size_t first = count / 3;
+      void *bufs[3] = {x, x + first, x + count};
+      const size_t counts[3] = {first, count - first, 1};
+      rc = xffl_federated_average_many(st, bufs, counts, 3, XFFL_F32, NULL);
+    } else {
+      rc = xffl_federated_average(st, x, count + 1, XFFL_F32, NULL);
+    }
+    if (rc != XFFL_OK) {
+      /* Exit 0: the harness judges the line, and every rank of the job gets to print its own (xffl-run
+       * would end the others at the first rank that fails). */
+      printf("rank %d: average failed: %s: %s\n", rank, xffl_status_string(rc), xffl_last_error_message());
+      fflush(stdout);
+      free(x);
+      return 0;
+    }
+    committed = get(st, XFFL_ATTR_FEDERATION_ROUND, -1);
+    const int epoch = get(st, XFFL_ATTR_FEDERATION_EPOCH, -1);
+    int live[64];
+    size_t n_live = 0;
+    CHECK(xffl_get_ints(st, XFFL_ATTR_LIVE_FACILITIES, live, 64, &n_live));
+    /* The expected mean over the live facilities' inputs of this round. */
+    double total = 0;
+    for (size_t l = 0; l < n_live; ++l) total += weighted ? weights[live[l]] : 1.0;
+    int ok = n_live > 0;
+    for (size_t i = 0; i < count && ok; ++i) {
+      double expected = 0;
+      for (size_t l = 0; l < n_live; ++l)
+        expected += (weighted ? weights[live[l]] : 1.0) * (float)round_input(live[l], shard, committed, i);
+      expected /= total;
+      if (fabs(x[i] - expected) > 1e-5 * (1.0 + fabs(expected))) ok = 0;
+    }
+    char live_text[512] = "";
+    for (size_t l = 0; l < n_live; ++l)
+      snprintf(live_text + strlen(live_text), sizeof live_text - strlen(live_text), "%s%d", l ? "," : "", live[l]);
+    printf("rank %d: continue round %d shard %d epoch %d live %s hash %016llx check %s\n", rank, committed, shard,
+           epoch, live_text,
+           (unsigned long long)fnv1a(x, sizeof(float) * (count + 1)), ok ? "ok" : "mismatch");
+    fflush(stdout);
+    if (x[count] > 0) break;
+    if (pace_ms > 0) usleep((useconds_t)(pace_ms * 1000));
+  }
+  free(x);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   const char *mode = argc > 1 ? argv[1] : "results";
@@ -211,7 +300,14 @@ int main(int argc, char **argv) {
   }
   rank = get(st, XFFL_ATTR_RANK, -1);
   printf("rank %d: pid %d\n", rank, (int)getpid());
-  int status = strcmp(mode, "loop") == 0 ? loop(st, argc > 2 ? atol(argv[2]) : 0) : results(st);
+  int status = 0;
+  if (strcmp(mode, "loop") == 0)
+    status = loop(st, argc > 2 ? atol(argv[2]) : 0);
+  else if (strcmp(mode, "continue") == 0)
+    status = continue_loop(st, argc > 2 ? (size_t)atol(argv[2]) : 256, argc > 3 ? atol(argv[3]) : 20,
+                           argc > 4 && strcmp(argv[4], "weighted") == 0, argc > 4 && strcmp(argv[4], "many") == 0);
+  else
+    status = results(st);
   xffl_state_destroy(st);
   if (status == 0) printf("rank %d: facility checks passed\n", rank);
   return status;

@@ -288,22 +288,30 @@ impl xffl_attr {
 }
 impl xffl_attr {
     #[doc = " the epoch of the last completed federated average (xffl_get_int): which set of facilities"]
-    #[doc = "  computed it. 0 while every facility of the layout takes part, as in single-world mode (facility"]
-    #[doc = "  mode with XFFL_FACILITY_FAULTS_CONTINUE, not built yet, will report the membership store's epoch,"]
-    #[doc = "  which grows at each lost or admitted facility). Set with federated scaling (XFFL_ENOTSET without)."]
-    #[doc = "  Not a DistributedState field: no topology output (describe, xffl-topo) carries it."]
+    #[doc = "  computed it. 0 while every facility of the layout takes part: single-world mode, and facility"]
+    #[doc = "  mode with XFFL_FACILITY_FAULTS_FAIL. Facility mode with XFFL_FACILITY_FAULTS_CONTINUE: the"]
+    #[doc = "  membership store's epoch of the last committed round (0 before the first average), which grows"]
+    #[doc = "  at each lost or admitted facility; the same on every rank of every facility of that round. Set"]
+    #[doc = "  with federated scaling (XFFL_ENOTSET without). Not a DistributedState field: no topology output"]
+    #[doc = "  (describe, xffl-topo) carries it."]
     pub const XFFL_ATTR_FEDERATION_EPOCH: xffl_attr = xffl_attr(25);
 }
 impl xffl_attr {
     #[doc = " the number of the last committed round (xffl_get_int): rounds are federated averages"]
     #[doc = "  (xffl_federated_average, _many and their nonblocking forms), numbered from 1; 0 before the first."]
-    #[doc = "  Counts the averages completed on this state's layout (a new layout starts again at 0). Set with"]
-    #[doc = "  federated scaling (XFFL_ENOTSET without). Not a DistributedState field."]
+    #[doc = "  Counts the averages completed on this state's layout (a new layout starts again at 0). Facility"]
+    #[doc = "  mode with XFFL_FACILITY_FAULTS_CONTINUE: the federation's round, the same in every facility; a"]
+    #[doc = "  facility that was restarted learns from its first average (which gives it the current model)"]
+    #[doc = "  the round its training resumes after. Set with federated scaling (XFFL_ENOTSET without). Not a"]
+    #[doc = "  DistributedState field."]
     pub const XFFL_ATTR_FEDERATION_ROUND: xffl_attr = xffl_attr(26);
 }
 impl xffl_attr {
-    #[doc = " tuple (xffl_get_ints): the facilities (federated group indices) of XFFL_ATTR_FEDERATION_EPOCH,"]
-    #[doc = "  sorted: every federated group of the layout. xffl_get_int refuses it (XFFL_EINVAL). Set with"]
+    #[doc = " tuple (xffl_get_ints): the facilities (federated group indices) whose inputs the last federated"]
+    #[doc = "  average is the mean of, sorted: every federated group of the layout, except in facility mode with"]
+    #[doc = "  XFFL_FACILITY_FAULTS_CONTINUE, where it is the contributing facilities of the last committed"]
+    #[doc = "  round (a facility admitted in that round received the model and contributes from the next one;"]
+    #[doc = "  every facility before the first average). xffl_get_int refuses it (XFFL_EINVAL). Set with"]
     #[doc = "  federated scaling (XFFL_ENOTSET without). Not a DistributedState field."]
     pub const XFFL_ATTR_LIVE_FACILITIES: xffl_attr = xffl_attr(27);
 }
@@ -423,9 +431,15 @@ impl xffl_option {
     #[doc = "  XFFL_FACILITY_FAULTS=fail|continue): what a federated average does when a facility is lost. It"]
     #[doc = "  matters only in facility mode (one job per facility: XFFL_FACILITY, XFFL_FEDERATION); in"]
     #[doc = "  single-world mode CONTINUE is accepted and changes nothing, since one launcher's world fails as a"]
-    #[doc = "  whole; in facility mode CONTINUE is not built yet (XFFL_EUNSUPPORTED from xffl_set_global). Every"]
-    #[doc = "  facility must give the same value. Read by xffl_set_global: XFFL_ESTATE once it was"]
-    #[doc = "  called."]
+    #[doc = "  whole. In facility mode with CONTINUE (backend ucx), job rank 0 holds the facility's lease in the"]
+    #[doc = "  federation's store (XFFL_FEDERATION_LEASE_TTL) and every rank publishes its crossing address at"]
+    #[doc = "  xffl_set_global; the blocking averages (xffl_federated_average, _many) go on among the live"]
+    #[doc = "  facilities (XFFL_ATTR_FEDERATION_EPOCH, _ROUND, XFFL_ATTR_LIVE_FACILITIES say what happened) and"]
+    #[doc = "  heal a returning one; the nonblocking ones (_start) are XFFL_EUNSUPPORTED, as are device memory"]
+    #[doc = "  (nccl), a wire format other than XFFL_WIRE_F32 and FLAT with HSDP. Memory: the senders keep one"]
+    #[doc = "  copy of the caller's buffers for the duration of the call (to redo a round); with several"]
+    #[doc = "  buffers, every rank packs them into one buffer of their total size. Every facility must give the"]
+    #[doc = "  same value. Read by xffl_set_global: XFFL_ESTATE once it was called."]
     pub const XFFL_OPT_FACILITY_FAULTS: xffl_option = xffl_option(12);
 }
 impl xffl_option {
@@ -448,10 +462,11 @@ impl xffl_facility_faults {
     pub const XFFL_FACILITY_FAULTS_FAIL: xffl_facility_faults = xffl_facility_faults(0);
 }
 impl xffl_facility_faults {
-    #[doc = " the surviving facilities go on without a lost one (DESIGN.md section 7). Single-world mode:"]
-    #[doc = "  accepted, and the same as FAIL (one launcher's world fails as a whole). Facility mode: not built"]
-    #[doc = "  yet in this release: xffl_set_global is XFFL_EUNSUPPORTED, so that no job believes it would"]
-    #[doc = "  survive a lost facility."]
+    #[doc = " the surviving facilities go on without a lost one (DESIGN.md section 7): each round's result is"]
+    #[doc = "  the (weighted) mean over the facilities of its epoch, bit-identical on every surviving rank; a"]
+    #[doc = "  facility that returns is admitted at a round boundary and receives the model, verified with a"]
+    #[doc = "  keyed hash; below the quorum every survivor gets XFFL_EQUORUM. Single-world mode: accepted, and"]
+    #[doc = "  the same as FAIL (one launcher's world fails as a whole)."]
     pub const XFFL_FACILITY_FAULTS_CONTINUE: xffl_facility_faults = xffl_facility_faults(1);
 }
 #[repr(transparent)]
@@ -765,7 +780,9 @@ extern "C" {
     #[doc = "       every other group inside the facility (XFFL_EUNSUPPORTED otherwise, naming the rank), and"]
     #[doc = "       xffl_federated_scaling must be given XFFL_FEDERATED's sizes (XFFL_EINVAL naming both). A facility"]
     #[doc = "       that fails makes the other facilities' next cross-facility collective fail (XFFL_EPEER or"]
-    #[doc = "       XFFL_ETIMEOUT), never hang."]
+    #[doc = "       XFFL_ETIMEOUT), never hang; with XFFL_OPT_FACILITY_FAULTS = XFFL_FACILITY_FAULTS_CONTINUE the"]
+    #[doc = "       others go on instead: job rank 0 then also takes the facility's lease in the federation's store"]
+    #[doc = "       here (its errors as above), and every rank publishes its crossing address here."]
     #[doc = " @note UCX is loaded into the process here, the first time a UCX backend is made (backend UCX, or NCCL"]
     #[doc = "       with XFFL_OPT_CROSS_FACILITY_BACKEND = XFFL_BACKEND_UCX), and stays loaded until the process"]
     #[doc = "       ends. libxffl does not link UCX: with backend NONE, or NCCL alone, UCX never enters the process."]
@@ -1502,7 +1519,10 @@ extern "C" {
     #[doc = "         overflows size_t, a stream with a host backend, an integer dtype with weights set, strategy"]
     #[doc = "         XFFL_FEDAVG_FLAT with unequal federated group sizes, or, with UCX, ranks that disagree on"]
     #[doc = "         count or dtype); XFFL_ESTATE (no federated scaling, or another call on the state is in progress);"]
-    #[doc = "         XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND."]
+    #[doc = "         XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND; XFFL_EQUORUM (facility mode with"]
+    #[doc = "         XFFL_FACILITY_FAULTS_CONTINUE: fewer facilities than the quorum remain, on every rank of every"]
+    #[doc = "         survivor); XFFL_EAUTH (in that mode: the model received by a returning facility failed its"]
+    #[doc = "         keyed hash, and was not used)."]
     #[doc = " @note Collective over the whole job; calls on one state and its groups must not overlap"]
     #[doc = "       (collective.h, Threads)."]
     pub fn xffl_federated_average(
@@ -1529,7 +1549,7 @@ extern "C" {
     #[doc = " @return XFFL_OK; XFFL_EINVAL (as xffl_federated_average, and NULL bufs or counts with n > 0, or"]
     #[doc = "         counts[i] times the element size, or their sum, not fitting in size_t: the message names the"]
     #[doc = "         buffer, and no buffer is touched); XFFL_ESTATE; XFFL_EUNSUPPORTED; XFFL_ETIMEOUT;"]
-    #[doc = "         XFFL_EPEER; XFFL_EBACKEND, as xffl_federated_average."]
+    #[doc = "         XFFL_EPEER; XFFL_EBACKEND; XFFL_EQUORUM; XFFL_EAUTH, as xffl_federated_average."]
     #[doc = " @note Collective over the whole job; calls on one state and its groups must not overlap"]
     #[doc = "       (collective.h, Threads)."]
     pub fn xffl_federated_average_many(
@@ -1560,7 +1580,8 @@ extern "C" {
     #[doc = "         before any message: NULL st, NULL buf with count > 0, unknown dtype, a byte size that"]
     #[doc = "         overflows size_t, a stream with a host backend, FLAT with unequal federated group sizes);"]
     #[doc = "         XFFL_ESTATE (no federated scaling, or another call or request on the state is in progress);"]
-    #[doc = "         XFFL_ENOMEM (no thread could be started). Failures found while running (ranks that"]
+    #[doc = "         XFFL_EUNSUPPORTED (facility mode with XFFL_FACILITY_FAULTS_CONTINUE: only the blocking"]
+    #[doc = "         averages run there); XFFL_ENOMEM (no thread could be started). Failures found while running (ranks that"]
     #[doc = "         disagree, XFFL_ETIMEOUT, XFFL_EPEER, XFFL_EBACKEND) come from xffl_request_wait or"]
     #[doc = "         xffl_request_test."]
     #[doc = " @note Collective over the whole job, as xffl_federated_average: every rank starts it (or calls the"]
@@ -1589,7 +1610,8 @@ extern "C" {
     #[doc = " @param[out] req the request, owned by the caller; written only on success"]
     #[doc = " @return XFFL_OK (started); XFFL_EINVAL (NULL req, or as xffl_federated_average_many before any"]
     #[doc = "         message: no buffer is touched); XFFL_ESTATE (no federated scaling, or another call or request"]
-    #[doc = "         on the state is in progress); XFFL_ENOMEM. Failures found while running come from"]
+    #[doc = "         on the state is in progress); XFFL_EUNSUPPORTED (as xffl_federated_average_start);"]
+    #[doc = "         XFFL_ENOMEM. Failures found while running come from"]
     #[doc = "         xffl_request_wait or xffl_request_test, as for xffl_federated_average_start."]
     #[doc = " @note Collective over the whole job, as xffl_federated_average_many. One request at a time per state."]
     pub fn xffl_federated_average_many_start(

@@ -403,8 +403,9 @@ pub enum OptionKey {
     /// link fails the call with an `Auth` error. Read by `set_global`.
     WanEncryption,
     /// 0 fail (default, or `XFFL_FACILITY_FAULTS=fail`) or 1 continue: what a federated average does
-    /// when a facility is lost; continue is the same as fail in single-world mode and not built yet in
-    /// facility mode (`set_global` is then an `Unsupported` error). Read by `set_global`.
+    /// when a facility is lost; continue is the same as fail in single-world mode; in facility mode the
+    /// blocking averages go on among the live facilities and heal a returning one (the nonblocking ones
+    /// are then an `Unsupported` error). Read by `set_global`.
     FacilityFaults,
     /// Facilities needed to go on with facility faults = continue, 0 to G (default 0, a majority, or
     /// `XFFL_FEDERATION_QUORUM`); above G is an `InvalidArgument` error from `federated_scaling` /

@@ -1,0 +1,418 @@
+#include "state/facility_rounds.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <new>
+#include <set>
+
+#include "comm/dtype.h"
+#include "common/error.h"
+#include "federation/epochs.h"
+#include "federation/facility_lease.h"
+#include "federation/model_seal.h"
+#include "xffl/status.h"
+
+namespace xffl {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using federation::RoundDecision;
+using federation::RoundOutcome;
+using federation::RoundPlan;
+
+// The crossing groups of this file share one tag, unused by the layout's groups (family 7 of the last
+// generation: the layout has families 0 to 6), and differ by their serial: kind (bits 60-61), the
+// layout's shard count (44-59), the epoch (contributors: 1-43; heal: 20-43) and the joiner (heal: 0-19).
+constexpr unsigned long long kRoundsTag = (1ULL << 19) - 1;
+constexpr uint64_t kContributorsKind = uint64_t{1} << 60;
+constexpr uint64_t kHealKind = uint64_t{2} << 60;
+// How often a crossing wait re-reads the member keys (one listing per crossing rank and period).
+constexpr int kWatchPeriodMs = 200;
+// Room for the sender's message in the relay header; a longer message is cut.
+constexpr size_t kMessageBytes = 480;
+
+std::string join(const std::vector<int> &values) {
+  std::string out;
+  for (int value : values) out += (out.empty() ? "" : ",") + std::to_string(value);
+  return out.empty() ? "none" : out;
+}
+
+// What the sender of a shard tells its relay group before the model: the status of the round on the
+// crossing rank, the committed round and its contributing facilities (a bitmap), and the message of
+// a failure.
+struct Header {
+  int64_t status = XFFL_OK;
+  int64_t epoch = 0;
+  int64_t round = 0;
+  std::vector<int> live;
+  std::string message;
+};
+
+size_t header_bytes(int facilities) { return 3 * 8 + (static_cast<size_t>(facilities) + 63) / 64 * 8 + kMessageBytes; }
+
+void put_u64(uint8_t *out, uint64_t value) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(value >> (8 * i));
+}
+uint64_t get_u64(const uint8_t *in) {
+  uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) value |= static_cast<uint64_t>(in[i]) << (8 * i);
+  return value;
+}
+
+std::vector<uint8_t> encode(const Header &header, int facilities) {
+  std::vector<uint8_t> out(header_bytes(facilities), 0);
+  put_u64(out.data(), static_cast<uint64_t>(header.status));
+  put_u64(out.data() + 8, static_cast<uint64_t>(header.epoch));
+  put_u64(out.data() + 16, static_cast<uint64_t>(header.round));
+  uint8_t *bitmap = out.data() + 24;
+  for (int f : header.live)
+    if (f >= 0 && f < facilities) bitmap[f / 8] = static_cast<uint8_t>(bitmap[f / 8] | (1u << (f % 8)));
+  const size_t length = std::min(header.message.size(), kMessageBytes - 1);
+  std::memcpy(out.data() + out.size() - kMessageBytes, header.message.data(), length);
+  return out;
+}
+
+Header decode(const std::vector<uint8_t> &in, int facilities) {
+  Header header;
+  header.status = static_cast<int64_t>(get_u64(in.data()));
+  header.epoch = static_cast<int64_t>(get_u64(in.data() + 8));
+  header.round = static_cast<int64_t>(get_u64(in.data() + 16));
+  const uint8_t *bitmap = in.data() + 24;
+  for (int f = 0; f < facilities; ++f)
+    if (bitmap[f / 8] & (1u << (f % 8))) header.live.push_back(f);
+  const char *message = reinterpret_cast<const char *>(in.data() + in.size() - kMessageBytes);
+  header.message.assign(message, strnlen(message, kMessageBytes));
+  return header;
+}
+
+}  // namespace
+
+// Ends the crossing waits of a round when a facility of the round has no member key any more (its
+// lease ended: a dead or hung facility), instead of letting them run to XFFL_TIMEOUT. Polled by the
+// crossing backend on the waiting thread (comm/crossing_wait_hook.h); reads the store at most once
+// per kWatchPeriodMs over a connection of its own.
+class FacilityRounds::MemberWatch {
+ public:
+  MemberWatch(std::unique_ptr<federation::MembershipStore> store, std::string prefix, int facilities)
+      : store_(std::move(store)), prefix_(std::move(prefix)), facilities_(facilities) {}
+
+  // The facilities of the round now crossing; empty: nothing is watched.
+  void watch(std::vector<int> members) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    members_ = std::move(members);
+    next_ = Clock::now() + std::chrono::milliseconds(kWatchPeriodMs);
+  }
+
+  void check() {
+    std::vector<int> members;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (members_.empty() || Clock::now() < next_) return;
+      next_ = Clock::now() + std::chrono::milliseconds(kWatchPeriodMs);
+      members = members_;
+    }
+    federation::Listing listing;
+    try {
+      listing = store_->list(prefix_ + "live/member/");
+    } catch (const Error &) {
+      return;  // the store is unreachable: no early end; the transport's own timeout still bounds the wait
+    }
+    std::set<int> registered;
+    const std::string keys = prefix_ + "live/member/";
+    for (const federation::KeyValue &entry : listing.entries) {
+      try {
+        registered.insert(std::stoi(entry.key.substr(keys.size())));
+      } catch (const std::exception &) {
+      }
+    }
+    for (int facility : members)
+      if (facility >= 0 && facility < facilities_ && !registered.count(facility))
+        fail(XFFL_EPEER, "facility ", facility, " lost: its lease in the federation's store ", store_->endpoint(),
+             " ended (no member key), so the crossing wait on it ends");
+  }
+
+ private:
+  std::unique_ptr<federation::MembershipStore> store_;
+  std::string prefix_;
+  int facilities_;
+  std::mutex mutex_;
+  std::vector<int> members_;
+  Clock::time_point next_{};
+};
+
+// How a crossing rank's round ended, for its relay group.
+struct FacilityRounds::Outcome {
+  int64_t epoch = 0;
+  int64_t round = 0;
+  std::vector<int> contributors;
+};
+
+FacilityRounds::FacilityRounds(std::shared_ptr<FacilityLink> link, int job_rank, int timeout_ms, int quorum,
+                               int64_t lease_ttl_seconds, const std::string &auth_token, const std::string &job_id,
+                               Logger logger)
+    : link_(std::move(link)),
+      job_rank_(job_rank),
+      timeout_ms_(timeout_ms),
+      quorum_(quorum),
+      lease_ttl_seconds_(lease_ttl_seconds),
+      auth_token_(auth_token),
+      job_id_(job_id),
+      logger_(std::move(logger)) {
+  for (int f = 0; f < static_cast<int>(link_->sizes().size()); ++f) live_.push_back(f);
+  if (job_rank_ == 0)
+    lease_ = std::make_unique<federation::FacilityLease>(link_->endpoint(), auth_token_, timeout_ms_, link_->prefix(),
+                                                         link_->facility(), lease_ttl_seconds_);
+}
+
+FacilityRounds::~FacilityRounds() {
+  if (watch_) link_->crossing_wait_hook()->set({});
+}
+
+comm::Communicator &FacilityRounds::contributors_group(const Placement &placement, int64_t epoch, bool with_joiners,
+                                                       const std::vector<int> &contributors) {
+  // Within an epoch the contributors differ only between its first round (with joiners) and the
+  // others; the layout's shard count tells a later layout's groups apart.
+  const uint64_t serial = kContributorsKind | (static_cast<uint64_t>(placement.shards & 0xffff) << 44) |
+                          (static_cast<uint64_t>(epoch) << 1) | (with_joiners ? 1 : 0);
+  std::vector<int> members;
+  for (int f : contributors) members.push_back(placement.crossing_ranks[static_cast<size_t>(f)]);
+  if (contributors_ && contributors_serial_ == serial && contributors_members_ == members) return *contributors_;
+  contributors_.reset();
+  const int me = placement.crossing_ranks[static_cast<size_t>(link_->facility())];
+  const int my_index = static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
+  comm::GroupSpec spec{topology::RankList::explicit_ranks(members), my_index,
+                       "crossing group of shard " + std::to_string(placement.shard) + " in epoch " +
+                           std::to_string(epoch) + " (facilities " + join(contributors) + ")",
+                       kRoundsTag};
+  spec.serial = serial;
+  spec.crosses_facilities = true;
+  contributors_ = placement.backend->create_communicator(spec);
+  contributors_serial_ = serial;
+  contributors_members_ = members;
+  return *contributors_;
+}
+
+std::unique_ptr<comm::Communicator> FacilityRounds::heal_group(const Placement &placement, int64_t epoch, int sender,
+                                                               int joiner) {
+  const int from = placement.crossing_ranks[static_cast<size_t>(sender)];
+  const int to = placement.crossing_ranks[static_cast<size_t>(joiner)];
+  const int me = link_->facility() == sender ? from : to;
+  std::vector<int> members{std::min(from, to), std::max(from, to)};
+  comm::GroupSpec spec{topology::RankList::explicit_ranks(members), members[0] == me ? 0 : 1,
+                       "heal group of shard " + std::to_string(placement.shard) + " in epoch " + std::to_string(epoch) +
+                           " (facility " + std::to_string(sender) + " to facility " + std::to_string(joiner) + ")",
+                       kRoundsTag};
+  spec.serial = kHealKind | (static_cast<uint64_t>(placement.shards & 0xffff) << 44) |
+                (static_cast<uint64_t>(epoch) << 20) | static_cast<uint64_t>(joiner & 0xfffff);
+  spec.crosses_facilities = true;
+  return placement.backend->create_communicator(spec);
+}
+
+void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, size_t count, xffl_dtype_t dtype,
+                                  const std::function<void()> &restore, Outcome &outcome) {
+  const int self = link_->facility();
+  const int facilities = static_cast<int>(link_->sizes().size());
+  if (!coordinator_ || coordinator_shard_ != placement.shard || coordinator_shards_ != placement.shards) {
+    federation::CoordinatorConfig config;
+    config.prefix = link_->prefix();
+    config.facility = self;
+    config.facilities = facilities;
+    config.shard = placement.shard;
+    config.shards = placement.shards;
+    config.quorum = quorum_;
+    config.timeout_ms = timeout_ms_;
+    config.lease_ttl_seconds = lease_ttl_seconds_;
+    coordinator_ = std::make_unique<federation::RoundCoordinator>(link_->open_store(), config);
+    coordinator_shard_ = placement.shard;
+    coordinator_shards_ = placement.shards;
+  }
+  if (!watch_) {
+    watch_ = std::make_shared<MemberWatch>(link_->open_store(), link_->prefix(), facilities);
+    link_->crossing_wait_hook()->set([watch = watch_] { watch->check(); });
+  }
+  const bool logs = placement.shard == 0;  // one line per facility, from the crossing rank of shard 0
+  const size_t bytes = count * comm::dtype_size(dtype);
+  RoundPlan plan = coordinator_->begin_round();
+  while (true) {
+    std::string failure;
+    bool seal_failed = false;
+    watch_->watch(plan.members);
+    try {
+      if (plan.self_joining) {
+        const auto heal = std::find_if(plan.heal.begin(), plan.heal.end(),
+                                       [&](const federation::HealTransfer &h) { return h.joiner == self; });
+        if (heal == plan.heal.end())
+          fail(XFFL_EINTERNAL, "federation: facility ", self, " joins in epoch ", plan.epoch, " without a sender");
+        if (logs)
+          logger_.info("federation: facility ", self, " admitted in epoch ", plan.epoch, ": it receives the model of ",
+                       "round ", plan.round, " from facility ", heal->sender, " and contributes from the next round");
+        std::unique_ptr<comm::Communicator> group = heal_group(placement, plan.epoch, heal->sender, self);
+        const int root = placement.crossing_ranks[static_cast<size_t>(heal->sender)] <
+                                 placement.crossing_ranks[static_cast<size_t>(self)]
+                             ? 0
+                             : 1;
+        group->broadcast(work, count, dtype, root, nullptr);
+        federation::Seal seal{};
+        group->broadcast(seal.data(), seal.size(), XFFL_U8, root, nullptr);
+        const federation::SealContext context{plan.epoch, plan.round, placement.shard, heal->sender, self};
+        try {
+          federation::verify_model_seal(auth_token_, job_id_, context, work, bytes, seal);
+        } catch (const Error &) {
+          seal_failed = true;
+          throw;
+        }
+      } else {
+        comm::Communicator &group = contributors_group(placement, plan.epoch, !plan.joining.empty(), plan.contributors);
+        double premul = 1.0;
+        if (!placement.weights.empty()) {
+          // FedAvg over the round's contributors: |C| w_f / sum over C, then the AVG (as in FAIL mode
+          // with every facility: the same bytes when no facility is missing).
+          double sum = 0;
+          for (int f : plan.contributors) sum += placement.weights[static_cast<size_t>(f)];
+          if (!(sum > 0))
+            fail(XFFL_EINVAL, "federated weights of the round's facilities ", join(plan.contributors),
+                 " sum to ", sum, "; it must be positive");
+          premul = static_cast<double>(plan.contributors.size()) * placement.weights[static_cast<size_t>(self)] / sum;
+        }
+        group.allreduce_scaled(work, count, dtype, XFFL_AVG, premul, nullptr);
+        for (const federation::HealTransfer &heal : plan.heal) {
+          if (heal.sender != self) continue;
+          std::unique_ptr<comm::Communicator> to = heal_group(placement, plan.epoch, self, heal.joiner);
+          const int root = placement.crossing_ranks[static_cast<size_t>(self)] <
+                                   placement.crossing_ranks[static_cast<size_t>(heal.joiner)]
+                               ? 0
+                               : 1;
+          to->broadcast(work, count, dtype, root, nullptr);
+          federation::Seal seal = federation::seal_model(
+              auth_token_, job_id_, {plan.epoch, plan.round, placement.shard, self, heal.joiner}, work, bytes);
+          to->broadcast(seal.data(), seal.size(), XFFL_U8, root, nullptr);
+        }
+      }
+    } catch (const Error &error) {
+      failure = error.what();
+      if (failure.empty()) failure = xffl_status_string(error.status());
+      if (seal_failed) {
+        // Never used: this facility reports itself lost so that the others go on without it, then
+        // the caller gets XFFL_EAUTH; its next average asks for the model again.
+        watch_->watch({});
+        contributors_.reset();
+        RoundDecision decision = coordinator_->fail_round(plan, {self}, failure);
+        while (decision.outcome == RoundOutcome::Redo)
+          decision = coordinator_->fail_round(decision.plan, {self}, failure);
+        throw;
+      }
+    }
+    watch_->watch({});
+    if (!failure.empty()) contributors_.reset();  // a failed communicator is unusable
+    const RoundDecision decision =
+        failure.empty() ? coordinator_->commit_round(plan) : coordinator_->fail_round(plan, {}, failure);
+    switch (decision.outcome) {
+      case RoundOutcome::Committed:
+        if (logs && decision.cause.find(" became epoch ") != std::string::npos)
+          logger_.info("federation: ", decision.cause);
+        outcome.epoch = plan.epoch;
+        outcome.round = plan.round;
+        outcome.contributors = plan.contributors;
+        return;
+      case RoundOutcome::Redo:
+        if (logs)
+          logger_.info("federation: round ", plan.round, " is redone in epoch ", decision.plan.epoch, ": ",
+                       decision.cause, failure.empty() ? "" : " (here: " + failure + ")");
+        restore();
+        plan = decision.plan;
+        break;
+      case RoundOutcome::Evicted:
+        if (logs)
+          logger_.info("federation: facility ", self, " is no longer a member in round ", plan.round, ": ",
+                       decision.cause, "; it waits for its admission and receives the model");
+        restore();
+        plan = coordinator_->begin_round();
+        break;
+    }
+  }
+}
+
+void FacilityRounds::average(const Placement &placement, void *const *bufs, const size_t *counts, size_t n,
+                             xffl_dtype_t dtype) {
+  const int facilities = static_cast<int>(link_->sizes().size());
+  const size_t size = comm::dtype_size(dtype);
+  size_t count = 0;
+  for (size_t i = 0; i < n; ++i) count += counts[i];
+  // One buffer is worked on in place; several are packed into one (the relay then moves one message),
+  // and the caller's buffers change only at the end.
+  std::vector<uint8_t> packed;
+  auto pack = [&] {
+    size_t offset = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (counts[i]) std::memcpy(packed.data() + offset, bufs[i], counts[i] * size);
+      offset += counts[i] * size;
+    }
+  };
+  if (n != 1) {
+    packed.resize(count * size);
+    pack();
+  }
+  uint8_t *work = n == 1 ? static_cast<uint8_t *>(bufs[0]) : packed.data();
+
+  Header header;
+  if (placement.crossing) {
+    // The input of a redo: a copy of the one buffer; several are packed again from the caller's.
+    std::vector<uint8_t> saved;
+    if (n == 1) saved.assign(work, work + count * size);
+    auto restore = [&] {
+      if (n == 1) {
+        if (!saved.empty()) std::memcpy(work, saved.data(), saved.size());
+      } else {
+        pack();
+      }
+    };
+    Outcome outcome;
+    try {
+      run_crossing(placement, work, count, dtype, restore, outcome);
+      header.epoch = outcome.epoch;
+      header.round = outcome.round;
+      header.live = outcome.contributors;
+    } catch (const Error &error) {
+      header.status = error.status();
+      header.message = error.what();
+    } catch (const std::bad_alloc &) {
+      header.status = XFFL_ENOMEM;
+      header.message = "federation: out of memory in the federated average";
+    } catch (const std::exception &error) {
+      header.status = XFFL_EINTERNAL;
+      header.message = std::string("federation: ") + error.what();
+    }
+    if (header.status != XFFL_OK && n == 1) restore();  // a failed average leaves the caller's input as it was
+    if (placement.relay) {
+      std::vector<uint8_t> bytes = encode(header, facilities);
+      placement.relay->broadcast(bytes.data(), bytes.size(), XFFL_U8, placement.relay_root, nullptr);
+      if (header.status == XFFL_OK) placement.relay->broadcast(work, count, dtype, placement.relay_root, nullptr);
+    }
+    if (header.status != XFFL_OK) throw Error(static_cast<xffl_status_t>(header.status), header.message);
+  } else {
+    if (!placement.relay) fail(XFFL_EINTERNAL, "federation: a rank that does not cross facilities has no relay group");
+    std::vector<uint8_t> bytes(header_bytes(facilities));
+    placement.relay->broadcast(bytes.data(), bytes.size(), XFFL_U8, placement.relay_root, nullptr);
+    header = decode(bytes, facilities);
+    if (header.status != XFFL_OK)
+      fail(static_cast<xffl_status_t>(header.status), "the crossing rank of shard ", placement.shard,
+           " of facility ", link_->facility(), " failed the federated average: ", header.message);
+    placement.relay->broadcast(work, count, dtype, placement.relay_root, nullptr);
+  }
+  if (n != 1) {
+    size_t offset = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (counts[i]) std::memcpy(bufs[i], packed.data() + offset, counts[i] * size);
+      offset += counts[i] * size;
+    }
+  }
+  epoch_ = header.epoch;
+  round_ = header.round;
+  live_ = header.live;
+}
+
+}  // namespace xffl

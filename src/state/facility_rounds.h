@@ -1,0 +1,130 @@
+// XFFL_FACILITY_FAULTS_CONTINUE in facility mode (DESIGN.md section 7): the federated average of a
+// federation of facility jobs that goes on when a facility is lost, and heals one that returns. This
+// file wires the round protocol (federation/epochs.h) into the average; the state hands it this
+// rank's place in the layout (Placement below) at each call.
+//
+// Who holds what, per facility job:
+// - job rank 0 holds the facility's lease (federation/facility_lease.h) from xffl_set_global on: the
+//   facility is a member while it is renewed;
+// - each crossing rank (the sender of one shard: the FEDERATED group's member of this facility) holds a
+//   RoundCoordinator over a store connection of its own, made at its first average, and a watch of the
+//   member keys that ends its crossing waits when a facility of the round loses its lease
+//   (comm/crossing_wait_hook.h), so that no survivor waits for XFFL_TIMEOUT on a hung facility;
+// - every other rank only receives: the relay inside the facility (REPLICA group) carries a header
+//   (status, epoch, round, the round's contributing facilities) before the model, so every rank of the
+//   facility answers XFFL_ATTR_FEDERATION_EPOCH / _ROUND / XFFL_ATTR_LIVE_FACILITIES alike, and fails
+//   with the same status when its sender fails.
+//
+// One average on a crossing rank: plan = begin_round(); a contributor averages its shard over the
+// crossing group of the plan's contributors (AVG, or SUM of the inputs scaled by the FedAvg weights
+// renormalised over the contributors), then sends the result to each joining facility of plan.heal it
+// is the sender for (a group of two, the result then its HMAC seal, federation/model_seal.h); a joiner
+// receives the model instead and verifies the seal (XFFL_EAUTH on a mismatch: never used). Then
+// commit_round. Redo: the input is restored from the saved copy and the round is done again under the
+// new plan. Evicted: this facility lost its membership (its lease ended, or a peer reported it): the
+// call waits for its admission at the next round boundary and receives the model, as a restarted
+// facility does in its first average. A failure of the crossing transport goes to fail_round: the
+// coordinator then drops the facilities whose lease ended, so a lost facility costs the survivors at
+// most about one lease TTL.
+//
+// Group identities: every crossing group of this file is made for one epoch (the allreduce group of
+// the epoch's contributors, the heal group of a sender and a joiner), with a serial that encodes the
+// epoch, so the bytes of an abandoned epoch never match a group of a later one.
+//
+// Memory: one copy of the caller's buffers on crossing ranks (the round's input, for a redo; with
+// several buffers, the packed buffer the round works on, repacked from the caller's for a redo); with
+// several buffers every other rank of the facility also packs them into one buffer for the relay.
+//
+// Not thread-safe: the state's call gate serialises the averages.
+#ifndef XFFL_SRC_STATE_FACILITY_ROUNDS_H
+#define XFFL_SRC_STATE_FACILITY_ROUNDS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "common/log.h"
+#include "state/facility_link.h"
+#include "xffl/types.h"
+
+namespace xffl {
+
+namespace federation {
+class FacilityLease;
+class RoundCoordinator;
+}  // namespace federation
+
+class FacilityRounds {
+ public:
+  // This rank's place in the federated layout, as the state sees it at the call.
+  struct Placement {
+    std::shared_ptr<comm::Backend> backend;  // the state's (FacilityBackend): crossing groups go over wan
+    bool crossing = true;                    // this rank is its shard's sender across facilities
+    int shard = 0;                           // this rank's shard index, in [0, shards)
+    int shards = 1;                          // crossing ranks per facility
+    std::vector<int> crossing_ranks;         // crossing: the global rank of this shard's sender in each facility
+    comm::Communicator *relay = nullptr;     // the REPLICA group (HSDP), null without one
+    int relay_root = 0;                      // this shard's sender's index in the REPLICA group
+    std::vector<double> weights;             // the FedAvg weights per facility; empty: the plain mean
+  };
+
+  // Job rank 0 grants the facility's lease here (a bounded, clear error when the store refuses);
+  // every other rank only keeps the link. lease_ttl_seconds: XFFL_FEDERATION_LEASE_TTL or its default.
+  FacilityRounds(std::shared_ptr<FacilityLink> link, int job_rank, int timeout_ms, int quorum,
+                 int64_t lease_ttl_seconds, const std::string &auth_token, const std::string &job_id, Logger logger);
+  ~FacilityRounds();
+  FacilityRounds(const FacilityRounds &) = delete;
+  FacilityRounds &operator=(const FacilityRounds &) = delete;
+
+  // Collective over the facility's job and, on crossing ranks, over the federation: averages the
+  // buffers in place (see the file's comment). Throws XFFL_EQUORUM (the federation halted), XFFL_EAUTH
+  // (a heal transfer failed its seal), XFFL_ETIMEOUT, XFFL_EPEER, and what the transports throw; every
+  // rank of the facility gets its sender's status.
+  void average(const Placement &placement, void *const *bufs, const size_t *counts, size_t n, xffl_dtype_t dtype);
+
+  // The last committed round's epoch, number and contributing facilities (0, 0 and every facility
+  // before the first average).
+  int64_t epoch() const { return epoch_; }
+  int64_t round() const { return round_; }
+  const std::vector<int> &live_facilities() const { return live_; }
+
+ private:
+  class MemberWatch;
+  struct Outcome;
+
+  // The crossing rank's round on `work` (count elements), restore() putting the input back for a redo.
+  void run_crossing(const Placement &placement, uint8_t *work, size_t count, xffl_dtype_t dtype,
+                    const std::function<void()> &restore, Outcome &outcome);
+  comm::Communicator &contributors_group(const Placement &placement, int64_t epoch, bool with_joiners,
+                                         const std::vector<int> &contributors);
+  std::unique_ptr<comm::Communicator> heal_group(const Placement &placement, int64_t epoch, int sender,
+                                                 int joiner);
+
+  std::shared_ptr<FacilityLink> link_;
+  int job_rank_ = 0;
+  int timeout_ms_ = 0;
+  int quorum_ = 0;
+  int64_t lease_ttl_seconds_ = 0;
+  std::string auth_token_;
+  std::string job_id_;
+  Logger logger_;
+  std::unique_ptr<federation::FacilityLease> lease_;  // job rank 0 only
+  std::unique_ptr<federation::RoundCoordinator> coordinator_;  // crossing ranks, from their first average
+  int coordinator_shard_ = -1, coordinator_shards_ = 0;
+  std::shared_ptr<MemberWatch> watch_;
+  // The crossing group of the current epoch's contributors, kept between the rounds of one epoch.
+  std::unique_ptr<comm::Communicator> contributors_;
+  uint64_t contributors_serial_ = 0;
+  std::vector<int> contributors_members_;
+  int64_t epoch_ = 0;
+  int64_t round_ = 0;
+  std::vector<int> live_;
+};
+
+}  // namespace xffl
+
+#endif
