@@ -4,12 +4,14 @@
 // measurement there.
 //
 //   members on one host (same host identity, pid namespace and network namespace, ucx/ucx_communicator.cpp):
-//     allreduce       bytes <  single_copy_allreduce_from(n):  as across hosts (UCX shared-memory
-//                                                               messages: latency-bound)
-//                     otherwise:                               single-copy reduce-scatter + all-gather
+//     allreduce       bytes <  host_segment_allreduce_below(n): the group's shared segment, flag and
+//                                                               slot (ucx/host_collectives.h): no
+//                                                               UCX message
+//                     bytes >= single_copy_allreduce_from(n):  single-copy reduce-scatter + all-gather
 //                                                               (algorithms/single_copy.h)
-//     reduce_scatter, allgather, broadcast: single copy from single_copy_<collective>_from(n), else as
-//                     across hosts
+//     reduce_scatter, allgather, broadcast: the same two, by host_segment_<collective>_below(n) and
+//                     single_copy_<collective>_from(n); barrier: always the segment
+//     (the segment's sizes end where single copy starts: no size is left to the UCX messages here)
 //   members on several hosts (or reading peers' memory not allowed here): UCX messages,
 //     allreduce       bytes <= small_allreduce_bytes: recursive doubling, else the pipelined ring
 //     broadcast       bytes <= small_broadcast_bytes: binomial tree, else the pipelined chain
@@ -42,6 +44,26 @@ constexpr size_t single_copy_allreduce_from(int members) { return members <= 2 ?
 constexpr size_t single_copy_allgather_from(int members) { return members <= 2 ? 512 * kKiB : 64 * kKiB; }
 constexpr size_t single_copy_reduce_scatter_from(int members) { return single_copy_allgather_from(members); }
 constexpr size_t single_copy_broadcast_from(int members) { return members <= 2 ? 256 * kKiB : 256 * kKiB; }
+// On one host, below those sizes: the shared segment (ucx/host_collectives.h: each member copies its
+// buffer into its slot, publishes a flag, and reads the others' slots; no UCX message). It takes over
+// every size below the single-copy crossover of each collective, where the UCX messages were before.
+constexpr size_t host_segment_allreduce_below(int members) { return single_copy_allreduce_from(members); }
+constexpr size_t host_segment_allgather_below(int members) { return single_copy_allgather_from(members); }
+constexpr size_t host_segment_reduce_scatter_below(int members) { return single_copy_reduce_scatter_from(members); }
+constexpr size_t host_segment_broadcast_below(int members) { return single_copy_broadcast_from(members); }
+// A member's slot: the most any of them puts there (an allgather member its own block, reduce_scatter
+// its whole send buffer).
+constexpr size_t host_segment_slot_bytes(int members) {
+  size_t most = host_segment_allreduce_below(members);
+  if (host_segment_reduce_scatter_below(members) > most) most = host_segment_reduce_scatter_below(members);
+  if (host_segment_broadcast_below(members) > most) most = host_segment_broadcast_below(members);
+  return most;  // allgather's block is its whole buffer / members: less than reduce_scatter's
+}
+// A member waiting for another's flag spins this long before it sleeps on it (futex): long enough
+// for a peer that runs on another core to arrive, short enough not to take a shared core from a
+// peer that waits to run.
+constexpr long host_segment_spin_ns = 10 * 1000;
+
 // What the single-copy reduction reads from a peer at once: its accumulator and the peer's chunk stay
 // in the L2 cache between the read and the reduction.
 constexpr size_t single_copy_chunk_bytes = 128 * kKiB;
