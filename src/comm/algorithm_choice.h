@@ -36,14 +36,16 @@ constexpr int ring_window = 8;                        // receives the ring posts
 
 // On one host: the smallest buffer that takes the single-copy schedule (the whole buffer of an
 // allreduce or broadcast, the whole gathered or scattered buffer of allgather and reduce_scatter, in
-// bytes of its dtype), by member count; below it, the UCX messages above. Measured on 2 and 4 ranks
-// (2 cores, load 9-13) as the size from which single copy took less CPU per call and less wall time
-// than the messages (bench/peers/README.md, "Crossovers"); 3 members and more take the 4-rank value.
-// reduce_scatter was not measured apart: it takes allgather's (same reads, one more pass in the kernel).
-constexpr size_t single_copy_allreduce_from(int members) { return members <= 2 ? 256 * kKiB : 64 * kKiB; }
-constexpr size_t single_copy_allgather_from(int members) { return members <= 2 ? 512 * kKiB : 64 * kKiB; }
+// bytes of its dtype), by member count; below it, the shared segment below. Measured on 2 and 4 ranks
+// (2 cores, load 19-21, bench/peers/README.md, "Small sizes on one host") as the size from which
+// single copy took less wall time than the segment, and about as much CPU per call or less (the
+// segment has every member read every slot: its reads grow with the members, single copy's do not);
+// 3 members and more take the 4-rank value. Before the segment, against the UCX messages, they were
+// 256 KiB / 64 KiB (allreduce), 512 KiB / 64 KiB (allgather), 256 KiB (broadcast).
+constexpr size_t single_copy_allreduce_from(int members) { return members <= 2 ? 1024 * kKiB : 1024 * kKiB; }
+constexpr size_t single_copy_allgather_from(int members) { return members <= 2 ? 512 * kKiB : 1024 * kKiB; }
 constexpr size_t single_copy_reduce_scatter_from(int members) { return single_copy_allgather_from(members); }
-constexpr size_t single_copy_broadcast_from(int members) { return members <= 2 ? 256 * kKiB : 256 * kKiB; }
+constexpr size_t single_copy_broadcast_from(int members) { return members <= 2 ? 2048 * kKiB : 1024 * kKiB; }
 // On one host, below those sizes: the shared segment (ucx/host_collectives.h: each member copies its
 // buffer into its slot, publishes a flag, and reads the others' slots; no UCX message). It takes over
 // every size below the single-copy crossover of each collective, where the UCX messages were before.
@@ -59,10 +61,12 @@ constexpr size_t host_segment_slot_bytes(int members) {
   if (host_segment_broadcast_below(members) > most) most = host_segment_broadcast_below(members);
   return most;  // allgather's block is its whole buffer / members: less than reduce_scatter's
 }
-// A member waiting for another's flag spins this long before it sleeps on it (futex): long enough
-// for a peer that runs on another core to arrive, short enough not to take a shared core from a
-// peer that waits to run.
-constexpr long host_segment_spin_ns = 10 * 1000;
+// A call spins this long in all on the other members' flags before it sleeps on them (futex): enough
+// for a peer that runs on another core to arrive, short enough not to take a shared core from a peer
+// that waits to run. Measured at load 20 on 2 cores (2 and 4 ranks, 4-64 KiB): 0 and 2 us took the
+// least CPU per call and wall time, 5 us more, 10 us (the first guess) up to twice the CPU, 30 us
+// three to four times.
+constexpr long host_segment_spin_ns = 2 * 1000;
 
 // What the single-copy reduction reads from a peer at once: its accumulator and the peer's chunk stay
 // in the L2 cache between the read and the reduction.

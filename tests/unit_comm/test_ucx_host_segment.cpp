@@ -77,16 +77,16 @@ void random_floats_are_bit_identical_on_every_rank(void **) {
   for (int r = 1; r < world; ++r) assert_true(results[static_cast<size_t>(r)] == results[0]);
 }
 
-// Calls over UCX (single copy, above the segment's sizes) between calls through the segment: a
+// Calls over UCX (single copy, from 1 MiB on 3 members) between calls through the segment: a
 // member writes a slot again only after every member has read it.
 void calls_over_ucx_in_between(void **) {
   expect_ok(harness::run_ranks(3, [](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 3);
     for (int round = 0; round < 4; ++round) {
       checks::allreduce(*comm, rank, n, 1000, XFFL_F32, XFFL_SUM, round % 2 == 0);
-      checks::broadcast(*comm, rank, 100000, XFFL_I32, round % n);  // the root may leave first
+      checks::broadcast(*comm, rank, 300000, XFFL_I32, round % n);  // the root may leave first
       checks::broadcast(*comm, rank, 1000, XFFL_I32, (round + 1) % n);
-      checks::allreduce(*comm, rank, n, 100000, XFFL_BF16, XFFL_AVG, false);
+      checks::allreduce(*comm, rank, n, 600000, XFFL_BF16, XFFL_AVG, false);
       checks::reduce_scatter(*comm, rank, n, 300, XFFL_I8, XFFL_AVG, round % 2 == 1);
     }
     if (!has_segment(*comm)) (xffl::fail)(XFFL_EINTERNAL, "the small collectives did not take the segment");
@@ -118,8 +118,8 @@ void members_disagree(size_t count, size_t odd_count, unsigned long long tag) {
 
 void members_disagree_in_the_segment(void **) { members_disagree(100, 99, 4); }
 // The odd member's call takes the segment, the others' read each other's memory (single copy).
-void a_member_in_the_segment_disagrees_with_members_over_ucx(void **) { members_disagree(100000, 100, 5); }
-void members_over_ucx_disagree_with_a_member_in_the_segment(void **) { members_disagree(100, 100000, 6); }
+void a_member_in_the_segment_disagrees_with_members_over_ucx(void **) { members_disagree(300000, 100, 5); }
+void members_over_ucx_disagree_with_a_member_in_the_segment(void **) { members_disagree(100, 300000, 6); }
 
 void a_member_that_stays_away_times_out_the_others(void **) {
   std::vector<int> statuses(3, XFFL_OK);

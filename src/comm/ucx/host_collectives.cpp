@@ -67,10 +67,11 @@ bool HostCollectives::ready(UcxTransport &p2p, std::string *why) {
   return true;
 }
 
-void HostCollectives::wait_for(UcxTransport &p2p, int member, uint32_t sequence, bool done) {
+void HostCollectives::wait_for(UcxTransport &p2p, int member, uint32_t sequence, bool done,
+                               std::chrono::steady_clock::time_point spin_end) {
   const HostSegment &segment = *segment_;
   auto there = [&] { return done ? segment.done_reading(member, sequence) : segment.arrived(member, sequence); };
-  if (there() || segment.spin(member, sequence, done)) return;
+  if (there() || segment.spin(member, sequence, done, spin_end)) return;
   do p2p.check_wait(member, kSegmentStep, there);
   while (!segment.sleep(member, sequence, done));
 }
@@ -79,15 +80,19 @@ void HostCollectives::enter(UcxTransport &p2p, const CallSignature &signature, c
   HostSegment &segment = *segment_;
   const uint32_t sequence = p2p.sequence();
   std::optional<uint32_t> &previous = last_published_[sequence & 1u];
+  // One spinning budget for the call: with more members than cores, a member that spun in vain for
+  // one peer (descheduled) would spin in vain for the next.
+  const auto spin_end =
+      std::chrono::steady_clock::now() + std::chrono::nanoseconds(algorithm_choice::host_segment_spin_ns);
   if (previous)
     for (int member = 0; member < members_; ++member)
-      if (member != me_) wait_for(p2p, member, *previous, true);
+      if (member != me_) wait_for(p2p, member, *previous, true, spin_end);
   if (bytes) std::memcpy(segment.slot(me_, sequence), data, bytes);
   segment.publish(sequence, signature);
   previous = sequence;
   for (int member = 0; member < members_; ++member) {
     if (member == me_) continue;
-    wait_for(p2p, member, sequence, false);
+    wait_for(p2p, member, sequence, false, spin_end);
     const CallSignature theirs = segment.signature(member, sequence);
     if (theirs != signature) p2p.disagree_with(member, theirs);
   }

@@ -25,6 +25,7 @@
 #ifndef XFFL_SRC_COMM_UCX_HOST_COLLECTIVES_H
 #define XFFL_SRC_COMM_UCX_HOST_COLLECTIVES_H
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -67,7 +68,9 @@ class HostCollectives {
   // Publishes `bytes` of `data` (may be none) as this member's part of the call, then waits for every
   // member's and checks their signatures.
   void enter(UcxTransport &p2p, const CallSignature &signature, const void *data, size_t bytes);
-  void wait_for(UcxTransport &p2p, int member, uint32_t sequence, bool done);
+  // spin_end: until when the call may spin on flags, all waits together (then they sleep).
+  void wait_for(UcxTransport &p2p, int member, uint32_t sequence, bool done,
+                std::chrono::steady_clock::time_point spin_end);
   // out = every member's slot elements [first, first + count) reduced in member order.
   void reduce_slots(UcxTransport &p2p, size_t first, size_t count, xffl_dtype_t dtype, xffl_redop_t op, void *out);
 

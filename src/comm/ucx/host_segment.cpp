@@ -13,7 +13,6 @@
 #include <cstring>
 #include <new>
 
-#include "comm/algorithm_choice.h"
 
 namespace xffl::comm::ucx {
 
@@ -201,13 +200,12 @@ CallSignature HostSegment::signature(int member, uint32_t sequence) const {
   return flags(member).signature[sequence & 1u];
 }
 
-bool HostSegment::spin(int member, uint32_t sequence, bool done) const {
+bool HostSegment::spin(int member, uint32_t sequence, bool done, Clock::time_point spin_end) const {
   const std::atomic<uint32_t> &word = done ? flags(member).done : flags(member).arrived;
-  const auto end = Clock::now() + std::chrono::nanoseconds(algorithm_choice::host_segment_spin_ns);
   for (unsigned round = 1;; ++round) {
     if (reached(word.load(std::memory_order_acquire), sequence)) return true;
     relax();
-    if (round % 64 == 0 && Clock::now() >= end) return false;
+    if (round % 64 == 0 && Clock::now() >= spin_end) return false;
   }
 }
 

@@ -22,6 +22,7 @@
 #define XFFL_SRC_COMM_UCX_HOST_SEGMENT_H
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -66,11 +67,11 @@ class HostSegment {
   // The signature member published for the call; valid once arrived(member, sequence).
   CallSignature signature(int member, uint32_t sequence) const;
 
-  // Waiting until arrived(member, sequence) (or done_reading when `done`). spin: for a bounded time
-  // (algorithm_choice::host_segment_spin_ns); sleep: on the member's word (futex) for a short slice
-  // at most (kSleepSliceNs in the .cpp), so that the caller looks for timeouts, dead peers and
-  // notices between sleeps. Each says whether the member got there.
-  bool spin(int member, uint32_t sequence, bool done) const;
+  // Waiting until arrived(member, sequence) (or done_reading when `done`). spin: until spin_end (the
+  // caller's budget for the whole call, algorithm_choice::host_segment_spin_ns); sleep: on the
+  // member's word (futex) for a short slice at most (kSleepSliceNs in the .cpp), so that the caller
+  // looks for timeouts, dead peers and notices between sleeps. Each says whether the member got there.
+  bool spin(int member, uint32_t sequence, bool done, std::chrono::steady_clock::time_point spin_end) const;
   bool sleep(int member, uint32_t sequence, bool done) const;
 
  private:
