@@ -71,7 +71,7 @@ void HostCollectives::wait_for(UcxTransport &p2p, int member, uint32_t sequence,
                                std::chrono::steady_clock::time_point spin_end) {
   const HostSegment &segment = *segment_;
   auto there = [&] { return done ? segment.done_reading(member, sequence) : segment.arrived(member, sequence); };
-  if (there() || segment.spin(member, sequence, done, spin_end)) return;
+  if (there() || segment.spin(member, sequence, done, spin_end) || segment.yield(member, sequence, done)) return;
   do p2p.check_wait(member, kSegmentStep, there);
   while (!segment.sleep(member, sequence, done));
 }

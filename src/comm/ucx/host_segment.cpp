@@ -1,6 +1,7 @@
 #include "comm/ucx/host_segment.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -12,6 +13,8 @@
 #include <climits>
 #include <cstring>
 #include <new>
+
+#include "comm/algorithm_choice.h"
 
 
 namespace xffl::comm::ucx {
@@ -207,6 +210,15 @@ bool HostSegment::spin(int member, uint32_t sequence, bool done, Clock::time_poi
     relax();
     if (round % 64 == 0 && Clock::now() >= spin_end) return false;
   }
+}
+
+bool HostSegment::yield(int member, uint32_t sequence, bool done) const {
+  const std::atomic<uint32_t> &word = done ? flags(member).done : flags(member).arrived;
+  for (int round = 0; round < algorithm_choice::host_segment_yields; ++round) {
+    sched_yield();
+    if (reached(word.load(std::memory_order_acquire), sequence)) return true;
+  }
+  return false;
 }
 
 bool HostSegment::sleep(int member, uint32_t sequence, bool done) const {

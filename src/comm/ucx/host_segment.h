@@ -73,6 +73,10 @@ class HostSegment {
   // looks for timeouts, dead peers and notices between sleeps. Each says whether the member got there.
   bool spin(int member, uint32_t sequence, bool done, std::chrono::steady_clock::time_point spin_end) const;
   bool sleep(int member, uint32_t sequence, bool done) const;
+  // Between spin and sleep: gives the core away a few times (sched_yield,
+  // algorithm_choice::host_segment_yields), so that a peer waiting for this core runs without the
+  // cost of a futex sleep and wake-up on both sides.
+  bool yield(int member, uint32_t sequence, bool done) const;
 
  private:
   struct Flags;
