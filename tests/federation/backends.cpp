@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <random>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -230,18 +232,40 @@ class EtcdCluster final : public Backend {
 
 }  // namespace
 
-int unused_port() {
+namespace {
+
+// Whether `port` (0: the kernel's pick) binds on loopback now; the port bound, 0 if none.
+int bind_loopback(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
   socklen_t length = sizeof address;
-  if (::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) != 0)
-    throw std::runtime_error("cannot bind a loopback port");
-  int port = ntohs(address.sin_port);
+  int bound = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) == 0)
+    bound = ntohs(address.sin_port);
   ::close(fd);
-  return port;
+  return bound;
+}
+
+}  // namespace
+
+// Drawn below the kernel's ephemeral range, as xffl-run draws MASTER_PORT (tools/xffl-run/free_port.h):
+// no outgoing connection of another test takes it before the server binds it.
+int unused_port() {
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0, high = 0;
+  if (range >> low >> high && low > 20064) {
+    static std::mt19937 generator(std::random_device{}());
+    std::uniform_int_distribution<int> draw(20000, low - 1);
+    for (int attempt = 0; attempt < 64; ++attempt)
+      if (int port = bind_loopback(draw(generator))) return port;
+  }
+  if (int port = bind_loopback(0)) return port;
+  throw std::runtime_error("cannot bind a loopback port");
 }
 
 Backend *start_xffl_server(const std::string &tool) { return new XfflServer(tool); }

@@ -44,9 +44,17 @@ show_logs() {
 
 mkdir -p "$dir/state" "$dir/spool" "$dir/log" "$dir/tmp"
 read -r ctld_port slurmd_port < <(python3 -c '
-import socket
-sockets = [socket.socket() for _ in range(2)]
-for s in sockets: s.bind(("127.0.0.1", 0))
+import random, socket
+# Below the ephemeral range (as xffl-run draws MASTER_PORT): no outgoing connection takes them first.
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+sockets = []
+while len(sockets) < 2:
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", random.randrange(20000, low) if low > 20064 else 0))
+        sockets.append(s)
+    except OSError:
+        s.close()
 print(*[s.getsockname()[1] for s in sockets])')
 first_job_id=$((1000 + (RANDOM * 32768 + RANDOM) % 60000000))
 cat >"$dir/slurm.conf" <<CONF

@@ -1,4 +1,5 @@
 // xffl-run gives every rank torchrun's variables and xffl's, correct for each rank.
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -58,6 +59,11 @@ std::map<int, Vars> check_layout(int world, int nodes, const std::vector<std::st
   const std::string job = by_rank[0]["XFFL_JOB_ID"];
   int port_number = std::atoi(port.c_str());
   if (port_number < 1 || port_number > 65535) fail_msg("MASTER_PORT '%s' is not a port", port.c_str());
+  // Drawn below the kernel's ephemeral range, where no outgoing connection takes it before rank 0 binds.
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  int ephemeral_low = 0, ephemeral_high = 0;
+  if (range >> ephemeral_low >> ephemeral_high && ephemeral_low > 20064 && port_number >= ephemeral_low)
+    fail_msg("MASTER_PORT %d is in the ephemeral range %d-%d", port_number, ephemeral_low, ephemeral_high);
   if (job.size() != 32 || job.find_first_not_of("0123456789abcdef") != std::string::npos)
     fail_msg("XFFL_JOB_ID '%s' is not 32 hex digits", job.c_str());
   for (int rank = 0; rank < world; ++rank) {

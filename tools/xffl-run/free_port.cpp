@@ -2,27 +2,42 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <random>
 #include <sys/socket.h>
 
 #include "errors.h"
 #include "fd.h"
 
 namespace xffl_run {
+namespace {
 
-int find_free_port(const std::string& address) {
+// Ports below this may belong to services (etcd 2379, slurmctld 6817, ...): never drawn.
+constexpr int kLowestDrawn = 20000;
+constexpr int kDraws = 64;
+
+// The first port of the kernel's ephemeral range; 0 when it cannot be read.
+int ephemeral_range_start() {
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0, high = 0;
+  if (!(range >> low >> high)) return 0;
+  return low;
+}
+
+// Binds `port` (0: the kernel's pick) on `address`; returns the port bound, 0 when none was.
+int bind_port(const std::string& address, int port, std::string& last_error) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICSERV;
   addrinfo* found = nullptr;
-  int rc = ::getaddrinfo(address.c_str(), "0", &hints, &found);
+  int rc = ::getaddrinfo(address.c_str(), std::to_string(port).c_str(), &hints, &found);
   if (rc != 0) throw UsageError("--master-addr '" + address + "' does not resolve: " + ::gai_strerror(rc));
 
-  std::string last_error = "no address";
-  int port = 0;
-  for (addrinfo* candidate = found; candidate && port == 0; candidate = candidate->ai_next) {
+  int bound_port = 0;
+  for (addrinfo* candidate = found; candidate && bound_port == 0; candidate = candidate->ai_next) {
     UniqueFd sock(::socket(candidate->ai_family, candidate->ai_socktype | SOCK_CLOEXEC, candidate->ai_protocol));
     if (!sock) {
       last_error = std::strerror(errno);
@@ -35,12 +50,26 @@ int find_free_port(const std::string& address) {
       last_error = std::strerror(errno);
       continue;
     }
-    if (bound.ss_family == AF_INET) port = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-    if (bound.ss_family == AF_INET6) port = ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+    if (bound.ss_family == AF_INET) bound_port = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    if (bound.ss_family == AF_INET6) bound_port = ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
   }
   ::freeaddrinfo(found);
-  if (port == 0) throw UsageError("cannot bind a port on --master-addr '" + address + "': " + last_error);
-  return port;
+  return bound_port;
+}
+
+}  // namespace
+
+int find_free_port(const std::string& address) {
+  std::string last_error = "no address";
+  const int ephemeral_start = ephemeral_range_start();
+  if (ephemeral_start > kLowestDrawn + kDraws) {
+    std::mt19937 generator(std::random_device{}());
+    std::uniform_int_distribution<int> draw(kLowestDrawn, ephemeral_start - 1);
+    for (int attempt = 0; attempt < kDraws; ++attempt)
+      if (int port = bind_port(address, draw(generator), last_error)) return port;
+  }
+  if (int port = bind_port(address, 0, last_error)) return port;
+  throw UsageError("cannot bind a port on --master-addr '" + address + "': " + last_error);
 }
 
 }  // namespace xffl_run

@@ -101,6 +101,8 @@ class UcxTransport final : public algorithms::PointToPoint {
   void check_call();
   // Throws XFFL_EINVAL when a notice of this call is here (a failure may be its consequence).
   void mismatch_before_failure();
+  // The same for a member this rank could not connect to: looks for notices until a bound.
+  void mismatch_before_unreachable();
   void check_notices();
   // Takes the notices of this group; returns a member's arguments that differ from this call's, and
   // throws at once for a notice about the previous call.
