@@ -33,6 +33,8 @@ if(XFFL_WITH_UCX)
     comm/ucx/revocation.cpp
     comm/ucx/send_staging.cpp
     comm/ucx/process_memory.cpp
+    comm/ucx/host_segment.cpp
+    comm/ucx/host_collectives.cpp
     comm/ucx/ucx_communicator.cpp
     comm/ucx/ucx_backend.cpp)
   # UCX's headers only: libxffl loads libucp.so.0 at run time, when a UCX backend is made

@@ -4,12 +4,14 @@
 // measurement there.
 //
 //   members on one host (same host identity, pid namespace and network namespace, ucx/ucx_communicator.cpp):
-//     allreduce       bytes <  single_copy_allreduce_from(n):  as across hosts (UCX shared-memory
-//                                                               messages: latency-bound)
-//                     otherwise:                               single-copy reduce-scatter + all-gather
+//     allreduce       bytes <  host_segment_allreduce_below(n): the group's shared segment, flag and
+//                                                               slot (ucx/host_collectives.h): no
+//                                                               UCX message
+//                     bytes >= single_copy_allreduce_from(n):  single-copy reduce-scatter + all-gather
 //                                                               (algorithms/single_copy.h)
-//     reduce_scatter, allgather, broadcast: single copy from single_copy_<collective>_from(n), else as
-//                     across hosts
+//     reduce_scatter, allgather, broadcast: the same two, by host_segment_<collective>_below(n) and
+//                     single_copy_<collective>_from(n); barrier: always the segment
+//     (the segment's sizes end where single copy starts: no size is left to the UCX messages here)
 //   members on several hosts (or reading peers' memory not allowed here): UCX messages,
 //     allreduce       bytes <= small_allreduce_bytes: recursive doubling, else the pipelined ring
 //     broadcast       bytes <= small_broadcast_bytes: binomial tree, else the pipelined chain
@@ -34,14 +36,44 @@ constexpr int ring_window = 8;                        // receives the ring posts
 
 // On one host: the smallest buffer that takes the single-copy schedule (the whole buffer of an
 // allreduce or broadcast, the whole gathered or scattered buffer of allgather and reduce_scatter, in
-// bytes of its dtype), by member count; below it, the UCX messages above. Measured on 2 and 4 ranks
-// (2 cores, load 9-13) as the size from which single copy took less CPU per call and less wall time
-// than the messages (bench/peers/README.md, "Crossovers"); 3 members and more take the 4-rank value.
-// reduce_scatter was not measured apart: it takes allgather's (same reads, one more pass in the kernel).
-constexpr size_t single_copy_allreduce_from(int members) { return members <= 2 ? 256 * kKiB : 64 * kKiB; }
-constexpr size_t single_copy_allgather_from(int members) { return members <= 2 ? 512 * kKiB : 64 * kKiB; }
+// bytes of its dtype), by member count; below it, the shared segment below. Measured on 2 and 4 ranks
+// (2 cores, load 19-21, bench/peers/README.md, "Small sizes on one host") as the size from which
+// single copy took less wall time than the segment, and about as much CPU per call or less (the
+// segment has every member read every slot: its reads grow with the members, single copy's do not);
+// 3 members and more take the 4-rank value. Before the segment, against the UCX messages, they were
+// 256 KiB / 64 KiB (allreduce), 512 KiB / 64 KiB (allgather), 256 KiB (broadcast).
+constexpr size_t single_copy_allreduce_from(int members) { return members <= 2 ? 1024 * kKiB : 1024 * kKiB; }
+constexpr size_t single_copy_allgather_from(int members) { return members <= 2 ? 512 * kKiB : 1024 * kKiB; }
 constexpr size_t single_copy_reduce_scatter_from(int members) { return single_copy_allgather_from(members); }
-constexpr size_t single_copy_broadcast_from(int members) { return members <= 2 ? 256 * kKiB : 256 * kKiB; }
+constexpr size_t single_copy_broadcast_from(int members) { return members <= 2 ? 2048 * kKiB : 1024 * kKiB; }
+// On one host, below those sizes: the shared segment (ucx/host_collectives.h: each member copies its
+// buffer into its slot, publishes a flag, and reads the others' slots; no UCX message). It takes over
+// every size below the single-copy crossover of each collective, where the UCX messages were before.
+constexpr size_t host_segment_allreduce_below(int members) { return single_copy_allreduce_from(members); }
+constexpr size_t host_segment_allgather_below(int members) { return single_copy_allgather_from(members); }
+constexpr size_t host_segment_reduce_scatter_below(int members) { return single_copy_reduce_scatter_from(members); }
+constexpr size_t host_segment_broadcast_below(int members) { return single_copy_broadcast_from(members); }
+// A member's slot: the most any of them puts there (an allgather member its own block, reduce_scatter
+// its whole send buffer).
+constexpr size_t host_segment_slot_bytes(int members) {
+  size_t most = host_segment_allreduce_below(members);
+  if (host_segment_reduce_scatter_below(members) > most) most = host_segment_reduce_scatter_below(members);
+  if (host_segment_broadcast_below(members) > most) most = host_segment_broadcast_below(members);
+  return most;  // allgather's block is its whole buffer / members: less than reduce_scatter's
+}
+// A call spins this long in all on the other members' flags before it sleeps on them (futex): enough
+// for a peer that runs on another core to arrive, short enough not to take a shared core from a peer
+// that waits to run. Measured at load 20 on 2 cores (2 and 4 ranks, 4-64 KiB): 0 and 2 us took the
+// least CPU per call and wall time, 5 us more, 10 us (the first guess) up to twice the CPU, 30 us
+// three to four times.
+constexpr long host_segment_spin_ns = 2 * 1000;
+// Then, before sleeping on a member's flag, a call gives its core away this many times
+// (sched_yield): with more members than cores the member awaited often waits for this very core,
+// and a futex sleep and wake-up cost both sides a few microseconds more. Measured at load 15-17 on
+// 2 cores against none: 4 KiB on 4 ranks 6.9 -> 4.2 us of CPU and 36 -> 15 us per call, on 2 ranks
+// 4.0 -> 2.7 us; 16 and 64 yields were no better.
+constexpr int host_segment_yields = 4;
+
 // What the single-copy reduction reads from a peer at once: its accumulator and the peer's chunk stay
 // in the L2 cache between the read and the reduction.
 constexpr size_t single_copy_chunk_bytes = 128 * kKiB;

@@ -19,7 +19,12 @@
  * SIGTERM (exit 137 names the victim's signal), so the survivors ignore SIGTERM until they have
  * recorded their result; give xffl-run a --grace longer than XFFL_TIMEOUT.
  *
- * usage: collective_loss [VICTIM] [MIB] [exit|sigkill]   (default: the last rank, 64 MiB, exit)
+ * usage: collective_loss [VICTIM] [SIZE] [exit|sigkill]   (default: the last rank, 64 MiB, exit)
+ * SIZE: MiB, or KiB with a k suffix ("16k": the small allreduce, which members on one host run through
+ * their shared segment, comm/ucx/host_collectives.h: the survivors then wait for the victim's flag).
+ *
+ * After xffl_state_destroy every rank checks that no mapping of a shared segment of xffl is left in
+ * it (/proc/self/maps): the segments have no name in /dev/shm (memfd), so that is all that could leak.
  * FAULT_COLLECTIVE_TIMEOUT_MS, when set, replaces XFFL_TIMEOUT after the rendezvous (xffl_set_option).
  * FAULT_EXPECT_EPEER=1 accepts only XFFL_EPEER: with a long XFFL_TIMEOUT, a survivor that learned of
  * the death only by its timeout (XFFL_ETIMEOUT) fails the check. Every survivor then also learned
@@ -36,6 +41,17 @@
 #include "fault_check.h"
 
 static const float kUntouched = -1.0f; /* every contribution is positive, so no result equals it */
+
+/* Whether a line of /proc/self/maps names `what` (a mapping of a memfd shows its name). */
+static int fault_maps_contain(const char *what) {
+  FILE *maps = fopen("/proc/self/maps", "r");
+  if (!maps) return 0;
+  char line[512];
+  int found = 0;
+  while (!found && fgets(line, sizeof line, maps)) found = strstr(line, what) != NULL;
+  fclose(maps);
+  return found;
+}
 
 /* Set before the watcher starts: the signal handler may not format or allocate. */
 static char g_leaving_line[160];
@@ -91,8 +107,8 @@ static int start_watcher(const float *output, size_t count, int by_signal) {
 int main(int argc, char **argv) {
   const int rank = fault_rank(), world = fault_world();
   const int victim = argc > 1 ? atoi(argv[1]) : world - 1;
-  const size_t mib = argc > 2 ? (size_t)atoi(argv[2]) : 64;
-  const size_t count = mib * 1024 * 1024 / sizeof(float);
+  const size_t kib = argc > 2 ? (size_t)atoi(argv[2]) * (strchr(argv[2], 'k') ? 1 : 1024) : 64 * 1024;
+  const size_t count = kib * 1024 / sizeof(float);
   const int by_signal = argc > 3 && strcmp(argv[3], "sigkill") == 0;
   if (by_signal && rank != victim) signal(SIGTERM, SIG_IGN); /* xffl-run's fail-fast would end us too soon */
 
@@ -101,7 +117,7 @@ int main(int argc, char **argv) {
   void *shared = mmap(NULL, count * sizeof(float), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   float *output = shared == MAP_FAILED ? NULL : shared;
   if (!input || !output) {
-    fprintf(stderr, "rank %d: cannot allocate 2 x %zu MiB\n", rank, mib);
+    fprintf(stderr, "rank %d: cannot allocate 2 x %zu KiB\n", rank, kib);
     return 2;
   }
   for (size_t i = 0; i < count; ++i) {
@@ -165,6 +181,8 @@ int main(int argc, char **argv) {
   const double destroy_started = fault_now_ms();
   xffl_state_destroy(st);
   printf("rank %d: xffl_state_destroy returned after %.0f ms\n", rank, fault_now_ms() - destroy_started);
+  fault_check(!fault_maps_contain("xffl-host-collectives"),
+              "a shared segment of xffl is still mapped after xffl_state_destroy");
   free(input);
   munmap(output, count * sizeof(float));
   return fault_finish("collective_loss");

@@ -120,13 +120,21 @@ void pretend_process(harness::MemoryExchange &exchange, int rank, const ProcessI
                                                    original.worker_address.size()));
 }
 
+xffl::comm::algorithms::Tuning messages_only() {
+  xffl::comm::algorithms::Tuning tuning;
+  tuning.single_copy_on_host = xffl::comm::algorithms::SingleCopy::never;
+  return tuning;
+}
+
 struct Seen {
   xffl_status_t status = XFFL_OK;
   std::string message;
 };
 
 // Ranks 0 .. world-2 are real; rank world-1 made its worker but "exited" (its published process is
-// a reaped child). Rank 0 runs body; the others stay away until it is done.
+// a reaped child). Rank 0 runs body; the others stay away until it is done. UCX messages only: the
+// barriers below are the dissemination barrier, whose first step decides whom rank 0 waits on (on one
+// host a barrier would otherwise set up and take the shared segment, comm/ucx/host_collectives.h).
 template <typename Body>
 Seen run_with_a_dead_last_rank(int world, int timeout_ms, Body &&body) {
   pid_t pid = 0;
@@ -138,6 +146,7 @@ Seen run_with_a_dead_last_rank(int world, int timeout_ms, Body &&body) {
   for (int rank = 0; rank < world; ++rank)
     threads.emplace_back([&, rank] {
       xffl::comm::UcxBackend backend(rank, world, exchange, timeout_ms, XFFL_LOG_ERROR);
+      backend.set_tuning(messages_only());
       published.arrive();
       published.wait();
       if (rank != 0) {
@@ -216,6 +225,7 @@ Seen time_out_with_exchange(StoreLikeExchange &exchange) {
   for (int rank = 0; rank < kWorld; ++rank)
     threads.emplace_back([&, rank] {
       xffl::comm::UcxBackend backend(rank, kWorld, exchange, 1000, XFFL_LOG_ERROR);
+      backend.set_tuning(messages_only());  // as in run_with_a_dead_last_rank
       published.arrive();
       published.wait();
       if (rank != 0) {

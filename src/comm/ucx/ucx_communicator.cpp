@@ -33,6 +33,7 @@ void UcxCommunicator::run_paired(const char *operation, const CallSignature &sig
   };
   try {
     UcxTransport transport(*worker_, group_, sequence_++, operation, next_call(signature));
+    if (host_) transport.also_check([&] { host_->check_elsewhere(transport, signature); });
     std::optional<UcxTransport> second;
     if (partner)
       second.emplace(*worker_, partner->group_, partner->sequence_++, operation, partner->next_call(partner_signature));
@@ -62,16 +63,27 @@ void UcxCommunicator::run(const char *operation, const CallSignature &signature,
              });
 }
 
-bool UcxCommunicator::members_share_host() {
+bool UcxCommunicator::members_share_host() { return members_share_host_for(nullptr); }
+
+bool UcxCommunicator::members_share_host_for(const char *operation) {
   if (!members_share_host_) {
     PeerAddresses &addresses = worker_->addresses();
     const auto deadline = Clock::now() + std::chrono::milliseconds(worker_->settings().timeout_ms);
-    const PublishedAddress mine = addresses.look_up(worker_->rank(), deadline);
+    auto look_up = [&](int rank) -> const PublishedAddress & {
+      if (!operation) return addresses.look_up(rank, deadline);
+      try {
+        return addresses.look_up(rank, deadline);
+      } catch (const Error &error) {
+        fail(error.status(), "rank ", worker_->rank(), ": ", operation, " on ", group_.description,
+             " could not look up the address of rank ", rank, ": ", error.what());
+      }
+    };
+    const PublishedAddress mine = look_up(worker_->rank());
     // Published bytes only (the same on every member), never /proc now: a member that has exited
     // meanwhile must not make one member choose otherwise than the others.
     bool shared = ProcessMemory::available() && mine.process.known() && !mine.process.network_namespace.empty();
     for (size_t i = 0; shared && i < group_.members.size(); ++i) {
-      const PublishedAddress &member = addresses.look_up(group_.members[i], deadline);
+      const PublishedAddress &member = look_up(group_.members[i]);
       shared = member.host == mine.host && member.process.known() &&
                member.process.pid_namespace == mine.process.pid_namespace &&
                member.process.network_namespace == mine.process.network_namespace;
@@ -90,25 +102,46 @@ bool UcxCommunicator::single_copy(const algorithms::Tuning &tuning, size_t bytes
   return (tuning.single_copy_on_host == SingleCopy::always || bytes >= from) && members_share_host();
 }
 
+bool UcxCommunicator::host_segment(UcxTransport &p2p, const algorithms::Tuning &tuning, size_t bytes, size_t below,
+                                   bool barrier) {
+  const int n = static_cast<int>(group_.members.size());
+  if (tuning.single_copy_on_host != algorithms::SingleCopy::by_size || n < 2 || (bytes == 0 && !barrier) ||
+      bytes >= below || !members_share_host_for(p2p.operation()))
+    return false;
+  if (!host_) host_ = std::make_unique<HostCollectives>(n, group_.my_index);
+  std::string why;
+  if (host_->ready(p2p, &why)) return true;
+  if (!why.empty())
+    worker_->log(XFFL_LOG_DEBUG, group_.description + ": no shared segment for the small collectives (" + why +
+                                     "): UCX messages");
+  return false;
+}
+
 void UcxCommunicator::allreduce(const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
                                 void *) {
   const int n = static_cast<int>(group_.members.size());
-  run("allreduce", CallSignature::of(CallKind::Allreduce, count, dtype, op), [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+  const CallSignature signature = CallSignature::of(CallKind::Allreduce, count, dtype, op);
+  run("allreduce", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
     if (single_copy(tuning, count * dtype_size(dtype), algorithm_choice::single_copy_allreduce_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_allreduce(p2p, memory, send, recv, count, dtype, op);
     }
+    if (host_segment(p2p, tuning, count * dtype_size(dtype), algorithm_choice::host_segment_allreduce_below(n)))
+      return host_->allreduce(p2p, signature, send, recv, count, dtype, op);
     algorithms::allreduce(p2p, send, recv, count, dtype, op, tuning);
   });
 }
 
 void UcxCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int root_index, void *) {
   const int n = static_cast<int>(group_.members.size());
-  run("broadcast", CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(root_index)), [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+  const CallSignature signature = CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(root_index));
+  run("broadcast", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
     if (single_copy(tuning, count * dtype_size(dtype), algorithm_choice::single_copy_broadcast_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_broadcast(p2p, memory, buf, count * dtype_size(dtype), root_index);
     }
+    if (host_segment(p2p, tuning, count * dtype_size(dtype), algorithm_choice::host_segment_broadcast_below(n)))
+      return host_->broadcast(p2p, signature, buf, count * dtype_size(dtype), root_index);
     algorithms::broadcast(p2p, buf, count, dtype, root_index, tuning);
   });
 }
@@ -144,11 +177,15 @@ void UcxCommunicator::broadcast_produced(void *buf, size_t count, xffl_dtype_t d
 
 void UcxCommunicator::allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype, void *) {
   const int n = static_cast<int>(group_.members.size());
-  run("allgather", CallSignature::of(CallKind::Allgather, send_count, dtype), [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+  const CallSignature signature = CallSignature::of(CallKind::Allgather, send_count, dtype);
+  run("allgather", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
     if (single_copy(tuning, send_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_allgather_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_allgather(p2p, memory, send, recv, send_count, dtype);
     }
+    if (host_segment(p2p, tuning, send_count * static_cast<size_t>(n) * dtype_size(dtype),
+                     algorithm_choice::host_segment_allgather_below(n)))
+      return host_->allgather(p2p, signature, send, recv, send_count, dtype);
     algorithms::allgather(p2p, send, recv, send_count, dtype, tuning);
   });
 }
@@ -156,11 +193,15 @@ void UcxCommunicator::allgather(const void *send, void *recv, size_t send_count,
 void UcxCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype,
                                      xffl_redop_t op, void *) {
   const int n = static_cast<int>(group_.members.size());
-  run("reduce_scatter", CallSignature::of(CallKind::ReduceScatter, recv_count, dtype, op), [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+  const CallSignature signature = CallSignature::of(CallKind::ReduceScatter, recv_count, dtype, op);
+  run("reduce_scatter", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
     if (single_copy(tuning, recv_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_reduce_scatter_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_reduce_scatter(p2p, memory, send, recv, recv_count, dtype, op);
     }
+    if (host_segment(p2p, tuning, recv_count * static_cast<size_t>(n) * dtype_size(dtype),
+                     algorithm_choice::host_segment_reduce_scatter_below(n)))
+      return host_->reduce_scatter(p2p, signature, send, recv, recv_count, dtype, op);
     algorithms::reduce_scatter(p2p, send, recv, recv_count, dtype, op, tuning);
   });
 }
@@ -191,7 +232,11 @@ void UcxCommunicator::relay_receive(void *buf, size_t count, xffl_dtype_t dtype,
 }
 
 void UcxCommunicator::barrier() {
-  run("barrier", CallSignature::barrier(), [&](UcxTransport &p2p, const algorithms::Tuning &) { algorithms::barrier(p2p); });
+  const CallSignature signature = CallSignature::barrier();
+  run("barrier", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+    if (host_segment(p2p, tuning, 0, 1, true)) return host_->barrier(p2p, signature);
+    algorithms::barrier(p2p);
+  });
 }
 
 }  // namespace xffl::comm::ucx

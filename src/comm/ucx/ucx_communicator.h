@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "comm/communicator.h"
+#include "comm/ucx/host_collectives.h"
 #include "comm/ucx/ucx_transport.h"
 #include "common/error.h"
 
@@ -35,6 +36,8 @@ class UcxCommunicator final : public Communicator {
   // The root sends (or, on one host, exposes) each window as soon as it is produced.
   void broadcast_produced(void *buf, size_t count, xffl_dtype_t dtype, int root_index, size_t window,
                           const Produce &produce, void *stream) override;
+  // Whether the group's shared segment for the small collectives is set up (host_collectives.h).
+  bool has_host_segment() const { return host_ && host_->set_up(); }
   // Overlapped when `relay` is a UCX communicator of the same worker (algorithms/relay.h).
   void allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, double premul,
                            Communicator &relay, int relay_root, void *stream) override;
@@ -56,6 +59,15 @@ class UcxCommunicator final : public Communicator {
   // (the same on every member) of at least `from` bytes (algorithm_choice.h), and every member on
   // this host. The same answer on every member.
   bool single_copy(const algorithms::Tuning &tuning, size_t bytes, size_t from);
+  // Whether this call takes the group's shared segment (host_collectives.h): a buffer of `bytes`
+  // below `below` (algorithm_choice.h; bytes 0 only for a barrier), the sizes chosen by size, and
+  // every member on this host; sets the segment up on the first such call. The same answer on every
+  // member.
+  bool host_segment(UcxTransport &p2p, const algorithms::Tuning &tuning, size_t bytes, size_t below,
+                    bool barrier = false);
+  // members_share_host, with a failed address lookup reported as a failure of `operation` naming the
+  // member (the caller's words).
+  bool members_share_host_for(const char *operation);
 
   int global_root(int root_index) const { return group_.members[static_cast<size_t>(root_index)]; }
 
@@ -64,6 +76,7 @@ class UcxCommunicator final : public Communicator {
   uint32_t sequence_ = 0;
   std::optional<CallSignature> last_call_;
   std::optional<bool> members_share_host_;
+  std::unique_ptr<HostCollectives> host_;  // made on the first call that may take the segment
   std::optional<Error> failure_;
 };
 

@@ -186,6 +186,7 @@ void UcxTransport::check_received(const Request &request, const ucp_tag_recv_inf
 
 void UcxTransport::check_call() {
   check_notices();
+  if (extra_check_) extra_check_();
   // A member that took another root (or another collective) may send where nobody receives.
   ucp_tag_recv_info_t info{};
   if (ucx().ucp_tag_probe_nb(worker_.handle(), message_tag(group_.tag_bits, sequence_, 0, 0, 0), kCallMask, 0, &info)) {
@@ -407,6 +408,32 @@ void UcxTransport::memory_read_failed(int peer, algorithms::Step step, const std
     fail(XFFL_EPEER, "rank ", worker_.rank(), ": could not read the buffer of rank ", peer_rank, " (", why,
          "; it gave up the call) in ", where(request), other_failures(peer_rank));
   });
+}
+
+void UcxTransport::check_wait(int peer, algorithms::Step step, const std::function<bool()> &arrived) {
+  giving_up_on_error([&] {
+    const Request request{nullptr, peer, false, 0, step};
+    ucx().ucp_worker_progress(worker_.handle());
+    ensure_peer_alive(request);
+    const auto now = Clock::now();
+    if (now >= next_call_check_) {
+      next_call_check_ = now + kCallCheckInterval;
+      check_call();
+    }
+    if (now >= deadline_) timed_out(request);
+    if (now >= next_liveness_check_) {
+      next_liveness_check_ = now + kLivenessCheckInterval;
+      const int peer_rank = group_.members[static_cast<size_t>(peer)];
+      if (!worker_.failures().failure(peer_rank) &&
+          worker_.failures().check_peer_process(peer_rank, now + std::chrono::milliseconds(kLivenessLookupBoundMs)) &&
+          !arrived())
+        peer_failed(request, *worker_.failures().failure(peer_rank));
+    }
+  });
+}
+
+void UcxTransport::disagree_with(int peer, const CallSignature &theirs) {
+  giving_up_on_error([&] { disagree(Disagreement{group_.members[static_cast<size_t>(peer)], theirs}); });
 }
 
 void UcxTransport::check_revocation(const Request *request) {

@@ -14,6 +14,7 @@
 #define XFFL_SRC_COMM_UCX_UCX_TRANSPORT_H
 
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,6 +66,19 @@ class UcxTransport final : public algorithms::PointToPoint {
   // The root's side of Communicator::abort_broadcast: tells every member of this call that it will
   // not send, and why (an aborted notice, call_check.h). Best effort, bounded; never throws.
   void abort_call(xffl_status_t status, const std::string &why) noexcept;
+
+  // For waits outside UCX (the host segment, host_collectives.h), between their sleeps: throws as a
+  // wait on `peer` would when the deadline has passed, the job is revoked, a mismatch notice of this
+  // call came, or the peer's process is gone and arrived() (asked after seeing it gone: what it
+  // published before it exited counts) is still false. Makes UCX progress once, so that notices arrive.
+  void check_wait(int peer, algorithms::Step step, const std::function<bool()> &arrived);
+  // A member called with other arguments (seen in the host segment): tells every member, as a
+  // mismatch found in a message does, and throws XFFL_EINVAL naming both calls.
+  void disagree_with(int peer, const CallSignature &theirs);
+  // Runs `check` with the periodic checks of every wait (every 20 ms while waiting); it may throw.
+  void also_check(std::function<void()> check) { extra_check_ = std::move(check); }
+  uint32_t sequence() const { return sequence_; }
+  const char *operation() const { return operation_; }
 
  private:
   struct Request {
@@ -133,6 +147,7 @@ class UcxTransport final : public algorithms::PointToPoint {
   Clock::time_point next_call_check_;
   bool notice_sent_ = false;
   std::optional<MismatchNotice> uninformative_;  // a notice that did not name arguments other than ours
+  std::function<void()> extra_check_;            // also_check
 };
 
 }  // namespace xffl::comm::ucx

@@ -1,0 +1,178 @@
+#include "comm/ucx/host_collectives.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+#include "comm/algorithm_choice.h"
+#include "comm/algorithms/scratch.h"
+#include "comm/dtype.h"
+#include "comm/reduce.h"
+
+namespace xffl::comm::ucx {
+
+namespace {
+
+// What member 0 sends every member when it has made the segment (ok = 0: it could not).
+struct Offer {
+  int64_t pid = 0;
+  int32_t descriptor = -1;
+  int32_t ok = 0;
+};
+
+// Setting up takes two rounds of messages inside the call; the call itself none.
+constexpr algorithms::Step kOfferStep{0, 2}, kAnswerStep{1, 2};
+constexpr algorithms::Step kSegmentStep{0, 1};
+
+}  // namespace
+
+bool HostCollectives::ready(UcxTransport &p2p, std::string *why) {
+  if (segment_) return true;
+  if (refused_) return false;
+  const size_t slot_bytes = algorithm_choice::host_segment_slot_bytes(members_);
+  std::unique_ptr<HostSegment> segment;
+  Offer offer;
+  if (me_ == 0) {
+    segment = HostSegment::create(members_, me_, slot_bytes, p2p.sequence(), why);
+    offer.pid = static_cast<int64_t>(getpid());
+    offer.descriptor = segment ? segment->descriptor() : -1;
+    offer.ok = segment ? 1 : 0;
+    for (int peer = 1; peer < members_; ++peer) p2p.send(peer, &offer, sizeof offer, kOfferStep);
+  } else {
+    p2p.wait(p2p.recv(0, &offer, sizeof offer, kOfferStep));
+    if (offer.ok)
+      segment = HostSegment::open(static_cast<long>(offer.pid), offer.descriptor, members_, me_, slot_bytes, why);
+    else
+      *why = "member 0 could not make it";
+  }
+  // Every member tells every other whether it has it: the verdict is the same everywhere. Member 0
+  // keeps its descriptor open until every member has answered (opened it or given up).
+  const int32_t mine = segment ? 1 : 0;
+  std::vector<int32_t> answers(static_cast<size_t>(members_), 0);
+  for (int peer = 0; peer < members_; ++peer)
+    if (peer != me_) p2p.recv(peer, &answers[static_cast<size_t>(peer)], sizeof(int32_t), kAnswerStep);
+  for (int peer = 0; peer < members_; ++peer)
+    if (peer != me_) p2p.send(peer, &mine, sizeof mine, kAnswerStep);
+  p2p.wait_all();
+  answers[static_cast<size_t>(me_)] = mine;
+  if (segment) segment->close_descriptor();
+  for (int member = 0; member < members_; ++member)
+    if (!answers[static_cast<size_t>(member)]) {
+      if (why->empty()) *why = "member " + std::to_string(member) + " could not open it";
+      refused_ = true;
+      return false;
+    }
+  segment_ = std::move(segment);
+  return true;
+}
+
+void HostCollectives::wait_for(UcxTransport &p2p, int member, uint32_t sequence, bool done,
+                               std::chrono::steady_clock::time_point spin_end) {
+  const HostSegment &segment = *segment_;
+  auto there = [&] { return done ? segment.done_reading(member, sequence) : segment.arrived(member, sequence); };
+  if (there() || segment.spin(member, sequence, done, spin_end) || segment.yield(member, sequence, done)) return;
+  do p2p.check_wait(member, kSegmentStep, there);
+  while (!segment.sleep(member, sequence, done));
+}
+
+void HostCollectives::enter(UcxTransport &p2p, const CallSignature &signature, const void *data, size_t bytes) {
+  HostSegment &segment = *segment_;
+  const uint32_t sequence = p2p.sequence();
+  std::optional<uint32_t> &previous = last_published_[sequence & 1u];
+  // One spinning budget for the call: with more members than cores, a member that spun in vain for
+  // one peer (descheduled) would spin in vain for the next.
+  const auto spin_end =
+      std::chrono::steady_clock::now() + std::chrono::nanoseconds(algorithm_choice::host_segment_spin_ns);
+  if (previous)
+    for (int member = 0; member < members_; ++member)
+      if (member != me_) wait_for(p2p, member, *previous, true, spin_end);
+  if (bytes) std::memcpy(segment.slot(me_, sequence), data, bytes);
+  segment.publish(sequence, signature);
+  previous = sequence;
+  for (int member = 0; member < members_; ++member) {
+    if (member == me_) continue;
+    wait_for(p2p, member, sequence, false, spin_end);
+    const CallSignature theirs = segment.signature(member, sequence);
+    if (theirs != signature) p2p.disagree_with(member, theirs);
+  }
+}
+
+void HostCollectives::reduce_slots(UcxTransport &p2p, size_t first, size_t count, xffl_dtype_t dtype,
+                                   xffl_redop_t op, void *out) {
+  const HostSegment &segment = *segment_;
+  const uint32_t sequence = p2p.sequence();
+  const size_t offset = first * dtype_size(dtype);
+  auto part = [&](int member) -> const unsigned char * { return segment.slot(member, sequence) + offset; };
+  const xffl_dtype_t type = accumulation_dtype(dtype, op);
+  if (type == dtype && op != XFFL_AVG) {  // straight into out
+    combine(out, part(0), part(1), count, type, op);
+    for (int member = 2; member < members_; ++member) combine(out, out, part(member), count, type, op);
+    return;
+  }
+  const size_t wide = count * dtype_size(type);
+  algorithms::Scratch scratch(p2p, 2 * wide);
+  unsigned char *accumulator = scratch.data();
+  unsigned char *operand = accumulator + wide;
+  convert(part(0), dtype, accumulator, type, count);
+  for (int member = 1; member < members_; ++member) {
+    convert(part(member), dtype, operand, type, count);
+    combine(accumulator, accumulator, operand, count, type, op);
+  }
+  if (op == XFFL_AVG) divide(accumulator, count, type, members_);
+  convert(accumulator, type, out, dtype, count);
+}
+
+void HostCollectives::allreduce(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
+                                size_t count, xffl_dtype_t dtype, xffl_redop_t op) {
+  enter(p2p, signature, send, count * dtype_size(dtype));
+  reduce_slots(p2p, 0, count, dtype, op, recv);
+  segment_->finish_reading(p2p.sequence());
+}
+
+void HostCollectives::broadcast(UcxTransport &p2p, const CallSignature &signature, void *buffer, size_t bytes,
+                                int root) {
+  const bool mine = me_ == root;
+  enter(p2p, signature, mine ? buffer : nullptr, mine ? bytes : 0);
+  if (!mine) std::memcpy(buffer, segment_->slot(root, p2p.sequence()), bytes);
+  segment_->finish_reading(p2p.sequence());
+}
+
+void HostCollectives::allgather(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
+                                size_t send_count, xffl_dtype_t dtype) {
+  const size_t block = send_count * dtype_size(dtype);
+  enter(p2p, signature, send, block);
+  auto *output = static_cast<unsigned char *>(recv);
+  for (int member = 0; member < members_; ++member) {
+    unsigned char *to = output + static_cast<size_t>(member) * block;
+    if (member == me_) {
+      if (to != send) std::memmove(to, send, block);
+    } else {
+      std::memcpy(to, segment_->slot(member, p2p.sequence()), block);
+    }
+  }
+  segment_->finish_reading(p2p.sequence());
+}
+
+void HostCollectives::reduce_scatter(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
+                                     size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op) {
+  enter(p2p, signature, send, recv_count * static_cast<size_t>(members_) * dtype_size(dtype));
+  reduce_slots(p2p, static_cast<size_t>(me_) * recv_count, recv_count, dtype, op, recv);
+  segment_->finish_reading(p2p.sequence());
+}
+
+void HostCollectives::barrier(UcxTransport &p2p, const CallSignature &signature) {
+  enter(p2p, signature, nullptr, 0);
+  segment_->finish_reading(p2p.sequence());
+}
+
+void HostCollectives::check_elsewhere(UcxTransport &p2p, const CallSignature &signature) const {
+  if (!segment_) return;
+  for (int member = 0; member < members_; ++member) {
+    if (member == me_ || !segment_->arrived_at(member, p2p.sequence())) continue;
+    const CallSignature theirs = segment_->signature(member, p2p.sequence());
+    if (theirs != signature) p2p.disagree_with(member, theirs);
+  }
+}
+
+}  // namespace xffl::comm::ucx

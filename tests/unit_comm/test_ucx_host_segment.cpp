@@ -1,0 +1,166 @@
+// The small collectives of members on one host through their shared segment
+// (comm/ucx/host_collectives.h), with threads as ranks: every collective, dtype, op and placement
+// below the sizes of comm/algorithm_choice.h, bit-identical floats on every rank, calls through the
+// segment mixed with calls over UCX (the slots' reuse), members that disagree (inside the segment,
+// and one in the segment against others over UCX): XFFL_EINVAL naming both values on every member,
+// and a member that stays away: XFFL_ETIMEOUT naming it. The multiproc tests run the same path
+// across processes, and faults.collective_loss_host_segment a member that dies in it.
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "collective_checks.h"
+#include "comm/ucx/ucx_communicator.h"
+#include "ucx_harness.h"
+
+// cmocka last: its fail() macro would rewrite xffl::fail in the headers above.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+namespace {
+
+using xffl::comm::ucx::UcxCommunicator;
+
+void expect_ok(const std::string &errors) {
+  if (!errors.empty()) fail_msg("%s", errors.c_str());
+}
+
+void expect_contains(const std::string &text, const std::string &part) {
+  if (text.find(part) == std::string::npos) fail_msg("\"%s\" does not contain \"%s\"", text.c_str(), part.c_str());
+}
+
+bool has_segment(xffl::comm::Communicator &comm) {
+  auto *ucx = dynamic_cast<UcxCommunicator *>(&comm);
+  return ucx && ucx->has_host_segment();
+}
+
+std::vector<int> first_ranks(int n) {
+  std::vector<int> ranks;
+  for (int r = 0; r < n; ++r) ranks.push_back(r);
+  return ranks;
+}
+
+harness::Options short_timeout() {
+  harness::Options options;
+  options.timeout_ms = 1000;
+  return options;
+}
+
+void every_collective_through_the_segment(int world) {
+  expect_ok(harness::run_ranks(world, [](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 1);
+    checks::full_matrix(*comm, rank, n, {1, 2, 1001});
+    if (!has_segment(*comm)) (xffl::fail)(XFFL_EINTERNAL, "the small collectives did not take the segment");
+  }));
+}
+
+void every_collective_on_2_ranks(void **) { every_collective_through_the_segment(2); }
+void every_collective_on_3_ranks(void **) { every_collective_through_the_segment(3); }
+void every_collective_on_4_ranks(void **) { every_collective_through_the_segment(4); }
+
+void random_floats_are_bit_identical_on_every_rank(void **) {
+  const int world = 4;
+  std::vector<std::vector<float>> results(world);
+  expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 2);
+    std::mt19937 random(static_cast<unsigned>(rank + 1));
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    std::vector<float> data(3001);
+    for (float &x : data) x = value(random);
+    comm->allreduce(data.data(), data.data(), data.size(), XFFL_F32, XFFL_SUM, nullptr);
+    results[static_cast<size_t>(rank)] = data;
+  }));
+  for (int r = 1; r < world; ++r) assert_true(results[static_cast<size_t>(r)] == results[0]);
+}
+
+// Calls over UCX (single copy, from 1 MiB on 3 members) between calls through the segment: a
+// member writes a slot again only after every member has read it.
+void calls_over_ucx_in_between(void **) {
+  expect_ok(harness::run_ranks(3, [](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 3);
+    for (int round = 0; round < 4; ++round) {
+      checks::allreduce(*comm, rank, n, 1000, XFFL_F32, XFFL_SUM, round % 2 == 0);
+      checks::broadcast(*comm, rank, 300000, XFFL_I32, round % n);  // the root may leave first
+      checks::broadcast(*comm, rank, 1000, XFFL_I32, (round + 1) % n);
+      checks::allreduce(*comm, rank, n, 600000, XFFL_BF16, XFFL_AVG, false);
+      checks::reduce_scatter(*comm, rank, n, 300, XFFL_I8, XFFL_AVG, round % 2 == 1);
+    }
+    if (!has_segment(*comm)) (xffl::fail)(XFFL_EINTERNAL, "the small collectives did not take the segment");
+  }));
+}
+
+// Rank `odd` calls with `odd_count`, the others with `count`: every member gets XFFL_EINVAL naming both.
+void members_disagree(size_t count, size_t odd_count, unsigned long long tag) {
+  const int world = 3, odd = 1;
+  std::vector<std::string> messages(world);
+  std::vector<int> statuses(world, XFFL_OK);
+  expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", tag);
+    comm->barrier();  // the segment is set up: the call below meets the other members in it or over UCX
+    std::vector<float> data(std::max(count, odd_count), 1.0f);
+    try {
+      comm->allreduce(data.data(), data.data(), rank == odd ? odd_count : count, XFFL_F32, XFFL_SUM, nullptr);
+    } catch (const xffl::Error &error) {
+      statuses[static_cast<size_t>(rank)] = error.status();
+      messages[static_cast<size_t>(rank)] = error.what();
+    }
+  }));
+  for (int rank = 0; rank < world; ++rank) {
+    assert_int_equal(statuses[static_cast<size_t>(rank)], XFFL_EINVAL);
+    expect_contains(messages[static_cast<size_t>(rank)], "count " + std::to_string(count));
+    expect_contains(messages[static_cast<size_t>(rank)], "count " + std::to_string(odd_count));
+  }
+}
+
+void members_disagree_in_the_segment(void **) { members_disagree(100, 99, 4); }
+// The odd member's call takes the segment, the others' read each other's memory (single copy).
+void a_member_in_the_segment_disagrees_with_members_over_ucx(void **) { members_disagree(300000, 100, 5); }
+void members_over_ucx_disagree_with_a_member_in_the_segment(void **) { members_disagree(100, 300000, 6); }
+
+void a_member_that_stays_away_times_out_the_others(void **) {
+  std::vector<int> statuses(3, XFFL_OK);
+  std::vector<std::string> messages(3);
+  harness::Latch done(2);
+  expect_ok(harness::run_ranks(3, [&](int rank, int, xffl::comm::UcxBackend &backend) {
+    auto group = harness::make_group(backend, {0, 1, 2}, rank, "federated group (instance 0)", 7);
+    group->barrier();  // the segment is set up
+    if (rank == 2) {
+      done.wait();  // stays away until the others have given up
+      return;
+    }
+    try {
+      group->barrier();
+    } catch (const xffl::Error &error) {
+      statuses[static_cast<size_t>(rank)] = error.status();
+      messages[static_cast<size_t>(rank)] = error.what();
+    }
+    done.arrive();
+  }, short_timeout()));
+  for (int rank : {0, 1}) {
+    assert_int_equal(statuses[static_cast<size_t>(rank)], XFFL_ETIMEOUT);
+    expect_contains(messages[static_cast<size_t>(rank)],
+                    "rank " + std::to_string(rank) + ": timed out after 1000 ms in barrier on federated group "
+                    "(instance 0) waiting for rank 2");
+  }
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_collective_on_2_ranks),
+      cmocka_unit_test(every_collective_on_3_ranks),
+      cmocka_unit_test(every_collective_on_4_ranks),
+      cmocka_unit_test(random_floats_are_bit_identical_on_every_rank),
+      cmocka_unit_test(calls_over_ucx_in_between),
+      cmocka_unit_test(members_disagree_in_the_segment),
+      cmocka_unit_test(a_member_in_the_segment_disagrees_with_members_over_ucx),
+      cmocka_unit_test(members_over_ucx_disagree_with_a_member_in_the_segment),
+      cmocka_unit_test(a_member_that_stays_away_times_out_the_others),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
