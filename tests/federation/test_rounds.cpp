@@ -399,6 +399,13 @@ pid_t start_facility(const Scenario &scenario, int facility) {
     std::fflush(record);
     size_t running = shards.size();
     uint64_t evictions_seen = 0;
+    auto record_rejoin = [&] {
+      if (lease.evictions() == evictions_seen || !lease.registered()) return;
+      evictions_seen = lease.evictions();
+      std::fprintf(record, "lease-evicted %s\n", lease.eviction_cause().c_str());
+      std::fprintf(record, "rejoined %s\n", lease.incarnation().c_str());
+      std::fflush(record);
+    };
     while (running > 0) {
       int status = 0;
       pid_t done = ::waitpid(-1, &status, WNOHANG);
@@ -407,14 +414,11 @@ pid_t start_facility(const Scenario &scenario, int facility) {
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) worst = 3;
         continue;
       }
-      if (lease.evictions() != evictions_seen && lease.registered()) {
-        evictions_seen = lease.evictions();
-        std::fprintf(record, "lease-evicted %s\n", lease.eviction_cause().c_str());
-        std::fprintf(record, "rejoined %s\n", lease.incarnation().c_str());
-        std::fflush(record);
-      }
+      record_rejoin();
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    // The shards may finish their rounds within one of the sleeps above after the lease rejoined.
+    record_rejoin();
   } catch (const std::exception &error) {
     std::fprintf(record, "error %s\n", error.what());
     worst = 4;
