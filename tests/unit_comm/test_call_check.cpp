@@ -17,8 +17,8 @@ extern "C" {
 
 namespace {
 
-using xffl::comm::ucx::CallKind;
-using xffl::comm::ucx::CallSignature;
+using xffl::comm::CallKind;
+using xffl::comm::CallSignature;
 
 void expect_contains(const std::string &text, const std::string &part) {
   if (text.find(part) == std::string::npos) fail_msg("\"%s\" lacks \"%s\"", text.c_str(), part.c_str());
@@ -37,7 +37,7 @@ void tested_variants_have_distinct_tag_bits(void **) {
       if (root >= 0) variants.push_back(CallSignature::of(kind, count, XFFL_I32, op, 1));
       for (const CallSignature &variant : variants) {
         assert_true(variant != common);
-        assert_int_not_equal(xffl::comm::ucx::signature_bits(variant), xffl::comm::ucx::signature_bits(common));
+        assert_int_not_equal(xffl::comm::signature_bits(variant), xffl::comm::signature_bits(common));
       }
     }
   }
@@ -57,7 +57,7 @@ void signature_stays_in_its_field(void **) {
 }
 
 void difference_names_argument_and_both_values(void **) {
-  using xffl::comm::ucx::describe_difference;
+  using xffl::comm::describe_difference;
   const CallSignature mine = CallSignature::of(CallKind::Allreduce, 100, XFFL_I32, XFFL_SUM);
   expect_contains(describe_difference(2, CallSignature::of(CallKind::Allreduce, 99, XFFL_I32, XFFL_SUM), 0, mine),
                   "rank 2 called with count 99, rank 0 with count 100");

@@ -28,36 +28,13 @@
 #include <optional>
 #include <string>
 
+#include "comm/call_signature.h"
 #include "xffl/types.h"
 
 namespace xffl::comm::ucx {
 
-enum class CallKind : int32_t { Barrier = 1, Allreduce, Broadcast, Allgather, ReduceScatter };
-
-// A collective call's arguments as every member must give them. root is a global rank (-1: none),
-// op -1 for the calls without one; count is the call's count argument.
-struct CallSignature {
-  CallKind kind = CallKind::Barrier;
-  int32_t dtype = -1;
-  int32_t op = -1;
-  int32_t root = -1;
-  uint64_t count = 0;
-
-  static CallSignature barrier() { return {}; }
-  static CallSignature of(CallKind kind, uint64_t count, xffl_dtype_t dtype, int op = -1, int root = -1) {
-    return {kind, static_cast<int32_t>(dtype), static_cast<int32_t>(op), static_cast<int32_t>(root), count};
-  }
-};
-bool operator==(const CallSignature &a, const CallSignature &b);
-inline bool operator!=(const CallSignature &a, const CallSignature &b) { return !(a == b); }
-
-// The tag's 8-bit field for a call (tag.h).
-uint8_t signature_bits(const CallSignature &signature);
-
-// "rank 2 called with count 100, rank 0 with count 99": the first argument that differs.
-std::string describe_difference(int their_rank, const CallSignature &theirs, int my_rank, const CallSignature &mine);
-// "allreduce of 99 f32, op sum": one call, for messages that know only one side.
-std::string describe_call(const CallSignature &signature);
+// CallKind, CallSignature, signature_bits (the tag's 8-bit field, tag.h), describe_call and
+// describe_difference: comm/call_signature.h.
 
 // What a member that found a mismatch tells every member. Sent as bytes between processes of one
 // build, so its layout needs no encoding.

@@ -56,11 +56,11 @@ void StripedLinks::close() noexcept {
   }
 }
 
-void StripedLinks::begin(const char *operation, const CallArguments &arguments) {
+void StripedLinks::begin(const char *operation, const CallSignature &arguments) {
   operation_ = operation;
   last_arguments_ = arguments_;
   arguments_ = arguments;
-  call_check_ = call_check(arguments);
+  call_check_ = signature_bits(arguments);
   requests_.clear();  // the previous operation waited for all of its requests
   ++call_;
   for (Peer &p : peers_) {
@@ -438,7 +438,7 @@ void StripedLinks::on_notice(int index, const MismatchNotice &notice) {
   const int me = hub_->settings().rank;
   // A notice of the call before this one (this rank's part of it had completed) names that call.
   const bool earlier = notice.call != (call_ & 0xffffff);
-  const CallArguments &mine = earlier ? last_arguments_ : arguments_;
+  const CallSignature &mine = earlier ? last_arguments_ : arguments_;
   const std::string prefix =
       earlier ? "the previous call on this group did not match: " : "the members called with different arguments: ";
   if (notice.mine != mine) {

@@ -44,7 +44,7 @@ class StripedLinks final : public algorithms::PointToPoint {
 
   // The operation the next messages belong to, for messages ("allreduce"), and its arguments as every
   // member must give them.
-  void begin(const char *operation, const CallArguments &arguments);
+  void begin(const char *operation, const CallSignature &arguments);
 
   int size() const override { return static_cast<int>(members_.size()); }
   int index() const override { return my_index_; }
@@ -154,8 +154,8 @@ class StripedLinks final : public algorithms::PointToPoint {
   std::string description_;
   const char *operation_ = "collective";
   uint32_t call_ = 0;  // collectives begun
-  CallArguments arguments_, last_arguments_;  // this call's and the one before
-  uint8_t call_check_ = 0;                     // call_check(arguments_)
+  CallSignature arguments_, last_arguments_;  // this call's and the one before
+  uint8_t call_check_ = 0;                     // signature_bits(arguments_)
   bool notice_sent_ = false;       // this rank told the members of a mismatch: the object is done
   bool awaiting_notice_ = false;   // inside await_notice: frames are read for notices only
   std::optional<MismatchNotice> heard_;  // a notice await_notice read

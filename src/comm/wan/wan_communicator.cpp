@@ -12,7 +12,7 @@ WanCommunicator::WanCommunicator(std::shared_ptr<WanHub> hub, const GroupSpec &g
       links_(hub, group.members.to_vector(), group.my_index, GroupKey{group.tag, group.serial}, group.description) {}
 
 template <typename Schedule>
-void WanCommunicator::run(const char *operation, const CallArguments &arguments, Schedule &&schedule) {
+void WanCommunicator::run(const char *operation, const CallSignature &arguments, Schedule &&schedule) {
   if (failure_) throw *failure_;
   links_.begin(operation, arguments);
   try {
@@ -36,28 +36,28 @@ void WanCommunicator::run(const char *operation, const CallArguments &arguments,
 
 void WanCommunicator::allreduce(const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
                                 void *) {
-  run("allreduce", CallArguments::of(CallKind::Allreduce, count, dtype, op),
+  run("allreduce", CallSignature::of(CallKind::Allreduce, count, dtype, op),
       [&] { algorithms::allreduce(links_, send, recv, count, dtype, op, tuning_); });
 }
 
 void WanCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int root_index, void *) {
-  run("broadcast", CallArguments::of(CallKind::Broadcast, count, dtype, -1, members_[static_cast<size_t>(root_index)]),
+  run("broadcast", CallSignature::of(CallKind::Broadcast, count, dtype, -1, members_[static_cast<size_t>(root_index)]),
       [&] { algorithms::broadcast(links_, buf, count, dtype, root_index, tuning_); });
 }
 
 void WanCommunicator::allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype, void *) {
-  run("allgather", CallArguments::of(CallKind::Allgather, send_count, dtype),
+  run("allgather", CallSignature::of(CallKind::Allgather, send_count, dtype),
       [&] { algorithms::allgather(links_, send, recv, send_count, dtype, tuning_); });
 }
 
 void WanCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype,
                                      xffl_redop_t op, void *) {
-  run("reduce_scatter", CallArguments::of(CallKind::ReduceScatter, recv_count, dtype, op),
+  run("reduce_scatter", CallSignature::of(CallKind::ReduceScatter, recv_count, dtype, op),
       [&] { algorithms::reduce_scatter(links_, send, recv, recv_count, dtype, op, tuning_); });
 }
 
 void WanCommunicator::barrier() {
-  run("barrier", CallArguments{}, [&] { algorithms::barrier(links_); });
+  run("barrier", CallSignature{}, [&] { algorithms::barrier(links_); });
 }
 
 }  // namespace xffl::comm::wan

@@ -30,7 +30,7 @@ class WanCommunicator final : public Communicator {
  private:
   // arguments: the call's, as every member must give them (call_arguments.h).
   template <typename Schedule>
-  void run(const char *operation, const CallArguments &arguments, Schedule &&schedule);
+  void run(const char *operation, const CallSignature &arguments, Schedule &&schedule);
 
   std::shared_ptr<WanHub> hub_;
   std::vector<int> members_;  // global ranks
