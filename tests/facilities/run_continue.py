@@ -30,7 +30,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,73 +47,7 @@ ROUND = re.compile(r"continue round (\d+) shard (\d+) epoch (\d+) live (\S*) has
 SIZES = [2, 2, 2]
 
 
-def fail(message):
-    print("FAIL: " + message)
-    sys.exit(1)
-
-
-class Server:
-    """The built-in xffl-federation on loopback, a port the kernel picks."""
-
-    def __init__(self):
-        env = dict(os.environ, XFFL_AUTH_TOKEN=SECRET)
-        self.process = subprocess.Popen([SERVER, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, env=env,
-                                        text=True)
-        found = re.search(r"listening on (\S+)", self.process.stdout.readline())
-        if not found:
-            self.stop()
-            fail("xffl-federation did not say where it listens")
-        self.endpoint = "xffl://" + found.group(1)
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Etcd:
-    """One etcd member on loopback, without authentication; its data directory removed on exit."""
-
-    def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="xffl-continue-etcd-")
-        client, peer = free_port(), free_port()
-        self.endpoint = f"etcd://127.0.0.1:{client}"
-        log = open(os.path.join(self.dir, "etcd.log"), "w")
-        self.process = subprocess.Popen(
-            ["etcd", "--name", "f0", "--data-dir", os.path.join(self.dir, "data"),
-             "--listen-client-urls", f"http://127.0.0.1:{client}", "--advertise-client-urls",
-             f"http://127.0.0.1:{client}", "--listen-peer-urls", f"http://127.0.0.1:{peer}",
-             "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}", "--initial-cluster",
-             f"f0=http://127.0.0.1:{peer}"], stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            health = subprocess.run(["etcdctl", f"--endpoints=127.0.0.1:{client}", "--command-timeout=2s",
-                                     "endpoint", "health"], capture_output=True)
-            if health.returncode == 0:
-                return
-            time.sleep(0.3)
-        self.stop()
-        fail("etcd did not become healthy within 30 s")
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
+from federation_servers import Etcd, Server, fail  # noqa: E402
 
 
 class Job:
@@ -251,7 +184,7 @@ def run(scenario):
     if USE_ETCD and (shutil.which("etcd") is None or shutil.which("etcdctl") is None):
         print("etcd not installed: skipped")
         sys.exit(77)
-    server = Etcd() if USE_ETCD else Server()
+    server = Etcd() if USE_ETCD else Server(SERVER, SECRET)
     jobs = []
     try:
         jobs = start_all(server, program_args, env)

@@ -15,13 +15,10 @@ Prints "facilities test passed" and exits 0, or names the first difference and e
 import json
 import os
 import re
-import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 XFFL_RUN, SERVER, TOPO, PROGRAM, SCENARIO = sys.argv[1:6]
@@ -34,83 +31,7 @@ JOB_FIELDS = {"backend", "master_addr", "master_port", "node_local_rank", "node_
               "meta_initialization", "streams"}
 
 
-def fail(message):
-    print("FAIL: " + message)
-    sys.exit(1)
-
-
-class Server:
-    """The built-in xffl-federation on loopback, a port the kernel picks; removed on exit."""
-
-    def __init__(self, secret=SECRET):
-        env = dict(os.environ, XFFL_AUTH_TOKEN=secret)
-        self.process = subprocess.Popen([SERVER, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, env=env,
-                                        text=True)
-        line = self.process.stdout.readline()
-        found = re.search(r"listening on (\S+)", line)
-        if not found:
-            self.stop()
-            fail("xffl-federation did not say where it listens: " + repr(line))
-        self.endpoint = "xffl://" + found.group(1)
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-def free_port():
-    """A loopback port free now, drawn below the kernel's ephemeral range (as xffl-run draws
-    MASTER_PORT): no outgoing connection of another test takes it before its server binds it."""
-    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-        low = int(f.read().split()[0])
-    for _ in range(64):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", random.randrange(20000, low) if low > 20064 else 0))
-            except OSError:
-                continue
-            return s.getsockname()[1]
-    raise RuntimeError("no free loopback port")
-
-
-class Etcd:
-    """One etcd member on loopback, without authentication; its data directory removed on exit."""
-
-    def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="xffl-facilities-etcd-")
-        client, peer = free_port(), free_port()
-        self.endpoint = f"etcd://127.0.0.1:{client}"
-        log = open(os.path.join(self.dir, "etcd.log"), "w")
-        self.process = subprocess.Popen(
-            ["etcd", "--name", "f0", "--data-dir", os.path.join(self.dir, "data"),
-             "--listen-client-urls", f"http://127.0.0.1:{client}", "--advertise-client-urls",
-             f"http://127.0.0.1:{client}", "--listen-peer-urls", f"http://127.0.0.1:{peer}",
-             "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}", "--initial-cluster",
-             f"f0=http://127.0.0.1:{peer}"], stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            health = subprocess.run(["etcdctl", f"--endpoints=127.0.0.1:{client}", "--command-timeout=2s",
-                                     "endpoint", "health"], capture_output=True)
-            if health.returncode == 0:
-                return
-            time.sleep(0.3)
-        self.stop()
-        fail("etcd did not become healthy within 30 s")
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
+from federation_servers import Etcd, Server, fail, free_port  # noqa: E402
 
 
 def start(ranks, options, program_args, extra_env=None, secret=SECRET):
@@ -177,7 +98,7 @@ def scenario_results():
         fail(f"the single-world job failed ({code}):\n{single_output}")
     reference = results_of(lines_by_rank(single_output))
 
-    server = Etcd() if use_etcd else Server()
+    server = Etcd() if use_etcd else Server(SERVER, SECRET)
     secret = "" if use_etcd else SECRET
     try:
         jobs = [start(size, layout + ["--facility", str(i), "--federation", server.endpoint], ["results"],
@@ -268,7 +189,7 @@ def scenario_bad():
         if run.returncode != 2 or not re.search(pattern, run.stderr):
             fail(f"xffl-run {options}: exit {run.returncode}, stderr {run.stderr!r}; expected 2 and /{pattern}/")
     # The library's checks, with the variables set directly (as srun or mpirun would pass them).
-    server = Server()
+    server = Server(SERVER, SECRET)
     try:
         cases = [
             ("facility index out of range", 2, {"XFFL_FACILITY": "2", "XFFL_FEDERATION": server.endpoint,
@@ -310,7 +231,7 @@ def scenario_bad():
 
 
 def scenario_kill():
-    server = Server()
+    server = Server(SERVER, SECRET)
     try:
         layout = ["--federated", "2,2", "--hsdp", "1", "--timeout", "5"]
         jobs = [start(2, layout + ["--facility", str(i), "--federation", server.endpoint], ["loop", "0"],
