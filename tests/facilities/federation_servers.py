@@ -12,6 +12,17 @@ import tempfile
 import time
 
 
+def end_process(process):
+    """SIGTERM, then SIGKILL after 5 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def fail(message):
     print("FAIL: " + message)
     sys.exit(1)
@@ -32,13 +43,7 @@ class Server:
         self.endpoint = "xffl://" + found.group(1)
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        end_process(self.process)
 
 
 def free_port():
@@ -81,11 +86,5 @@ class Etcd:
         fail("etcd did not become healthy within 30 s")
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        end_process(self.process)
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -63,18 +63,10 @@ void every_collective_on_3_ranks(void **) { every_collective_through_the_segment
 void every_collective_on_4_ranks(void **) { every_collective_through_the_segment(4); }
 
 void random_floats_are_bit_identical_on_every_rank(void **) {
-  const int world = 4;
-  std::vector<std::vector<float>> results(world);
-  expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
-    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 2);
-    std::mt19937 random(static_cast<unsigned>(rank + 1));
-    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-    std::vector<float> data(3001);
-    for (float &x : data) x = value(random);
-    comm->allreduce(data.data(), data.data(), data.size(), XFFL_F32, XFFL_SUM, nullptr);
-    results[static_cast<size_t>(rank)] = data;
-  }));
-  for (int r = 1; r < world; ++r) assert_true(results[static_cast<size_t>(r)] == results[0]);
+  std::string errors;
+  const auto results = harness::random_f32_sums(4, 3001, 2, harness::Options(), &errors);
+  expect_ok(errors);
+  for (size_t r = 1; r < results.size(); ++r) assert_true(results[r] == results[0]);
 }
 
 // Calls over UCX (single copy, from 1 MiB on 3 members) between calls through the segment: a

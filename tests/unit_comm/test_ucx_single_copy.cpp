@@ -79,18 +79,10 @@ void segments_of_several_chunks(void **) {
 }
 
 void random_floats_are_bit_identical_on_every_rank(void **) {
-  const int world = 3;
-  std::vector<std::vector<float>> results(world);
-  expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
-    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 3);
-    std::mt19937 random(static_cast<unsigned>(rank + 1));
-    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-    std::vector<float> data(100003);
-    for (float &x : data) x = value(random);
-    comm->allreduce(data.data(), data.data(), data.size(), XFFL_F32, XFFL_SUM, nullptr);
-    results[static_cast<size_t>(rank)] = data;
-  }, always_single_copy()));
-  for (int r = 1; r < world; ++r) assert_true(results[static_cast<size_t>(r)] == results[0]);
+  std::string errors;
+  const auto results = harness::random_f32_sums(3, 100003, 3, always_single_copy(), &errors);
+  expect_ok(errors);
+  for (size_t r = 1; r < results.size(); ++r) assert_true(results[r] == results[0]);
 }
 
 // The job's store as the ranks in `elsewhere` would fill it from another machine: their published

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -82,6 +83,27 @@ inline std::string run_ranks(int world, const Body &body, const Options &options
     if (!errors[static_cast<size_t>(rank)].empty())
       all += "rank " + std::to_string(rank) + ": " + errors[static_cast<size_t>(rank)] + "\n";
   return all;
+}
+
+// Every rank of a group of all `world` ranks (tag) allreduces, f32 SUM in place, `count` random values
+// of its own (seeded by its rank); returns each rank's result, for tests that every copy is the same
+// bits. run_ranks' errors go to *errors.
+inline std::vector<std::vector<float>> random_f32_sums(int world, size_t count, unsigned long long tag,
+                                                       const Options &options, std::string *errors) {
+  std::vector<std::vector<float>> results(static_cast<size_t>(world));
+  std::vector<int> members;
+  for (int r = 0; r < world; ++r) members.push_back(r);
+  *errors = run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+    (void)n;
+    auto comm = make_group(backend, members, rank, "world group", tag);
+    std::mt19937 random(static_cast<unsigned>(rank + 1));
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    std::vector<float> data(count);
+    for (float &x : data) x = value(random);
+    comm->allreduce(data.data(), data.data(), data.size(), XFFL_F32, XFFL_SUM, nullptr);
+    results[static_cast<size_t>(rank)] = data;
+  }, options);
+  return results;
 }
 
 }  // namespace harness
