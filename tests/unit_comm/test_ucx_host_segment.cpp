@@ -38,12 +38,6 @@ bool has_segment(xffl::comm::Communicator &comm) {
   return ucx && ucx->has_host_segment();
 }
 
-std::vector<int> first_ranks(int n) {
-  std::vector<int> ranks;
-  for (int r = 0; r < n; ++r) ranks.push_back(r);
-  return ranks;
-}
-
 harness::Options short_timeout() {
   harness::Options options;
   options.timeout_ms = 1000;
@@ -52,7 +46,7 @@ harness::Options short_timeout() {
 
 void every_collective_through_the_segment(int world) {
   expect_ok(harness::run_ranks(world, [](int rank, int n, xffl::comm::UcxBackend &backend) {
-    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 1);
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 1);
     checks::full_matrix(*comm, rank, n, {1, 2, 1001});
     if (!has_segment(*comm)) (xffl::fail)(XFFL_EINTERNAL, "the small collectives did not take the segment");
   }));
@@ -73,7 +67,7 @@ void random_floats_are_bit_identical_on_every_rank(void **) {
 // member writes a slot again only after every member has read it.
 void calls_over_ucx_in_between(void **) {
   expect_ok(harness::run_ranks(3, [](int rank, int n, xffl::comm::UcxBackend &backend) {
-    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 3);
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 3);
     for (int round = 0; round < 4; ++round) {
       checks::allreduce(*comm, rank, n, 1000, XFFL_F32, XFFL_SUM, round % 2 == 0);
       checks::broadcast(*comm, rank, 300000, XFFL_I32, round % n);  // the root may leave first
@@ -91,7 +85,7 @@ void members_disagree(size_t count, size_t odd_count, unsigned long long tag) {
   std::vector<std::string> messages(world);
   std::vector<int> statuses(world, XFFL_OK);
   expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
-    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", tag);
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", tag);
     comm->barrier();  // the segment is set up: the call below meets the other members in it or over UCX
     std::vector<float> data(std::max(count, odd_count), 1.0f);
     try {

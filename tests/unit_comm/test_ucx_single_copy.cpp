@@ -37,12 +37,6 @@ bool shares_host(xffl::comm::Communicator &comm) {
   return ucx && ucx->members_share_host();
 }
 
-std::vector<int> first_ranks(int n) {
-  std::vector<int> ranks;
-  for (int r = 0; r < n; ++r) ranks.push_back(r);
-  return ranks;
-}
-
 // Uneven on 2, 3 and 4 ranks; counts 1 and 2 leave members with empty segments.
 const std::vector<size_t> kCounts = {1, 2, 2011};
 
@@ -55,7 +49,7 @@ harness::Options always_single_copy() {
 
 void every_collective_reads_directly(int world) {
   expect_ok(harness::run_ranks(world, [](int rank, int n, xffl::comm::UcxBackend &backend) {
-    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 1);
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 1);
     if (!shares_host(*comm)) (xffl::fail)(XFFL_EINTERNAL, "threads of one process do not share a host");
     checks::full_matrix(*comm, rank, n, kCounts);
   }, always_single_copy()));
@@ -68,7 +62,7 @@ void every_collective_on_4_ranks(void **) { every_collective_reads_directly(4); 
 // Segments of several read chunks (algorithm_choice::single_copy_chunk_bytes), widened types.
 void segments_of_several_chunks(void **) {
   expect_ok(harness::run_ranks(3, [](int rank, int n, xffl::comm::UcxBackend &backend) {
-    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 2);
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 2);
     checks::allreduce(*comm, rank, n, 300007, XFFL_F32, XFFL_SUM, false);
     checks::allreduce(*comm, rank, n, 300007, XFFL_BF16, XFFL_AVG, true);
     checks::allreduce(*comm, rank, n, 200003, XFFL_I32, XFFL_AVG, true);
@@ -125,7 +119,7 @@ void a_group_across_hosts_keeps_the_messages(void **) {
         // and rank 3 takes the others for neighbours while they take it for a remote rank.
         backend.set_peer_failure_detection_on_host(true);
         backend.set_tuning(always_single_copy().tuning);
-        auto everyone = harness::make_group(backend, first_ranks(world), rank, "world group", 4);
+        auto everyone = harness::make_group(backend, harness::first_ranks(world), rank, "world group", 4);
         if (shares_host(*everyone)) (xffl::fail)(XFFL_EINTERNAL, "a group with rank 3 on another host shares one");
         checks::full_matrix(*everyone, rank, world, kCounts);
         std::vector<float> data(70001, 0.1f * static_cast<float>(rank + 1));
@@ -158,7 +152,7 @@ void produced_broadcast_on(const xffl::comm::algorithms::Tuning &tuning, size_t 
   options.tuning = tuning;
   const size_t window = 4096;
   expect_ok(harness::run_ranks(3, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
-    auto comm = harness::make_group(backend, first_ranks(n), rank, "world group", 6);
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 6);
     const int root = 1;
     auto value = [](size_t i) { return static_cast<float>(i % 1013) * 0.25f - 7.0f; };
     std::vector<float> data(count, std::numeric_limits<float>::quiet_NaN());

@@ -43,6 +43,13 @@ class Latch {
   int count_;
 };
 
+// Ranks 0 .. n - 1.
+inline std::vector<int> first_ranks(int n) {
+  std::vector<int> ranks;
+  for (int r = 0; r < n; ++r) ranks.push_back(r);
+  return ranks;
+}
+
 inline std::unique_ptr<xffl::comm::Communicator> make_group(xffl::comm::Backend &backend, const std::vector<int> &members,
                                                              int my_rank, const std::string &description,
                                                              unsigned long long tag) {
@@ -91,8 +98,7 @@ inline std::string run_ranks(int world, const Body &body, const Options &options
 inline std::vector<std::vector<float>> random_f32_sums(int world, size_t count, unsigned long long tag,
                                                        const Options &options, std::string *errors) {
   std::vector<std::vector<float>> results(static_cast<size_t>(world));
-  std::vector<int> members;
-  for (int r = 0; r < world; ++r) members.push_back(r);
+  const std::vector<int> members = first_ranks(world);
   *errors = run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
     (void)n;
     auto comm = make_group(backend, members, rank, "world group", tag);

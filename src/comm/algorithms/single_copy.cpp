@@ -187,15 +187,26 @@ void single_copy_allgather(PointToPoint &p2p, PeerMemory &memory, const void *se
   p2p.wait_all();
 }
 
+namespace {
+
+// The root of a broadcast posts a receive of every other member's "done reading" token; the tokens land
+// in the returned buffer, which must live until the root's wait_all.
+std::vector<unsigned char> receive_done_tokens(PointToPoint &p2p, int root, Step done_step) {
+  std::vector<unsigned char> done(static_cast<size_t>(p2p.size()));
+  for (int peer = 0; peer < p2p.size(); ++peer)
+    if (peer != root) p2p.recv(peer, &done[static_cast<size_t>(peer)], 1, done_step);
+  return done;
+}
+
+}  // namespace
+
 void single_copy_broadcast(PointToPoint &p2p, PeerMemory &memory, void *buffer, size_t bytes, int root) {
   const int n = p2p.size();
   const Step expose{kExposeStep, 2}, done_step{1, 2};
   unsigned char token = 1;
   if (p2p.index() == root) {
     const Exposed mine{memory.process_id(), address_of(buffer), 0};
-    std::vector<unsigned char> done(static_cast<size_t>(n));
-    for (int peer = 0; peer < n; ++peer)
-      if (peer != root) p2p.recv(peer, &done[static_cast<size_t>(peer)], 1, done_step);
+    const std::vector<unsigned char> done = receive_done_tokens(p2p, root, done_step);
     for (int peer = 0; peer < n; ++peer)
       if (peer != root) p2p.send(peer, &mine, sizeof mine, expose);
     p2p.wait_all();
@@ -217,9 +228,7 @@ void single_copy_produced_broadcast(PointToPoint &p2p, PeerMemory &memory, void 
   unsigned char token = 1;
   if (p2p.index() == root) {
     const Exposed mine{memory.process_id(), address_of(buffer), 0};
-    std::vector<unsigned char> done(static_cast<size_t>(n));
-    for (int peer = 0; peer < n; ++peer)
-      if (peer != root) p2p.recv(peer, &done[static_cast<size_t>(peer)], 1, done_step);
+    const std::vector<unsigned char> done = receive_done_tokens(p2p, root, done_step);
     // One notice per window and member, in window order: a member reads window w once its w-th came.
     for (size_t w = 0; w < windows; ++w) {
       producer.through(std::min(bytes, (w + 1) * window_bytes));
