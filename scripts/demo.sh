@@ -19,19 +19,12 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 build=build/dev
 out=out
+# shellcheck source=scripts/demo-build.sh
+source scripts/demo-build.sh
+say() { demo_say "$@"; }
+die() { demo_die "$@"; }
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
-
-if [ "${XFFL_SKIP_PACKAGES:-0}" != 1 ]; then
-  # shellcheck source=scripts/packages.sh
-  source "$root/scripts/packages.sh"
-  xffl_install_packages >/dev/null || die "could not install the Debian packages (run as root)"
-fi
-
-say "configure and build (dev preset, $build)"
-mkdir -p build
-cmake --preset dev >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; die "configure failed"; }
+demo_configure
 
 # has_target NAME: whether the configured tree defines a target (a part may not be written yet).
 target_list=$(cmake --build "$build" --target help 2>/dev/null || true)
@@ -48,12 +41,8 @@ if [ "${XFFL_DEMO_PLAN_ONLY:-0}" != 1 ]; then
     echo "note: federated_sgd or xffl-run is not in this tree yet: planning only"
   fi
 fi
-cmake --build --preset dev --target "${targets[@]}" >"$build/demo-build.log" 2>&1 ||
-  { tail -40 "$build/demo-build.log"; die "build failed (log: $build/demo-build.log)"; }
-
-find_program() { find "$build" -type f -name "$1" -perm -u+x | head -1; }
-topo=$(find_program xffl-topo)
-[ -n "$topo" ] || die "xffl-topo was built but not found under $build"
+demo_build "${targets[@]}"
+topo=$(demo_program "$build" xffl-topo)
 
 job=(--world 8 --federated 2,6 --hsdp 2)
 say "the plan: xffl-topo ${job[*]}"
@@ -65,9 +54,8 @@ echo
 echo "picture: $out/plan.svg (open it in a browser)"
 
 if [ "$run_job" = 1 ]; then
-  run=$(find_program xffl-run)
-  sgd=$(find_program federated_sgd)
-  [ -n "$run" ] && [ -n "$sgd" ] || die "xffl-run or federated_sgd was built but not found under $build"
+  run=$(demo_program "$build" xffl-run)
+  sgd=$(demo_program "$build" federated_sgd)
   say "the job: xffl-run -n 8 --federated 2,6 --hsdp 2 --backend ucx -- federated_sgd (wire format ${XFFL_WIRE_FORMAT:-f32}, error feedback ${XFFL_ERROR_FEEDBACK:-0})"
   "$run" -n 8 --federated 2,6 --hsdp 2 --backend ucx -- "$sgd"
 fi
