@@ -1,10 +1,10 @@
 /*
- * Run under xffl-run with federated scaling and XFFL_CROSS_FACILITY_BACKEND=wan: one rank (a sender of
- * one facility) calls xffl_federated_average with 1200 values where every other rank calls with 1000
- * ("large": 2^20 + 200 against 2^20, where the ring's first messages have the same sizes on both sides
- * and only the frames' call check tells the calls apart).
+ * Run under xffl-run with federated scaling, crossing over UCX or XFFL_CROSS_FACILITY_BACKEND=wan: one
+ * rank (a sender of one facility) calls xffl_federated_average with 1200 values where every other rank
+ * calls with 1000 ("large": 2^20 + 200 against 2^20, where the ring's first messages have the same
+ * sizes on both sides and only the wan frames' call check tells the calls apart).
  * Every rank must return XFFL_EINVAL (never a timeout, never XFFL_EPEER) with a message that names
- * both counts: the senders that cross facilities from the mismatch notices of the wan transport,
+ * both counts: the senders that cross facilities from the mismatch notices of the transport,
  * their replicas from the relay, which their sender aborts with its error. The state's groups then
  * keep returning an error.
  *

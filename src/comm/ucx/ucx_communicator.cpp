@@ -27,14 +27,17 @@ void UcxCommunicator::run_paired(const char *operation, const CallSignature &sig
                                  const CallSignature &partner_signature, Schedule &&schedule) {
   if (failure_) throw *failure_;
   if (partner && partner->failure_) throw *partner->failure_;
+  // The partner's call (the relay of allreduce_and_relay): when this call fails, its members waiting
+  // for what this rank would relay fail with this error at once (abort_call), not by their timeout.
+  std::optional<UcxTransport> second;
   auto record = [&](const Error &error) {
     failure_ = error;
     if (partner) partner->failure_ = error;
+    if (second) second->abort_call(error.status(), error.what());
   };
   try {
     UcxTransport transport(*worker_, group_, sequence_++, operation, next_call(signature));
     if (host_) transport.also_check([&] { host_->check_elsewhere(transport, signature); });
-    std::optional<UcxTransport> second;
     if (partner)
       second.emplace(*worker_, partner->group_, partner->sequence_++, operation, partner->next_call(partner_signature));
     schedule(transport, second ? &*second : nullptr, worker_->settings().tuning);
