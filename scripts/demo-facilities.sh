@@ -46,12 +46,14 @@ max_time=$((rounds * round_ms / 1000 + 180))  # xffl-run ends a job still runnin
 work=$(mktemp -d "${TMPDIR:-/tmp}/xffl-facilities-demo.XXXXXX")
 server_pid=""
 declare -A session  # facility log name -> session id of its job (setsid: the job and all its ranks)
+declare -A waiter   # facility log name -> the subshell that waits for the job (its exit status)
 
 end_session() {  # end_session SID: SIGKILL every process of a job's session
   pkill -KILL -s "$1" 2>/dev/null || true
 }
 cleanup() {
-  for sid in "${session[@]}"; do end_session "$sid"; done
+  local sid_file
+  for sid_file in "$work"/*.sid; do [ -s "$sid_file" ] && end_session "$(cat "$sid_file")"; done
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
   wait 2>/dev/null || true
   rm -rf "$work"
@@ -90,9 +92,20 @@ round_at_least() { (($(last_round "$1" "${3:-}") >= $2)); }
 
 start_facility() {  # start_facility F LOGNAME: facility F's job in its own session, output to LOGNAME.log
   local f=$1 log="$work/$2.log"
-  setsid "$run" -n "${sizes[$f]}" --federated "$federated" --hsdp 2 --backend ucx --timeout 60 \
-    --max-time "$max_time" --facility "$f" --federation "$endpoint" -- "$sgd" --rounds "$rounds" --round-ms "$round_ms" >"$log" 2>&1 &
-  session[$2]=$!
+  # The subshell waits for the job and exits with its status; its stderr (only bash's "Killed" line when
+  # the job is killed) is dropped.
+  (
+    setsid "$run" -n "${sizes[$f]}" --federated "$federated" --hsdp 2 --backend ucx --timeout 60 \
+      --max-time "$max_time" --facility "$f" --federation "$endpoint" -- "$sgd" --rounds "$rounds" \
+      --round-ms "$round_ms" >"$log" 2>&1 &
+    echo $! >"$work/$2.sid"
+    wait $!
+  ) 2>/dev/null &
+  waiter[$2]=$!
+  local sid_file="$work/$2.sid"
+  sid_written() { [ -s "$sid_file" ]; }
+  wait_for "$2's job started" 10 sid_written
+  session[$2]=$(cat "$sid_file")
 }
 
 demo_say "the federation: xffl-federation on loopback, facilities of ${sizes[*]} ranks, HSDP 2, $rounds rounds"
@@ -111,6 +124,7 @@ wait_for "facility $victim training (round 8)" 120 round_at_least "$work/facilit
 demo_say "kill facility $victim's job in the middle of training"
 killed_after=$(last_round "$work/facility-$victim.log")
 end_session "${session[facility-$victim]}"
+wait "${waiter[facility-$victim]}" || true
 unset "session[facility-$victim]"
 killed_at=$SECONDS
 echo "SIGKILL of every process of facility $victim's job, after its round $killed_after"
@@ -132,7 +146,7 @@ grep -h "admitted" "$work/facility-0.log" | head -1 | sed 's/^/  log: /' || true
 demo_say "let the three facilities finish their $rounds rounds"
 for name in facility-0 facility-1 "facility-$victim-restarted"; do
   # bounded by xffl-run --max-time
-  wait "${session[$name]}" || fail "$name's job failed (exit $?; 124: still running after $max_time s)"
+  wait "${waiter[$name]}" || fail "$name's job failed (exit $?; 124: still running after $max_time s)"
   unset "session[$name]"
 done
 

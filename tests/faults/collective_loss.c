@@ -154,9 +154,14 @@ int main(int argc, char **argv) {
       return 2;
     }
     rc = xffl_allreduce(world_group, input, output, count, XFFL_F32, XFFL_SUM, NULL);
-    if (by_signal) raise(SIGKILL);
-    fault_vanish(rc == XFFL_OK ? "after the allreduce finished (the watcher was too late)"
-                               : "after the allreduce failed (the watcher was too late)");
+    const char *when = rc == XFFL_OK ? "after the allreduce finished (the watcher was too late)"
+                                     : "after the allreduce failed (the watcher was too late)";
+    if (by_signal) { /* the line first, as the handler writes it: expect_output.sh looks for it */
+      printf("rank %d: leaving by raise(SIGKILL) %s\n", rank, when);
+      fflush(stdout);
+      raise(SIGKILL);
+    }
+    fault_vanish(when);
   }
 
   fault_seen_t seen;
