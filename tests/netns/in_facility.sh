@@ -5,7 +5,8 @@
 #
 #   xffl-run ... --facility F ...        exec $XFFL_NETNS_XFFL_RUN with the same arguments in facility
 #                                        F's namespace (the job's own store stays on its loopback; its
-#                                        crossing ranks reach the others through the facility's TUN)
+#                                        crossing ranks reach the others through the facility's TUN);
+#                                        XFFL_NETNS_MAX_TIME, when set, replaces its --max-time
 #   xffl-federation --listen 127.0.0.1:P exec $XFFL_NETNS_FEDERATION in facility 0's namespace, listening
 #                                        on facility 0's address instead (port P as asked)
 # XFFL_NETNS_FACILITIES lists the namespaces, facility 0 first; XFFL_NETNS_SERVER_ADDR is facility 0's
@@ -23,6 +24,16 @@ case "$(basename "$0")" in
     if [ -z "$facility" ] || [ -z "${namespaces[$facility]:-}" ]; then
       echo "in_facility.sh: xffl-run without a --facility of this federation ($*)" >&2
       exit 2
+    fi
+    if [ -n "${XFFL_NETNS_MAX_TIME:-}" ]; then  # a longer --max-time (the heal bench's large models)
+      arguments=()
+      previous=""
+      for argument in "$@"; do
+        [ "$previous" = --max-time ] && argument=$XFFL_NETNS_MAX_TIME
+        arguments+=("$argument")
+        previous=$argument
+      done
+      set -- "${arguments[@]}"
     fi
     exec ip netns exec "${namespaces[$facility]}" "$XFFL_NETNS_XFFL_RUN" "$@"
     ;;

@@ -24,6 +24,11 @@ usage (from run_netns_continue.sh): netns_continue.py XFFL_RUN XFFL_FEDERATION P
                checksum fixed, so only the heal's HMAC can notice): every rank of the restarted job
                fails with XFFL_EAUTH and prints no round (the wrong model is never used); the others
                go on without it, unharmed.
+  heal_time    not a test (bench/facilities/heal.sh): the heal of a model of $HEAL_MODEL_MIB MiB (f32)
+               across the link, restart as above with no pause between rounds; prints the link's rate
+               with one plain TCP stream from facility 0 to 2 ($HEAL_TCP_STREAM) and the heal's time from
+               the library's info lines (the sender's transfer of the model and its seal, then the
+               joiner's check of the seal) against bytes / rate ("HEAL ..." lines).
 Each time, as in run_continue.py: every round's result is the same bytes on every rank that printed it
 (across facilities) and the (weighted) mean of the inputs of that round's live facilities; the
 survivors finish; every wait is bounded. Prints "netns continue test passed" and exits 0, or names the
@@ -85,6 +90,63 @@ def back_and_contributing(survivors, returned):
     if not admitted:
         fail("no log line names facility 2 as admitted")
     print("logged: " + admitted[0])
+
+
+def tcp_rate(stream, sender, receiver, size):
+    """bit/s of one plain TCP stream from facility sender to receiver through the link."""
+    receive = subprocess.Popen(["ip", "netns", "exec", NAMESPACES[receiver], stream, "recv",
+                                f"198.19.{receiver}.1", "5001", "1"], stdout=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    subprocess.run(["ip", "netns", "exec", NAMESPACES[sender], stream, "send", f"198.19.{receiver}.1", "5001",
+                    str(size)], check=True, timeout=120)
+    out, _ = receive.communicate(timeout=30)
+    return int(re.search(r"rate_bps=(\d+)", out).group(1))
+
+
+def heal_time():
+    model = int(os.environ.get("HEAL_MODEL_MIB", "256")) << 20
+    rate = tcp_rate(os.environ["HEAL_TCP_STREAM"], 0, VICTIM, 128 << 20)
+    print(f"HEAL link one TCP stream 0->2: {rate / 1e6:.0f} Mbit/s; model {model} bytes: "
+          f"bytes / rate {model * 8 / rate:.3f} s, bytes / 1 Gbit/s {model * 8 / 1e9:.3f} s")
+    stop_file = os.path.join(tempfile.mkdtemp(prefix="xffl-netns-heal-"), "stop")
+    env = {"XFFL_TEST_STOP_FILE": stop_file, "XFFL_TIMEOUT": "300"}
+    program_args = [str(model // 4 - 1), "0"]  # count + 1 f32 (the stop flag): the model's bytes
+    server = harness.Server(harness.SERVER, harness.SECRET)
+    jobs = []
+    try:
+        jobs = harness.start_all(server, program_args, env)
+        survivors, victim = jobs[:VICTIM], jobs[VICTIM]
+        harness.wait_for("every facility averaging", lambda: all(harness.max_round(j) >= 1 for j in jobs), jobs, 600)
+        harness.kill_ranks(victim)
+        victim.kill()
+        harness.wait_for("the survivors going on", lambda: all(harness.max_round(j, "0,1") >= 1 for j in survivors),
+                         survivors, 600)
+        returned = harness.Job(VICTIM, server.endpoint, program_args, env)
+        jobs.append(returned)
+        harness.wait_for("facility 2 healed", lambda: returned.rounds(), survivors + [returned], 600)
+        # The library's lines: the sender's transfer (the model, then its seal), the joiner's check of
+        # the seal; the joiner acks the round only after both.
+        lines = "\n".join(line for job in survivors + [returned] for line in job.snapshot())
+        sent = re.search(r"sent the model of round (\d+) to facility 2 \((\d+) bytes, then its seal\) in (\S+) s",
+                         lines)
+        verified = re.search(r"verified the seal of the model of round \d+ \(\d+ bytes\) in (\S+) s", lines)
+        if not sent or not verified:
+            fail("no line of the heal's transfer or of its seal's check:\n" + lines[-3000:])
+        send_s, verify_s = float(sent.group(3)), float(verified.group(1))
+        heal = send_s + verify_s
+        print(f"HEAL round {sent.group(1)}: sent {sent.group(2)} bytes and the seal in {send_s:.3f} s, seal verified "
+              f"in {verify_s:.3f} s; heal {heal:.3f} s = {heal * rate / 8 / model:.2f} x bytes / rate, "
+              f"{heal * 1e9 / 8 / model:.2f} x bytes / 1 Gbit/s")
+        open(stop_file, "w").close()
+        for job in survivors + [returned]:
+            job.finish(f"facility {job.facility}'s job", timeout=600)
+        harness.check_results(survivors + [returned])
+    finally:
+        for job in jobs:
+            if job.process.poll() is None:
+                harness.kill_ranks(job, job.pids(), signal.SIGKILL)
+                job.kill()
+        server.stop()
 
 
 def run(scenario):
@@ -174,6 +236,8 @@ def run(scenario):
 if __name__ == "__main__":
     if harness.SCENARIO == "restart":
         harness.run("restart")
+    elif harness.SCENARIO == "heal_time":
+        heal_time()
     else:
         run(harness.SCENARIO)
     print("netns continue test passed")

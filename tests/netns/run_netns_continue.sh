@@ -5,14 +5,15 @@
 #
 #   run_netns_continue.sh RELAY XFFL_RUN XFFL_FEDERATION CHECK_FACILITY SCENARIO
 #
-# SCENARIO (netns_continue.py says what each checks): restart, cut, cut_heal, tamper_heal.
+# SCENARIO (netns_continue.py says what each checks): restart, cut, cut_heal, tamper_heal; heal_time
+# is bench/facilities/heal.sh's.
 # The harness is tests/facilities/run_continue.py's, driven by netns_continue.py; xffl-run and
 # xffl-federation reach it as links to in_facility.sh, which start them in their namespaces.
 # Exit 77 (CTest SKIP_RETURN_CODE) when namespaces cannot be created here, with the reason.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 if [ $# -ne 5 ]; then
-  echo "usage: $0 RELAY XFFL_RUN XFFL_FEDERATION CHECK_FACILITY restart|cut|cut_heal|tamper_heal" >&2
+  echo "usage: $0 RELAY XFFL_RUN XFFL_FEDERATION CHECK_FACILITY restart|cut|cut_heal|tamper_heal|heal_time" >&2
   exit 2
 fi
 relay=$1 xffl_run=$2 federation=$3 program=$4 scenario=$5
