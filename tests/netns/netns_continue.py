@@ -92,6 +92,15 @@ def back_and_contributing(survivors, returned):
     print("logged: " + admitted[0])
 
 
+def end_all(jobs, server):
+    """Kills the jobs still running, then the server (on every way out)."""
+    for job in jobs:
+        if job.process.poll() is None:
+            harness.kill_ranks(job, job.pids(), signal.SIGKILL)
+            job.kill()
+    server.stop()
+
+
 def tcp_rate(stream, sender, receiver, size):
     """bit/s of one plain TCP stream from facility sender to receiver through the link."""
     receive = subprocess.Popen(["ip", "netns", "exec", NAMESPACES[receiver], stream, "recv",
@@ -142,11 +151,7 @@ def heal_time():
             job.finish(f"facility {job.facility}'s job", timeout=600)
         harness.check_results(survivors + [returned])
     finally:
-        for job in jobs:
-            if job.process.poll() is None:
-                harness.kill_ranks(job, job.pids(), signal.SIGKILL)
-                job.kill()
-        server.stop()
+        end_all(jobs, server)
 
 
 def run(scenario):
@@ -232,11 +237,7 @@ def run(scenario):
         print("logged: " + told[0])
         print(f"{len(by_round)} rounds, each bit-identical on every rank that computed it")
     finally:
-        for job in jobs:
-            if job.process.poll() is None:
-                harness.kill_ranks(job, job.pids(), signal.SIGKILL)
-                job.kill()
-        server.stop()
+        end_all(jobs, server)
 
 
 if __name__ == "__main__":
