@@ -305,7 +305,7 @@ RoundPlan RoundCoordinator::begin_round() {
 RoundDecision RoundCoordinator::commit_round(const RoundPlan &plan) {
   check_plan(plan);
   store_->put(ack_key(config_.prefix, config_.facility, config_.shard), ack_value(plan.epoch, plan.round));
-  return await_decision(plan);
+  return await_decision(plan, true);
 }
 
 RoundDecision RoundCoordinator::fail_round(const RoundPlan &plan, const std::vector<int> &lost,
@@ -325,10 +325,10 @@ RoundDecision RoundCoordinator::fail_round(const RoundPlan &plan, const std::vec
       if (next) store_->compare_and_swap(view_key(config_.prefix), live.view->mod_revision, encode(*next));
     }
   }
-  return await_decision(plan);
+  return await_decision(plan, false);
 }
 
-RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan) {
+RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan, bool acked) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeout_ms);
   const std::string prefix = config_.prefix + "live/";
   const std::string round_text = "round " + std::to_string(plan.round) + " of epoch " + std::to_string(plan.epoch);
@@ -361,6 +361,13 @@ RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan) {
     for (const KeyValue &entry : acks.entries) ack_values[entry.key] = entry.value;
     std::vector<std::string> missing;
     const std::string wanted = ack_value(plan.epoch, plan.round);
+    // This rank's ack overwritten by a delayed put of an earlier round (epochs.h, "Keys"): put again,
+    // or the round would wait for it until the timeout and every member would fail.
+    const std::string own = ack_key(config_.prefix, config_.facility, config_.shard);
+    if (acked && ack_values[own] != wanted) {
+      store_->put(own, wanted);
+      ack_values[own] = wanted;
+    }
     for (const auto &member : view.members) {
       std::vector<int> shards;
       for (int s = 0; s < config_.shards; ++s) {

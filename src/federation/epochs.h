@@ -13,7 +13,12 @@
 //                               written only by compare_and_swap on its mod_revision
 //   P live/member/<facility>    the facility's incarnation, attached to its lease (FacilityLease)
 //   P ack/<facility>/<shard>    "E R": this (facility, shard) finished round R of epoch E; overwritten
-//                               every round (facilities x shards keys in all, never more)
+//                               every round (facilities x shards keys in all, never more). A put of an
+//                               earlier "E R" can still land later: a store connection of a process
+//                               that died or was cut off keeps its request in its kernel's send queue
+//                               and delivers it when the link is back (seen in tests/netns's cut
+//                               test). A rank waiting for its round's decision therefore puts its ack
+//                               again when it reads another value there.
 //
 // Who calls: every crossing rank of every facility (one per shard index and facility), each with its own
 // RoundCoordinator and its own store connection. Per round, with no fault:
@@ -115,7 +120,9 @@ class RoundCoordinator {
   RoundDecision fail_round(const RoundPlan &plan, const std::vector<int> &lost, const std::string &cause);
 
  private:
-  RoundDecision await_decision(const RoundPlan &plan);
+  // acked: this rank put its ack of the plan's round (commit_round); it puts it again when it finds it
+  // overwritten.
+  RoundDecision await_decision(const RoundPlan &plan, bool acked);
   void check_plan(const RoundPlan &plan) const;
 
   std::unique_ptr<MembershipStore> store_;

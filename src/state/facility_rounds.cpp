@@ -259,12 +259,16 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
         federation::Seal seal{};
         group->broadcast(seal.data(), seal.size(), XFFL_U8, root, nullptr);
         const federation::SealContext context{plan.epoch, plan.round, placement.shard, heal->sender, self};
+        const Clock::time_point verifying = Clock::now();
         try {
           federation::verify_model_seal(auth_token_, job_id_, context, work, bytes, seal);
         } catch (const Error &) {
           seal_failed = true;
           throw;
         }
+        if (logs)
+          logger_.info("federation: facility ", self, " verified the seal of the model of round ", plan.round, " (",
+                       bytes, " bytes) in ", std::chrono::duration<double>(Clock::now() - verifying).count(), " s");
       } else {
         comm::Communicator &group = contributors_group(placement, plan.epoch, !plan.joining.empty(), plan.contributors);
         double premul = 1.0;
@@ -281,6 +285,7 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
         group.allreduce_scaled(work, count, dtype, XFFL_AVG, premul, nullptr);
         for (const federation::HealTransfer &heal : plan.heal) {
           if (heal.sender != self) continue;
+          const Clock::time_point started = Clock::now();
           std::unique_ptr<comm::Communicator> to = heal_group(placement, plan.epoch, self, heal.joiner);
           const int root = placement.crossing_ranks[static_cast<size_t>(self)] <
                                    placement.crossing_ranks[static_cast<size_t>(heal.joiner)]
@@ -290,6 +295,10 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
           federation::Seal seal = federation::seal_model(
               auth_token_, job_id_, {plan.epoch, plan.round, placement.shard, self, heal.joiner}, work, bytes);
           to->broadcast(seal.data(), seal.size(), XFFL_U8, root, nullptr);
+          if (logs)
+            logger_.info("federation: facility ", self, " sent the model of round ", plan.round, " to facility ",
+                         heal.joiner, " (", bytes, " bytes, then its seal) in ",
+                         std::chrono::duration<double>(Clock::now() - started).count(), " s");
         }
       }
     } catch (const Error &error) {

@@ -72,6 +72,8 @@ struct Scenario {
   int partial_ack_facility = -1;  // its shard 1 dies (with its whole facility) once its shard 0 acked...
   int partial_ack_round = -1;     // ...this round
   int cut_round = -1;             // in this round every facility reports every other one lost
+  int stale_ack_round = -1;       // in this round the last shard of the last facility, before it acks,
+                                  // overwrites facility 0 shard 0's ack with the previous round's
 };
 
 Scenario scenario_of(const std::string &name, int facilities, int shards, int rounds) {
@@ -171,6 +173,9 @@ class ShardRank {
     while (plan.round <= scenario_.rounds) {
       wait_gate(plan.round);
       Exchange result = exchange(plan, model);
+      if (plan.round == scenario_.stale_ack_round && facility_ == scenario_.facilities - 1 &&
+          shard_ == scenario_.shards - 1)
+        overwrite_first_ack(plan);
       RoundDecision decision = result.kind == Exchange::Done ? coordinator.commit_round(plan)
                                                               : coordinator.fail_round(plan, result.lost, result.why);
       switch (decision.outcome) {
@@ -212,6 +217,19 @@ class ShardRank {
   std::string heal_key(const RoundPlan &plan, int joiner) const {
     return prefix_ + "test/heal/" + std::to_string(plan.epoch) + "/" + std::to_string(plan.round) + "/" +
            std::to_string(shard_) + "/" + std::to_string(joiner);
+  }
+
+  // What a delayed put of an earlier round does to facility 0 shard 0's ack (epochs.h, "Keys": P
+  // ack/<facility>/<shard> = "E R"), once that ack is there and before this rank's completes the set.
+  void overwrite_first_ack(const RoundPlan &plan) {
+    const std::string key = prefix_ + "ack/0/0";
+    const std::string acked = std::to_string(plan.epoch) + " " + std::to_string(plan.round);
+    auto deadline = Clock::now() + std::chrono::milliseconds(kTimeoutMs);
+    for (std::optional<KeyValue> ack = store_->get(key); !ack || ack->value != acked; ack = store_->get(key)) {
+      if (Clock::now() > deadline) (xffl::fail)(XFFL_ETIMEOUT, "facility 0 shard 0 did not ack round ", plan.round);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    store_->put(key, std::to_string(plan.epoch) + " " + std::to_string(plan.round - 1));
   }
 
   void wait_gate(int64_t round) {
@@ -610,6 +628,27 @@ void test_no_fault(void **) {
   assert_int_equal(records.count("f", "redo"), 0);
 }
 
+// A delayed write of an earlier round's ack (a put that a dead or cut-off process's store connection
+// still had in flight, delivered once its link is back) overwrites facility 0 shard 0's ack of round 2
+// while the round waits for its last ack: facility 0 shard 0 puts its ack again, and the round commits
+// in its epoch with every facility, instead of every member failing at the timeout.
+void test_stale_ack_overwritten(void **) {
+  Scenario scenario = scenario_of("staleack", 3, 2, 3);
+  scenario.stale_ack_round = 2;
+  Run run(scenario);
+  set_gate(*run.store, run.prefix, 3);
+  run.start_all();
+  std::vector<int> codes = run.finish();
+  run.leaders.clear();
+  Records records = read_records(run.scenario);
+  expect_no_errors(records);
+  for (int code : codes) assert_int_equal(code, 0);
+  auto contributors = check_commits(run.scenario, records);
+  assert_int_equal(contributors.size(), 3);
+  for (const auto &[round, set] : contributors) assert_string_equal(set.c_str(), "0,1,2");
+  assert_int_equal(records.count("f", "redo"), 0);
+}
+
 // SIGKILL of a whole facility between rounds: the survivors notice its lease end, agree on epoch 2 and
 // redo the round among themselves; later rounds are means over the two.
 void test_kill_between_rounds(void **) {
@@ -848,6 +887,7 @@ int main(int argc, char **argv) {
   }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_no_fault),
+      cmocka_unit_test(test_stale_ack_overwritten),
       cmocka_unit_test(test_kill_between_rounds),
       cmocka_unit_test(test_kill_after_partial_ack),
       cmocka_unit_test(test_sigstop_then_evicted_and_healed),

@@ -1,12 +1,15 @@
 // delay_relay: one end of a delaying IP-in-UDP tunnel between two network namespaces.
 //
-//   delay_relay --tun NAME --local ADDR:PORT --peer ADDR:PORT --delay-ms D [--ready FILE]
-//               [--flip-segment N]
+//   delay_relay --tun NAME --local ADDR:PORT (--peer ADDR:PORT | --route SUBNET/LEN=ADDR:PORT ...)
+//               --delay-ms D [--ready FILE] [--flip-segment N [--flip-incoming] [--flip-after-usr1]]
 //
-// Packets the kernel routes into the TUN device NAME (the other facility's subnet) are held D ms and
-// then sent as one UDP datagram each to the peer relay over the veth; datagrams from the peer are
-// written into the TUN device at once. Two relays, one per namespace, give D ms each way (this
-// kernel has no netem). The veth's tbf qdisc shapes the datagrams and its counters count them.
+// Packets the kernel routes into the TUN device NAME (the other facilities' subnets) are held D ms and
+// then sent as one UDP datagram each to a peer relay over the veth; datagrams from the peers are
+// written into the TUN device at once. One relay per namespace gives D ms each way (this kernel has no
+// netem). The veth's tbf qdisc shapes the datagrams and its counters count them.
+// --peer: every packet goes to that one relay (two facilities). --route (repeatable, three facilities
+// or more): each packet goes to the relay of the first route whose subnet holds its IPv4 destination;
+// a packet no route holds is dropped (counted as a send failure).
 //
 // One thread, one ppoll loop: the delay is constant, so a FIFO ordered by arrival is also ordered
 // by departure time. The queue is bounded like a router's buffer; beyond it packets are dropped and
@@ -15,6 +18,10 @@
 // kFlipMinPayload payload bytes that this relay sends, one payload byte is flipped and the TCP checksum
 // recomputed, so the receiver's kernel accepts it and only the application can notice (bulk data of
 // the cross-facility transport; the store's and UCX's control messages are smaller).
+// --flip-incoming counts (and flips) the segments this relay receives from its peers and writes into
+// the TUN device instead, i.e. traffic toward this facility; the checksum fix is the same.
+// --flip-after-usr1 counts nothing until the relay gets SIGUSR1 (a test arms it just before the
+// transfer it means to corrupt, e.g. a heal toward a restarted facility).
 // SIGTERM / SIGINT end the loop; counters go to stderr. Exit 0, or 2 on bad arguments, 1 on setup
 // failure (message on stderr).
 #include <arpa/inet.h>
@@ -47,7 +54,9 @@ constexpr int kSocketBufferBytes = 16 << 20;
 constexpr size_t kFlipMinPayload = 4096;
 
 volatile sig_atomic_t stop_requested = 0;
+volatile sig_atomic_t flip_armed = 1;  // --flip-after-usr1: 0 until SIGUSR1
 void request_stop(int) { stop_requested = 1; }
+void arm_flip(int) { flip_armed = 1; }
 
 [[noreturn]] void die(const std::string &what) {
   std::fprintf(stderr, "delay_relay: %s: %s\n", what.c_str(), std::strerror(errno));
@@ -128,18 +137,18 @@ uint32_t add_words(const unsigned char *data, size_t bytes, uint32_t sum) {
 
 // If packet is an IPv4 TCP segment with at least kFlipMinPayload payload bytes: flips the middle
 // payload byte, recomputes the TCP checksum and returns true.
-bool flip_payload_byte(std::vector<unsigned char> &packet) {
-  if (packet.size() < 20 || (packet[0] >> 4) != 4 || packet[9] != 6) return false;
+bool flip_payload_byte(unsigned char *packet, size_t size) {
+  if (size < 20 || (packet[0] >> 4) != 4 || packet[9] != 6) return false;
   const size_t ip_header = static_cast<size_t>(packet[0] & 0x0f) * 4;
   const size_t total = static_cast<size_t>(packet[2] << 8 | packet[3]);
-  if (total > packet.size() || ip_header + 20 > total) return false;
-  unsigned char *tcp = packet.data() + ip_header;
+  if (total > size || ip_header + 20 > total) return false;
+  unsigned char *tcp = packet + ip_header;
   const size_t tcp_bytes = total - ip_header;
   const size_t tcp_header = static_cast<size_t>(tcp[12] >> 4) * 4;
   if (tcp_header > tcp_bytes || tcp_bytes - tcp_header < kFlipMinPayload) return false;
   tcp[tcp_header + (tcp_bytes - tcp_header) / 2] ^= 0x10;
   tcp[16] = tcp[17] = 0;
-  uint32_t sum = add_words(packet.data() + 12, 8, 0);  // source and destination addresses
+  uint32_t sum = add_words(packet + 12, 8, 0);  // source and destination addresses
   sum += 6 + static_cast<uint32_t>(tcp_bytes);
   sum = add_words(tcp, tcp_bytes, sum);
   while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
@@ -149,19 +158,47 @@ bool flip_payload_byte(std::vector<unsigned char> &packet) {
   return true;
 }
 
+// Packets to destination & mask == network go to relay.
+struct Route {
+  uint32_t network = 0, mask = 0;  // host byte order
+  sockaddr_in relay{};
+};
+
+Route parse_route(const std::string &text) {
+  const size_t equals = text.find('='), slash = text.find('/');
+  Route route;
+  in_addr network{};
+  if (equals == std::string::npos || slash == std::string::npos || slash > equals ||
+      inet_pton(AF_INET, text.substr(0, slash).c_str(), &network) != 1)
+    throw std::invalid_argument("'" + text + "' is not SUBNET/LEN=ADDR:PORT");
+  const long length = std::strtol(text.c_str() + slash + 1, nullptr, 10);
+  if (length < 0 || length > 32) throw std::invalid_argument("'" + text + "' has no valid prefix length");
+  route.mask = length == 0 ? 0 : ~uint32_t{0} << (32 - length);
+  route.network = ntohl(network.s_addr) & route.mask;
+  route.relay = parse_endpoint(text.substr(equals + 1));
+  return route;
+}
+
 struct Options {
   std::string tun;
-  sockaddr_in local{}, peer{};
+  sockaddr_in local{};
+  std::vector<Route> routes;  // --peer is one route of every destination
   long long delay_ns = 0;
   std::string ready_file;
   long long flip_segment = 0;  // 0: never
+  bool flip_incoming = false;
+  bool flip_after_usr1 = false;
 };
 
 Options parse_options(int argc, char **argv) {
   Options options;
-  bool have_local = false, have_peer = false, have_delay = false;
+  bool have_local = false, have_peer = false, have_route = false, have_delay = false;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--flip-incoming" || flag == "--flip-after-usr1") {
+      (flag == "--flip-incoming" ? options.flip_incoming : options.flip_after_usr1) = true;
+      continue;
+    }
     if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
     const std::string value = argv[++i];
     if (flag == "--tun") {
@@ -170,8 +207,13 @@ Options parse_options(int argc, char **argv) {
       options.local = parse_endpoint(value);
       have_local = true;
     } else if (flag == "--peer") {
-      options.peer = parse_endpoint(value);
+      Route every;
+      every.relay = parse_endpoint(value);
+      options.routes.push_back(every);
       have_peer = true;
+    } else if (flag == "--route") {
+      options.routes.push_back(parse_route(value));
+      have_route = true;
     } else if (flag == "--delay-ms") {
       const double ms = std::strtod(value.c_str(), nullptr);
       if (!(ms >= 0 && ms <= 10000)) throw std::invalid_argument("--delay-ms must be in [0, 10000]");
@@ -186,8 +228,8 @@ Options parse_options(int argc, char **argv) {
       throw std::invalid_argument("unknown option " + flag);
     }
   }
-  if (options.tun.empty() || !have_local || !have_peer || !have_delay)
-    throw std::invalid_argument("--tun, --local, --peer and --delay-ms are required");
+  if (options.tun.empty() || !have_local || have_peer == have_route || !have_delay)
+    throw std::invalid_argument("--tun, --local, --delay-ms and either --peer or --route are required");
   return options;
 }
 
@@ -233,13 +275,7 @@ class Relay {
         continue;
       }
       held_.push_back(HeldPacket{to_ns(now()) + options_.delay_ns, {buffer_.begin(), buffer_.begin() + n}});
-      if (options_.flip_segment > 0 && counters_.flipped == 0 && is_large_segment(held_.back().bytes) &&
-          ++large_segments_ == options_.flip_segment && flip_payload_byte(held_.back().bytes)) {
-        ++counters_.flipped;
-        std::fprintf(stderr, "delay_relay %s: flipped one payload byte of large TCP segment %lld\n",
-                     options_.tun.c_str(), large_segments_);
-        std::fflush(stderr);
-      }
+      if (!options_.flip_incoming) maybe_flip(held_.back().bytes.data(), held_.back().bytes.size());
       held_bytes_ += static_cast<size_t>(n);
     }
   }
@@ -253,6 +289,7 @@ class Relay {
         ++counters_.dropped_write;  // e.g. ICMP unreachable reported on the socket: not fatal
         return;
       }
+      if (options_.flip_incoming) maybe_flip(buffer_.data(), static_cast<size_t>(n));
       if (write(tun_.get(), buffer_.data(), static_cast<size_t>(n)) == n) ++counters_.delivered;
       else ++counters_.dropped_write;
     }
@@ -263,24 +300,47 @@ class Relay {
     const long long now_ns = to_ns(now());
     while (!held_.empty() && held_.front().due_ns <= now_ns) {
       HeldPacket &packet = held_.front();
-      const ssize_t n = sendto(udp_.get(), packet.bytes.data(), packet.bytes.size(), 0,
-                               reinterpret_cast<const sockaddr *>(&options_.peer), sizeof options_.peer);
-      if (n < 0 && errno == EAGAIN) {  // socket buffer full: back-pressure, retry when writable
+      const sockaddr_in *peer = route(packet.bytes);
+      const ssize_t n = peer ? sendto(udp_.get(), packet.bytes.data(), packet.bytes.size(), 0,
+                                      reinterpret_cast<const sockaddr *>(peer), sizeof *peer)
+                             : -1;
+      if (n < 0 && peer && errno == EAGAIN) {  // socket buffer full: back-pressure, retry when writable
         blocked_on_send_ = true;
         return;
       }
-      if (n < 0) ++counters_.dropped_send;  // veth down, no route: the link is cut
+      if (n < 0) ++counters_.dropped_send;  // veth down, no route (ours or the kernel's): the link is cut
       else ++counters_.forwarded;
       held_bytes_ -= packet.bytes.size();
       held_.pop_front();
     }
   }
 
-  static bool is_large_segment(const std::vector<unsigned char> &packet) {
-    if (packet.size() < 20 + 20 + kFlipMinPayload || (packet[0] >> 4) != 4 || packet[9] != 6) return false;
+  // The relay of the first route holding the packet's IPv4 destination; null when none does.
+  const sockaddr_in *route(const std::vector<unsigned char> &packet) const {
+    if (packet.size() < 20 || (packet[0] >> 4) != 4) return nullptr;
+    const uint32_t destination = static_cast<uint32_t>(packet[16]) << 24 | static_cast<uint32_t>(packet[17]) << 16 |
+                                 static_cast<uint32_t>(packet[18]) << 8 | packet[19];
+    for (const Route &r : options_.routes)
+      if ((destination & r.mask) == r.network) return &r.relay;
+    return nullptr;
+  }
+
+  // --flip-segment: flips a byte of the N-th large segment this relay forwards in its direction.
+  void maybe_flip(unsigned char *packet, size_t size) {
+    if (options_.flip_segment == 0 || counters_.flipped != 0 || !flip_armed || !is_large_segment(packet, size) ||
+        ++large_segments_ != options_.flip_segment || !flip_payload_byte(packet, size))
+      return;
+    ++counters_.flipped;
+    std::fprintf(stderr, "delay_relay %s: flipped one payload byte of large TCP segment %lld (%s)\n",
+                 options_.tun.c_str(), large_segments_, options_.flip_incoming ? "incoming" : "outgoing");
+    std::fflush(stderr);
+  }
+
+  static bool is_large_segment(const unsigned char *packet, size_t size) {
+    if (size < 20 + 20 + kFlipMinPayload || (packet[0] >> 4) != 4 || packet[9] != 6) return false;
     const size_t ip_header = static_cast<size_t>(packet[0] & 0x0f) * 4;
     const size_t total = static_cast<size_t>(packet[2] << 8 | packet[3]);
-    if (total > packet.size() || ip_header + 20 > total) return false;
+    if (total > size || ip_header + 20 > total) return false;
     const size_t tcp_header = static_cast<size_t>(packet[ip_header + 12] >> 4) * 4;
     return total - ip_header >= tcp_header + kFlipMinPayload;
   }
@@ -303,14 +363,23 @@ int main(int argc, char **argv) {
   try {
     options = parse_options(argc, argv);
   } catch (const std::exception &error) {
-    std::fprintf(stderr, "delay_relay: %s\nusage: delay_relay --tun NAME --local ADDR:PORT --peer ADDR:PORT "
-                         "--delay-ms D [--ready FILE] [--flip-segment N]\n", error.what());
+    std::fprintf(stderr,
+                 "delay_relay: %s\nusage: delay_relay --tun NAME --local ADDR:PORT (--peer ADDR:PORT | "
+                 "--route SUBNET/LEN=ADDR:PORT ...) --delay-ms D [--ready FILE] [--flip-segment N [--flip-incoming] "
+                 "[--flip-after-usr1]]\n",
+                 error.what());
     return 2;
   }
   struct sigaction action{};
   action.sa_handler = request_stop;
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
+  if (options.flip_after_usr1) {
+    flip_armed = 0;
+    struct sigaction arm{};
+    arm.sa_handler = arm_flip;
+    sigaction(SIGUSR1, &arm, nullptr);
+  }
 
   Relay relay(options);
   if (!options.ready_file.empty()) {

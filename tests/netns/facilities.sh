@@ -1,10 +1,16 @@
-# Two simulated facilities on one host: sourced by run_netns_test.sh and bench/facilities/run.sh.
-# (See README.md in this folder for the picture.)
+# Simulated facilities on one host: sourced by run_netns_test.sh, run_netns_continue.sh and
+# bench/facilities/run.sh. (See README.md in this folder for the pictures.)
 #
-#   facilities_can_run             0 when namespaces, veth, tbf and TUN work here; else prints why
+#   facilities_can_run             0 when namespaces, veth, tbf and TUN work here (and a bridge, with
+#                                  FAC_COUNT=3); else prints why
 #   facilities_up RELAY RATE DELAY_MS
-#                                  namespaces, veth pair shaped to RATE (tc rate, e.g. 1gbit), TUNs and
-#                                  the two delay relays (DELAY_MS each way); sets FAC_NS[0..1]
+#                                  FAC_COUNT (default 2) facilities: namespaces, links shaped to RATE (tc
+#                                  rate, e.g. 1gbit), TUNs and one delay relay per facility (DELAY_MS each
+#                                  way); sets FAC_NS[0..FAC_COUNT-1]. Two facilities: one veth pair. Three:
+#                                  each facility's veth goes to a bridge in a fourth, 'wan' namespace
+#                                  (FAC_WAN_NS), shaped at both ends, and each relay routes by the
+#                                  destination facility's subnet
+#   facilities_link F down|up      cuts (restores) facility F's link: its veth down (up)
 #   facilities_launch_rank R W SIZES HSDP TIMEOUT LOG -- PROG ARGS
 #                                  starts rank R in its facility's namespace; pid appended to FAC_PIDS
 #   facilities_down                kills what facilities_* started, deletes the namespaces (idempotent)
@@ -17,10 +23,12 @@
 # deleting them removes veths and TUNs; relay and rank processes are killed by pid first. Callers
 # install `trap facilities_down EXIT`.
 
-FAC_VETH=(xveth0 xveth1)                 # the veth end in facility 0 / 1
-FAC_VETH_ADDR=(198.18.0.1 198.18.0.2)    # the link between the facilities
-FAC_ADDR=(198.19.0.1 198.19.1.1)         # each facility's own address (ranks, store), on its TUN
-FAC_SUBNET=(198.19.0.0/24 198.19.1.0/24)
+FAC_COUNT=${FAC_COUNT:-2}
+FAC_VETH=(xveth0 xveth1 xveth2)                   # the veth end in facility f
+FAC_VETH_ADDR=(198.18.0.1 198.18.0.2 198.18.0.3)  # the link between the facilities
+FAC_ADDR=(198.19.0.1 198.19.1.1 198.19.2.1)       # each facility's own address (ranks, store), on its TUN
+FAC_SUBNET=(198.19.0.0/24 198.19.1.0/24 198.19.2.0/24)
+FAC_WAN_NS=""                                      # three facilities: the namespace of the bridge
 FAC_TUN=xtun
 FAC_TUN_MTU=9000                         # jumbo frames: 1/6 of the packets a 1500 MTU would need
 FAC_RELAY_PORT=4789
@@ -28,7 +36,7 @@ FAC_NS=()
 FAC_RELAY_PIDS=()
 FAC_PIDS=()
 FAC_WORKDIR=""
-FAC_RELAY_EXTRA=("" "")
+FAC_RELAY_EXTRA=("" "" "")
 
 facilities_can_run() {
   local probe="xffl-probe-$$-$RANDOM"
@@ -47,6 +55,8 @@ facilities_can_run() {
     why="the tbf qdisc is not available"
   elif [ ! -c /dev/net/tun ] || ! ip -n "$probe" tuntap add dev t0 mode tun 2> /dev/null; then
     why="TUN devices are not available (/dev/net/tun)"
+  elif [ "$FAC_COUNT" -gt 2 ] && ! ip -n "$probe" link add b0 type bridge 2> /dev/null; then
+    why="cannot create a bridge inside a namespace"
   fi
   ip netns del "$probe" 2> /dev/null
   if [ -n "$why" ]; then
@@ -65,21 +75,43 @@ facilities_wait_file() {
   done
 }
 
+# The wan namespace's bridge, and facility f's veth into it (the bridge's end shaped too, so that
+# traffic toward f crosses RATE once more: each direction is shaped at both ends, as with two).
+facilities_wan_up() {
+  local rate=$1 f
+  FAC_WAN_NS="xffl-wan-$2"
+  ip netns add "$FAC_WAN_NS" || return 1
+  ip -n "$FAC_WAN_NS" link add xbridge type bridge || return 1
+  ip -n "$FAC_WAN_NS" link set xbridge up || return 1
+  for f in $(seq 0 $((FAC_COUNT - 1))); do
+    ip link add "${FAC_VETH[$f]}" netns "${FAC_NS[$f]}" mtu $((FAC_TUN_MTU + 100)) type veth \
+      peer name "xwan$f" netns "$FAC_WAN_NS" mtu $((FAC_TUN_MTU + 100)) || return 1
+    ip -n "$FAC_WAN_NS" link set "xwan$f" master xbridge up || return 1
+    ip netns exec "$FAC_WAN_NS" tc qdisc add dev "xwan$f" root tbf rate "$rate" burst 256kb latency 50ms || return 1
+  done
+}
+
 facilities_up() {
   local relay=$1 rate=$2 delay_ms=$3
   local suffix
   suffix=$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')
   FAC_WORKDIR=$(mktemp -d "${TMPDIR:-/tmp}/xffl-netns.XXXXXX")
-  FAC_NS=("xffl-fac0-$suffix" "xffl-fac1-$suffix")
-  local f
-  for f in 0 1; do
+  FAC_NS=()
+  local f g last=$((FAC_COUNT - 1))
+  for f in $(seq 0 $last); do
+    FAC_NS+=("xffl-fac$f-$suffix")
     ip netns add "${FAC_NS[$f]}" || return 1
     ip -n "${FAC_NS[$f]}" link set lo up || return 1
   done
-  ip link add "${FAC_VETH[0]}" netns "${FAC_NS[0]}" mtu $((FAC_TUN_MTU + 100)) type veth \
-    peer name "${FAC_VETH[1]}" netns "${FAC_NS[1]}" mtu $((FAC_TUN_MTU + 100)) || return 1
-  for f in 0 1; do
-    local ns=${FAC_NS[$f]} other=$((1 - f))
+  if [ "$FAC_COUNT" -eq 2 ]; then
+    ip link add "${FAC_VETH[0]}" netns "${FAC_NS[0]}" mtu $((FAC_TUN_MTU + 100)) type veth \
+      peer name "${FAC_VETH[1]}" netns "${FAC_NS[1]}" mtu $((FAC_TUN_MTU + 100)) || return 1
+  else
+    facilities_wan_up "$rate" "$suffix" || return 1
+  fi
+  for f in $(seq 0 $last); do
+    local ns=${FAC_NS[$f]}
+    local -a peers=()
     ip -n "$ns" addr add "${FAC_VETH_ADDR[$f]}/24" dev "${FAC_VETH[$f]}" || return 1
     ip -n "$ns" link set "${FAC_VETH[$f]}" up || return 1
     # Egress shaping on each end: RATE each way, a buffer of 50 ms at that rate.
@@ -87,26 +119,39 @@ facilities_up() {
     ip -n "$ns" tuntap add dev "$FAC_TUN" mode tun || return 1
     ip -n "$ns" link set "$FAC_TUN" mtu "$FAC_TUN_MTU" txqueuelen 10000 up || return 1
     ip -n "$ns" addr add "${FAC_ADDR[$f]}/32" dev "$FAC_TUN" || return 1
-    ip -n "$ns" route add "${FAC_SUBNET[$other]}" dev "$FAC_TUN" || return 1
+    for g in $(seq 0 $last); do
+      [ "$g" -eq "$f" ] && continue
+      ip -n "$ns" route add "${FAC_SUBNET[$g]}" dev "$FAC_TUN" || return 1
+      if [ "$FAC_COUNT" -eq 2 ]; then
+        peers=(--peer "${FAC_VETH_ADDR[$g]}:$FAC_RELAY_PORT")
+      else
+        peers+=(--route "${FAC_SUBNET[$g]}=${FAC_VETH_ADDR[$g]}:$FAC_RELAY_PORT")
+      fi
+    done
+    # shellcheck disable=SC2086  # FAC_RELAY_EXTRA holds several words
     ip netns exec "$ns" "$relay" --tun "$FAC_TUN" --local "${FAC_VETH_ADDR[$f]}:$FAC_RELAY_PORT" \
-      --peer "${FAC_VETH_ADDR[$other]}:$FAC_RELAY_PORT" --delay-ms "$delay_ms" \
+      "${peers[@]}" --delay-ms "$delay_ms" \
       --ready "$FAC_WORKDIR/relay.$f.ready" ${FAC_RELAY_EXTRA[$f]:-} 2> "$FAC_WORKDIR/relay.$f.log" &
     FAC_RELAY_PIDS+=($!)
   done
-  for f in 0 1; do
+  for f in $(seq 0 $last); do
     if ! facilities_wait_file "$FAC_WORKDIR/relay.$f.ready" 10; then
       echo "relay of facility $f did not start:" >&2
       cat "$FAC_WORKDIR/relay.$f.log" >&2
       return 1
     fi
   done
-  # The path works end to end: facility 0 reaches facility 1's address through TUN, delay and veth.
-  if ! ip netns exec "${FAC_NS[0]}" ping -c 1 -W 2 "${FAC_ADDR[1]}" > /dev/null 2>&1; then
+  # The path works end to end: facility 0 reaches the last facility's address through TUN, delay and veth.
+  if ! ip netns exec "${FAC_NS[0]}" ping -c 1 -W 2 "${FAC_ADDR[$last]}" > /dev/null 2>&1; then
     if command -v ping > /dev/null; then
-      echo "facility 0 cannot reach ${FAC_ADDR[1]} through the relay" >&2
+      echo "facility 0 cannot reach ${FAC_ADDR[$last]} through the relay" >&2
       return 1
     fi
   fi
+}
+
+facilities_link() {
+  ip -n "${FAC_NS[$1]}" link set "${FAC_VETH[$1]}" "$2"
 }
 
 facilities_cap_window() {
@@ -158,7 +203,8 @@ facilities_down() {
   for pid in "${FAC_RELAY_PIDS[@]}"; do kill -TERM "$pid" 2> /dev/null; done
   for pid in "${FAC_RELAY_PIDS[@]}"; do wait "$pid" 2> /dev/null; done
   FAC_RELAY_PIDS=()
-  for ns in "${FAC_NS[@]}"; do ip netns del "$ns" 2> /dev/null; done
+  for ns in "${FAC_NS[@]}" $FAC_WAN_NS; do ip netns del "$ns" 2> /dev/null; done
   FAC_NS=()
+  FAC_WAN_NS=""
   if [ -n "$FAC_WORKDIR" ] && [ -z "${FAC_KEEP_WORKDIR:-}" ]; then rm -rf "$FAC_WORKDIR"; fi
 }
