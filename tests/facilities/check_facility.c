@@ -221,7 +221,7 @@ static double round_input(int facility, int shard, long k, size_t i) { return va
 
 static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weighted, int many) {
   const int facilities = get(st, XFFL_ATTR_FEDERATED_WORLD_SIZE, 0), facility = get(st, XFFL_ATTR_FEDERATED_RANK, 0);
-  const int shard = get(st, XFFL_ATTR_REPLICA_LOCAL_RANK, 0);
+  const int shard = get(st, XFFL_ATTR_REPLICA_LOCAL_RANK, 0), shards = get(st, XFFL_ATTR_HSDP, 1);
   double weights[64];
   for (int g = 0; g < facilities && g < 64; ++g) weights[g] = 1.0 + 2.0 * g;
   if (weighted) CHECK(xffl_set_federated_weights(st, weights, (size_t)facilities));
@@ -242,9 +242,11 @@ static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weigh
   }
   for (;;) {
     int committed = get(st, XFFL_ATTR_FEDERATION_ROUND, -1);
-    /* Every rank of the facility decides alike whether it asks to stop (its shards' senders must). */
-    float seen = (stop_file && access(stop_file, F_OK) == 0) ? 1.0f : 0.0f, stop = 0;
-    CHECK(xffl_allreduce(federation, &seen, &stop, 1, XFFL_F32, XFFL_MAX, NULL));
+    /* With several shards, every sender of the facility decides alike whether it asks to stop. With
+     * one, its sender decides alone (the others' inputs are not read), and no call but the average
+     * ties the sender to the other ranks: kill_relay relies on that. */
+    float seen = (stop_file && access(stop_file, F_OK) == 0) ? 1.0f : 0.0f, stop = seen;
+    if (shards > 1) CHECK(xffl_allreduce(federation, &seen, &stop, 1, XFFL_F32, XFFL_MAX, NULL));
     for (size_t i = 0; i < count; ++i) x[i] = (float)round_input(facility, shard, committed + 1, i);
     x[count] = stop;
     if (!get(st, XFFL_ATTR_IS_SENDER, 1))

@@ -26,9 +26,11 @@ usage: run_continue.py XFFL_RUN XFFL_FEDERATION PROGRAM SCENARIO [etcd | etcd3 F
   kill_relay  SIGKILL of facility 2's job rank 1, the rank that receives the relay of the cross-facility
               result from the sender (job rank 0, HSDP 1), while the relay is in flight: with 256 Ki
               values (a rendezvous transfer, which completes only when the receiver takes it) and no
-              pause, the receiver is first stopped (SIGSTOP); once the survivors have completed a round
-              with facility 2 that facility 2's sender has not printed, the sender crossed that round and
-              sits in its relay to the stopped receiver, which is then killed. Facility 2's job ends as a
+              pause, the receiver is first stopped (SIGSTOP). Nothing but the average ties the sender to
+              it (check_facility with one shard), so the sender goes on to its next relay and waits there;
+              once the survivors have completed a round with facility 2 that facility 2's sender has not
+              printed, the sender crossed that round and sits in its relay to the stopped receiver,
+              which is then killed. Facility 2's job ends as a
               whole (all or nothing inside a facility) and the others go on.
   sigstop     SIGSTOP of facility 2's job (hung, not dead): the others go on once its lease ends,
               long before XFFL_TIMEOUT (60 s here; the harness waits 40 s at most for it).
@@ -113,6 +115,11 @@ def run(scenario):
         program_args = [str(1 << 18), "0"]
     if scenario in ("sigstop", "sigcont"):
         env["XFFL_TIMEOUT"] = "60"
+    if ETCD3:
+        # Longer than an election of the cluster (timeout 2 s) and than etcd's smallest lease (1.5
+        # election timeouts, 3 s); on a loaded machine a 2 s TTL also bounds the renewals' failover,
+        # each with etcd's authentication (bcrypt) on the next member.
+        env["XFFL_FEDERATION_LEASE_TTL"] = "5"
     if USE_ETCD and (shutil.which("etcd") is None or shutil.which("etcdctl") is None):
         print("etcd not installed: skipped")
         sys.exit(77)
