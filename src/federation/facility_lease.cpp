@@ -129,7 +129,6 @@ void FacilityLease::record_eviction(const std::string &cause) {
 
 void FacilityLease::renew_loop() {
   const auto period = std::chrono::milliseconds(std::max<int64_t>(100, ttl_seconds_ * 1000 / 3));
-  const auto ttl = std::chrono::seconds(ttl_seconds_);
   auto last_renewal = Clock::now();
   while (true) {
     {
@@ -161,18 +160,12 @@ void FacilityLease::renew_loop() {
                    " ms after the last renewal, TTL " + std::to_string(ttl_seconds_) +
                    " s): the facility was evicted and registers again");
       register_again();
-    } catch (const std::exception &error) {
-      // The store is unreachable: after a whole TTL without a renewal the lease has ended there too.
-      if (Clock::now() - last_renewal >= ttl) {
-        try {
-          store_->revoke(lease);  // in case it still lives there: the old incarnation must go
-        } catch (const std::exception &) {
-        }
-        record_eviction("facility " + std::to_string(facility_) + ": no renewal of its lease " + std::to_string(lease) +
-                     " for the TTL of " + std::to_string(ttl_seconds_) + " s (" + error.what() +
-                     "): the facility counts as evicted and registers again");
-        register_again();
-      }
+    } catch (const std::exception &) {
+      // The store did not answer. Only its answer says whether the lease ended: an etcd cluster without
+      // a leader answers nobody, and its next leader extends every lease, so a facility that counted
+      // itself evicted after a TTL of silence would give up a membership the store still holds (and,
+      // re-registered as a returning facility, no longer count as holding the model). If the lease did
+      // end there, the first renewal that gets through finds it (TTL 0, above).
     }
   }
 }

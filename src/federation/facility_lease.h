@@ -3,10 +3,12 @@
 // renews it from its own thread over its own store connection. The key's value is a fresh incarnation
 // id, so that a restarted facility is told apart from the job it replaces.
 //
-// Eviction: when a renewal finds the lease ended (the process was stopped, or the store unreachable,
-// for longer than the TTL), the facility is no longer a member and must not go on as one. The thread
-// registers it again at once, under a new lease and a new incarnation (retried every TTL / 3 while the
-// store cannot be reached), and counts the eviction (evictions(), eviction_cause()). The new incarnation
+// Eviction: when a renewal finds the lease ended (the process was stopped, or the store unreachable
+// from it, for longer than the TTL), the facility is no longer a member and must not go on as one. The
+// thread registers it again at once, under a new lease and a new incarnation (retried every TTL / 3
+// while the store cannot be reached), and counts the eviction (evictions(), eviction_cause()). Only the
+// store's answer decides: while renewals get no answer the facility stays registered (an etcd cluster
+// electing a leader answers no one, and its new leader extends every lease). The new incarnation
 // is what keeps the facility from continuing silently: its crossing ranks' round coordinators
 // (epochs.h) find their incarnation gone from the view (RoundOutcome::Evicted), and the next
 // begin_round waits until a round boundary admits the facility again as a returning one. No rank of the
@@ -49,8 +51,8 @@ class FacilityLease {
   int facility() const { return facility_; }
   // The current incarnation (the member key's value); changes at each eviction. Thread-safe.
   std::string incarnation() const;
-  // How many times a renewal found the lease ended, or no renewal succeeded for a whole TTL (each time
-  // the thread registered the facility again). Thread-safe.
+  // How many times a renewal found the lease ended (each time the thread registered the facility
+  // again). Thread-safe.
   uint64_t evictions() const { return evictions_.load(); }
   // The last eviction's cause ("" before any): names the facility, the lease and what was found.
   std::string eviction_cause() const;

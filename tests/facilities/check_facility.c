@@ -15,12 +15,15 @@
  *                            COUNT values and a stop flag per round until a result carries the flag (set
  *                            by every facility whose ranks see the file $XFFL_TEST_STOP_FILE), sleeping
  *                            PACE_MS between rounds. Each round prints "rank R: continue round K shard S
- *                            epoch E live L hash H check C": K, E, L the federation's round, epoch and live
- *                            facilities, H a hash of the result, C "ok" when the result is the (weighted)
- *                            mean of the live facilities' inputs of round K, else "mismatch". The input of
+ *                            epoch E live L hash H check C seconds T": K, E, L the federation's round, epoch
+ *                            and live facilities, H a hash of the result, C "ok" when the result is the
+ *                            (weighted) mean of the live facilities' inputs of round K, else "mismatch", T
+ *                            the seconds this rank spent in the average. The input of
  *                            round K depends on the facility, the shard and K only. "many" averages
- *                            the same values as three buffers (xffl_federated_average_many). First
- *                            checks that xffl_federated_average_start refuses (XFFL_EUNSUPPORTED). A failed average
+ *                            the same values as three buffers (xffl_federated_average_many). Under
+ *                            XFFL_FACILITY_FAULTS=continue, first checks that xffl_federated_average_start
+ *                            refuses (XFFL_EUNSUPPORTED); bench/facilities/continue_bench.py also runs it
+ *                            under fail. A failed average
  *                            prints "rank R: average failed: STATUS: message" and exits 0.
  *
  * Inputs depend on the facility, the shard and the index (not on the rank), with fractional values, so
@@ -32,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xffl.h>
@@ -217,7 +221,7 @@ static double round_input(int facility, int shard, long k, size_t i) { return va
 
 static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weighted, int many) {
   const int facilities = get(st, XFFL_ATTR_FEDERATED_WORLD_SIZE, 0), facility = get(st, XFFL_ATTR_FEDERATED_RANK, 0);
-  const int shard = get(st, XFFL_ATTR_REPLICA_LOCAL_RANK, 0);
+  const int shard = get(st, XFFL_ATTR_REPLICA_LOCAL_RANK, 0), shards = get(st, XFFL_ATTR_HSDP, 1);
   double weights[64];
   for (int g = 0; g < facilities && g < 64; ++g) weights[g] = 1.0 + 2.0 * g;
   if (weighted) CHECK(xffl_set_federated_weights(st, weights, (size_t)facilities));
@@ -226,8 +230,11 @@ static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weigh
   const char *stop_file = getenv("XFFL_TEST_STOP_FILE");
   float *x = malloc(sizeof(float) * (count + 1));
   /* The nonblocking average refuses CONTINUE in facility mode, before any message. */
+  const char *faults = getenv("XFFL_FACILITY_FAULTS");
   xffl_request_t *request = NULL;
-  xffl_status_t refused = xffl_federated_average_start(st, x, 1, XFFL_F32, NULL, &request);
+  xffl_status_t refused =
+      faults && strcmp(faults, "continue") == 0 ? xffl_federated_average_start(st, x, 1, XFFL_F32, NULL, &request)
+                                                 : XFFL_EUNSUPPORTED;
   if (refused != XFFL_EUNSUPPORTED) {
     printf("rank %d: xffl_federated_average_start under continue: %s, not XFFL_EUNSUPPORTED\n", rank,
            xffl_status_string(refused));
@@ -235,14 +242,18 @@ static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weigh
   }
   for (;;) {
     int committed = get(st, XFFL_ATTR_FEDERATION_ROUND, -1);
-    /* Every rank of the facility decides alike whether it asks to stop (its shards' senders must). */
-    float seen = (stop_file && access(stop_file, F_OK) == 0) ? 1.0f : 0.0f, stop = 0;
-    CHECK(xffl_allreduce(federation, &seen, &stop, 1, XFFL_F32, XFFL_MAX, NULL));
+    /* With several shards, every sender of the facility decides alike whether it asks to stop. With
+     * one, its sender decides alone (the others' inputs are not read), and no call but the average
+     * ties the sender to the other ranks: kill_relay relies on that. */
+    float seen = (stop_file && access(stop_file, F_OK) == 0) ? 1.0f : 0.0f, stop = seen;
+    if (shards > 1) CHECK(xffl_allreduce(federation, &seen, &stop, 1, XFFL_F32, XFFL_MAX, NULL));
     for (size_t i = 0; i < count; ++i) x[i] = (float)round_input(facility, shard, committed + 1, i);
     x[count] = stop;
     if (!get(st, XFFL_ATTR_IS_SENDER, 1))
       for (size_t i = 0; i <= count; ++i) x[i] = -12345.0f; /* the relay must overwrite it */
     xffl_status_t rc;
+    struct timespec began, ended;
+    clock_gettime(CLOCK_MONOTONIC, &began);
     if (many) { /* three buffers, packed by the library: the same bytes as one */
       size_t first = count / 3;
       void *bufs[3] = {x, x + first, x + count};
@@ -251,6 +262,7 @@ static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weigh
     } else {
       rc = xffl_federated_average(st, x, count + 1, XFFL_F32, NULL);
     }
+    clock_gettime(CLOCK_MONOTONIC, &ended);
     if (rc != XFFL_OK) {
       /* Exit 0: the harness judges the line, and every rank of the job gets to print its own (xffl-run
        * would end the others at the first rank that fails). */
@@ -278,9 +290,10 @@ static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weigh
     char live_text[512] = "";
     for (size_t l = 0; l < n_live; ++l)
       snprintf(live_text + strlen(live_text), sizeof live_text - strlen(live_text), "%s%d", l ? "," : "", live[l]);
-    printf("rank %d: continue round %d shard %d epoch %d live %s hash %016llx check %s\n", rank, committed, shard,
-           epoch, live_text,
-           (unsigned long long)fnv1a(x, sizeof(float) * (count + 1)), ok ? "ok" : "mismatch");
+    printf("rank %d: continue round %d shard %d epoch %d live %s hash %016llx check %s seconds %.6f\n", rank,
+           committed, shard, epoch, live_text, (unsigned long long)fnv1a(x, sizeof(float) * (count + 1)),
+           ok ? "ok" : "mismatch",
+           (double)(ended.tv_sec - began.tv_sec) + 1e-9 * (double)(ended.tv_nsec - began.tv_nsec));
     fflush(stdout);
     if (x[count] > 0) break;
     if (pace_ms > 0) usleep((useconds_t)(pace_ms * 1000));

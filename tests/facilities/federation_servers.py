@@ -1,7 +1,9 @@
 """What the facility tests start besides the jobs: the federation's store (the built-in xffl-federation,
-or one etcd member), each on loopback and removed on exit. Shared by run_facilities.py and
-run_continue.py."""
+one etcd member, or a cluster of etcd members), each on loopback and removed on exit. Shared by
+run_facilities.py and run_continue.py."""
 import os
+import queue
+import threading
 import random
 import re
 import shutil
@@ -88,3 +90,71 @@ class Etcd:
     def stop(self):
         end_process(self.process)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class EtcdCluster:
+    """A cluster of etcd members on loopback with the job's user "xffl" (its password the job secret,
+    self.secret): tests/federation's start_etcd_cluster, as the process federation_etcd_cluster, which
+    kills and restarts members on command; the members and their data removed on exit. skipped is True
+    (and nothing runs) when etcd is not installed."""
+
+    def __init__(self, tool, members):
+        self.process = subprocess.Popen([tool, str(members)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True)
+        self.answers = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.members, self.skipped, said = {}, False, []
+        while True:
+            line = self._answer("the etcd cluster starting", 90)
+            said.append(line)
+            if line is None:
+                self.process.wait()
+                self.skipped = self.process.returncode == 77
+                if self.skipped:
+                    return
+                fail(f"the etcd cluster did not start (exit {self.process.returncode}): {said}")
+            words = line.split()
+            if words[:1] == ["endpoint"]:
+                self.endpoint = words[1]
+            elif words[:1] == ["secret"]:
+                self.secret = words[1]
+            elif words[:1] == ["member"]:
+                self.members[int(words[1])] = words[2]
+            elif words == ["ready"]:
+                return
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.answers.put(line.strip())
+        self.answers.put(None)
+
+    def _answer(self, what, bound):
+        try:
+            return self.answers.get(timeout=bound)
+        except queue.Empty:
+            self.stop()
+            fail(f"{what}: no answer from federation_etcd_cluster within {bound} s")
+
+    def _command(self, verb, member):
+        self.process.stdin.write(f"{verb} {member}\n")
+        self.process.stdin.flush()
+        answer = self._answer(f"{verb} of etcd member {member}", 60)
+        if answer is None or not answer.startswith(("killed", "restarted")):
+            fail(f"{verb} of etcd member {member}: {answer}")
+
+    def kill(self, member):
+        """SIGKILL of one member (its data kept)."""
+        self._command("kill", member)
+
+    def restart(self, member):
+        """A killed member started again with its data; returns once it answers."""
+        self._command("restart", member)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.stdin.close()  # the end of its commands: it stops the members, removes their data
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()  # the members die with it
+                self.process.wait()

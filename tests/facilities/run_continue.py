@@ -3,10 +3,17 @@
 facility jobs (xffl-run --facility/--federation, 2 ranks each, HSDP 1: one sender and one relayed rank
 per facility) and the built-in xffl-federation server, running `check_facility continue`.
 
-usage: run_continue.py XFFL_RUN XFFL_FEDERATION PROGRAM SCENARIO [etcd] [hsdp2]
+usage: run_continue.py XFFL_RUN XFFL_FEDERATION PROGRAM SCENARIO [etcd | etcd3 FEDERATION_ETCD_CLUSTER] [hsdp2]
   (hsdp2: HSDP 2, two shards per facility, each rank the sender of one, instead of HSDP 1)
   (etcd: the membership store is one etcd member on loopback instead of xffl-federation, without
   authentication, so the job secret is empty; exit 77, skipped, when etcd is not installed)
+  (etcd3: a cluster of three etcd members on loopback, one per facility, with the job secret as the
+  password of etcd's user "xffl" (tests/federation's cluster, through its tool federation_etcd_cluster);
+  every facility's endpoint is etcd://m0,m1,m2, tried in turn. Facility f's member is m((f + 1) % 3), so
+  facility 2 owns m0, the member every client tries first: where the scenario SIGKILLs facility 2's
+  job (kill, restart, kill_sender, kill_relay) it SIGKILLs m0 with it, and the survivors' store clients
+  must fail over to the two members left (a quorum, maybe after an election); restart starts m0 again
+  with its data before the job. Exit 77 when etcd is not installed)
   kill        SIGKILL of facility 2's job between rounds: facilities 0 and 1 go on in a later epoch
               without it.
   restart     kill, then facility 2's job started again: it is admitted at a round boundary, its first
@@ -16,6 +23,15 @@ usage: run_continue.py XFFL_RUN XFFL_FEDERATION PROGRAM SCENARIO [etcd] [hsdp2]
   quorum      XFFL_FEDERATION_QUORUM=3 and facility 2 killed: every survivor rank gets XFFL_EQUORUM.
   kill_sender SIGKILL of facility 2's sender only, with larger buffers and no pause between rounds (so
               it lands in the middle of the crossing all-reduce or of the relay): the others go on.
+  kill_relay  SIGKILL of facility 2's job rank 1, the rank that receives the relay of the cross-facility
+              result from the sender (job rank 0, HSDP 1), while the relay is in flight: with 256 Ki
+              values (a rendezvous transfer, which completes only when the receiver takes it) and no
+              pause, the receiver is first stopped (SIGSTOP). Nothing but the average ties the sender to
+              it (check_facility with one shard), so the sender goes on to its next relay and waits there;
+              once the survivors have completed a round with facility 2 that facility 2's sender has not
+              printed, the sender crossed that round and sits in its relay to the stopped receiver,
+              which is then killed. Facility 2's job ends as a
+              whole (all or nothing inside a facility) and the others go on.
   sigstop     SIGSTOP of facility 2's job (hung, not dead): the others go on once its lease ends,
               long before XFFL_TIMEOUT (60 s here; the harness waits 40 s at most for it).
   sigcont     sigstop, then SIGCONT once the others went on: the hung facility finds itself evicted (its
@@ -27,121 +43,35 @@ the harness is bounded). Prints "continue test passed" and exits 0, or names the
 exits 1.
 """
 import os
-import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 XFFL_RUN, SERVER, PROGRAM, SCENARIO = sys.argv[1:5]
 USE_ETCD = "etcd" in sys.argv[5:]
+ETCD3 = sys.argv[sys.argv.index("etcd3") + 1] if "etcd3" in sys.argv[5:] else None
+VICTIM_MEMBER = 0  # with etcd3: facility 2's etcd member, the first of the endpoint
 # hsdp2: HSDP 2 in jobs of 2 ranks: two shards per facility, both ranks senders (no relay): the round's
 # decision must be the same for every shard.
 HSDP = "2" if "hsdp2" in sys.argv[5:] else "1"
 SECRET = "" if USE_ETCD else "continue-test-secret"
-LINE = re.compile(r"rank (\d+): (.*)$")
-ROUND = re.compile(r"continue round (\d+) shard (\d+) epoch (\d+) live (\S*) hash (\S+) check (\S+)")
 SIZES = [2, 2, 2]
 
 
-from federation_servers import Etcd, Server, fail  # noqa: E402
+import facility_job  # noqa: E402
+from facility_job import max_round, wait_for  # noqa: E402
+from federation_servers import Etcd, EtcdCluster, Server, fail  # noqa: E402
 
 
-class Job:
-    """One facility's xffl-run job; its output lines are collected by a thread as they come."""
-
-    def __init__(self, facility, endpoint, program_args, extra_env):
-        env = dict(os.environ, XFFL_AUTH_TOKEN=SECRET, XFFL_JOB_ID="continue-test", XFFL_FACILITY_FAULTS="continue",
-                   XFFL_LOG_LEVEL="info")
-        for name in ("XFFL_FACILITY", "XFFL_FEDERATION", "XFFL_FEDERATED", "XFFL_CROSS_FACILITY_BACKEND"):
-            env.pop(name, None)
-        env.update(extra_env)
-        command = [XFFL_RUN, "-n", str(SIZES[facility]), "--backend", "ucx", "--timeout", env.get("XFFL_TIMEOUT", "30"),
-                   "--max-time", "150", "--federated", ",".join(map(str, SIZES)), "--hsdp", HSDP,
-                   "--facility", str(facility), "--federation", endpoint, "--", PROGRAM, "continue"] + program_args
-        self.facility = facility
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
-        self.lines = []
-        self.lock = threading.Lock()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        for line in self.process.stdout:
-            with self.lock:
-                self.lines.append(line.rstrip("\n"))
-
-    def snapshot(self):
-        with self.lock:
-            return list(self.lines)
-
-    def pids(self):
-        out = {}
-        for line in self.snapshot():
-            found = LINE.search(line)
-            if found and found.group(2).startswith("pid "):
-                out[int(found.group(1))] = int(found.group(2).split()[1])
-        return out
-
-    def rounds(self):
-        """[(rank, round, epoch, live, hash, check, shard)]"""
-        out = []
-        for line in self.snapshot():
-            found = LINE.search(line)
-            if not found:
-                continue
-            r = ROUND.search(found.group(2))
-            if r:
-                out.append((int(found.group(1)), int(r.group(1)), int(r.group(3)), r.group(4), r.group(5), r.group(6),
-                            int(r.group(2))))
-        return out
-
-    def finish(self, what, timeout=60):
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-            self.reader.join(5)
-            fail(f"{what} did not end within {timeout} s (a hang):\n" + "\n".join(self.snapshot()[-40:]))
-        self.reader.join(10)
-        return self.process.returncode
-
-    def kill(self):
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        self.reader.join(5)
-
-
-def wait_for(what, condition, jobs, bound=40):
-    """Polls condition() until true; a bound only so that a hang fails the test instead of blocking it."""
-    deadline = time.time() + bound
-    while time.time() < deadline:
-        if condition():
-            return
-        for job in jobs:
-            if job.process.poll() is not None and job.process.returncode != 0:
-                fail(f"{what}: facility {job.facility}'s job ended with {job.process.returncode}:\n" +
-                     "\n".join(job.snapshot()[-40:]))
-        time.sleep(0.05)
-    fail(f"{what}: not within {bound} s:\n" + "\n".join(l for j in jobs for l in j.snapshot()[-15:]))
-
-
-def max_round(job, live=None):
-    rounds = [r for r in job.rounds() if live is None or r[3] == live]
-    return max((r[1] for r in rounds), default=0)
+def Job(facility, endpoint, program_args, extra_env):
+    return facility_job.Job(XFFL_RUN, facility, SIZES, HSDP, endpoint, SECRET, [PROGRAM, "continue"] + program_args,
+                            extra_env)
 
 
 def kill_ranks(job, pids=None, sig=signal.SIGKILL):
-    for pid in (pids or job.pids()).values():
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
+    job.signal_ranks(pids, sig)
 
 
 def check_results(jobs):
@@ -179,12 +109,29 @@ def run(scenario):
         program_args = ["256", "20", "many"]  # the heal and the relay of packed buffers
     if scenario == "kill_sender":
         program_args = ["65536", "0", "weighted"]
+    if scenario == "kill_relay":
+        if HSDP != "1":
+            fail("kill_relay needs HSDP 1 (a relayed rank)")
+        program_args = [str(1 << 18), "0"]
     if scenario in ("sigstop", "sigcont"):
         env["XFFL_TIMEOUT"] = "60"
+    if ETCD3:
+        # Longer than an election of the cluster (timeout 2 s) and than etcd's smallest lease (1.5
+        # election timeouts, 3 s); on a loaded machine a 2 s TTL also bounds the renewals' failover,
+        # each with etcd's authentication (bcrypt) on the next member.
+        env["XFFL_FEDERATION_LEASE_TTL"] = "5"
     if USE_ETCD and (shutil.which("etcd") is None or shutil.which("etcdctl") is None):
         print("etcd not installed: skipped")
         sys.exit(77)
-    server = Etcd() if USE_ETCD else Server(SERVER, SECRET)
+    global SECRET
+    if ETCD3:
+        server = EtcdCluster(ETCD3, 3)
+        if server.skipped:
+            print("etcd not installed: skipped")
+            sys.exit(77)
+        SECRET = server.secret
+    else:
+        server = Etcd() if USE_ETCD else Server(SERVER, SECRET)
     jobs = []
     try:
         jobs = start_all(server, program_args, env)
@@ -195,11 +142,23 @@ def run(scenario):
         if scenario == "kill_sender":
             sender = min(pids)  # job rank 0: the sender of shard 0 with HSDP 1
             kill_ranks(victim, {sender: pids[sender]})
+        elif scenario == "kill_relay":
+            receiver, sender = max(pids), min(pids)  # job ranks 1 and 0
+            kill_ranks(victim, {receiver: pids[receiver]}, signal.SIGSTOP)
+
+            def sender_relaying():
+                printed = max((r[1] for r in victim.rounds() if r[0] == sender), default=0)
+                return any(max_round(j, "0,1,2") > printed for j in survivors)
+            wait_for("a round of facility 2's that its sender crossed and has not printed", sender_relaying, survivors)
+            kill_ranks(victim, {receiver: pids[receiver]})
         elif scenario in ("sigstop", "sigcont"):
             kill_ranks(victim, pids, signal.SIGSTOP)
         else:
             kill_ranks(victim, pids)
         lost_at = time.time()
+        if ETCD3 and scenario in ("kill", "restart", "kill_sender", "kill_relay"):
+            server.kill(VICTIM_MEMBER)
+            print(f"facility 2's etcd member m{VICTIM_MEMBER} killed with its job")
 
         if scenario == "quorum":
             codes = [job.finish(f"facility {job.facility}'s job below the quorum", timeout=60) for job in survivors]
@@ -215,6 +174,10 @@ def run(scenario):
         wait_for("the survivors going on without facility 2",
                  lambda: all(max_round(j, "0,1") >= 3 for j in survivors), survivors)
         print(f"survivors averaging without facility 2 {time.time() - lost_at:.1f} s after the loss")
+        if scenario == "kill_relay":
+            # All or nothing inside a facility: the sender does not go on alone.
+            wait_for("facility 2's job ending as a whole", lambda: victim.process.poll() is not None, [])
+            print("facility 2's job ended; its last lines:\n    " + "\n    ".join(victim.snapshot()[-3:]))
         if scenario == "sigstop":
             kill_ranks(victim, pids, signal.SIGKILL)
         if scenario == "sigcont":
@@ -224,6 +187,9 @@ def run(scenario):
         else:
             victim.kill()
         if scenario == "restart":
+            if ETCD3:
+                server.restart(VICTIM_MEMBER)
+                print(f"facility 2's etcd member m{VICTIM_MEMBER} restarted with its data")
             returned = Job(2, server.endpoint, program_args, env)
             jobs.append(returned)
             wait_for("facility 2 back and contributing",

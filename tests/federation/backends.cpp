@@ -94,6 +94,8 @@ class XfflServer final : public Backend {
 };
 
 class EtcdCluster final : public Backend {
+  static constexpr const char *kRootPassword = "root-password";
+
  public:
   EtcdCluster(size_t members, bool tls) : tls_(tls) {
     char dir[] = "/tmp/xffl-etcd-XXXXXX";
@@ -111,49 +113,29 @@ class EtcdCluster final : public Backend {
     for (size_t i = 0; i < members; ++i) {
       std::string client = scheme + "127.0.0.1:" + std::to_string(client_ports_[i]);
       std::string peer = "http://127.0.0.1:" + std::to_string(peer_ports_[i]);
-      std::string data = root_ + "/" + name(i);
-      std::string log = root_ + "/" + name(i) + ".log";
-      pid_t pid = ::fork();
-      if (pid == 0) {
-        die_with_parent();
-        int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-          ::dup2(fd, 1);
-          ::dup2(fd, 2);
-        }
-        // A generous election timeout: on a loaded 2-core machine a member's heartbeats may stall.
-        std::vector<std::string> args = {"etcd", "--name", name(i), "--data-dir", data, "--listen-client-urls",
-                                         client, "--advertise-client-urls", client, "--listen-peer-urls", peer,
-                                         "--initial-advertise-peer-urls", peer, "--initial-cluster", cluster,
-                                         "--initial-cluster-state", "new", "--initial-cluster-token", root_,
-                                         "--heartbeat-interval", "100", "--election-timeout", "2000"};
-        if (tls_)
-          for (const std::string &arg : {std::string("--cert-file"), tls_file("server.pem"), std::string("--key-file"),
-                                         tls_file("server.key"), std::string("--client-cert-auth"),
-                                         std::string("--trusted-ca-file"), tls_file("ca.pem")})
-            args.push_back(arg);
-        std::vector<char *> argv;
-        for (std::string &arg : args) argv.push_back(arg.data());
-        argv.push_back(nullptr);
-        ::execvp("etcd", argv.data());
-        std::_Exit(127);
-      }
-      pids_.push_back(pid);
+      // A generous election timeout: on a loaded 2-core machine a member's heartbeats may stall.
+      std::vector<std::string> args = {"etcd", "--name", name(i), "--data-dir", root_ + "/" + name(i),
+                                       "--listen-client-urls", client, "--advertise-client-urls", client,
+                                       "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                                       "--initial-cluster", cluster, "--initial-cluster-state", "new",
+                                       "--initial-cluster-token", root_, "--heartbeat-interval", "100",
+                                       "--election-timeout", "2000"};
+      if (tls_)
+        for (const std::string &arg : {std::string("--cert-file"), tls_file("server.pem"), std::string("--key-file"),
+                                       tls_file("server.key"), std::string("--client-cert-auth"),
+                                       std::string("--trusted-ca-file"), tls_file("ca.pem")})
+          args.push_back(arg);
+      member_args_.push_back(args);
+      pids_.push_back(spawn(i));
     }
     // Health, then auth: root (etcd requires it before enabling auth) and the job's user "xffl".
-    std::string all = endpoints();
-    if (tls_) {  // etcdctl speaks https to the members, with the client certificate they require
-      std::string urls;
-      for (int port : client_ports_) urls += (urls.empty() ? "" : ",") + scheme + "127.0.0.1:" + std::to_string(port);
-      all = urls + " --cacert=" + tls_file("ca.pem") + " --cert=" + tls_file("client.pem") +
-            " --key=" + tls_file("client.key");
-    }
+    const std::string all = etcdctl_target(client_ports_);
     if (!run_until("etcdctl --endpoints=" + all + " --command-timeout=3s endpoint health", 45))
       throw std::runtime_error("the etcd cluster at " + all + " did not become healthy within 45 s (logs in " +
                                root_ + ")");
     const std::string ctl = "etcdctl --endpoints=" + all + " --command-timeout=5s ";
     for (const std::string &command :
-         {ctl + "user add root:root-password", ctl + "user grant-role root root",
+         {ctl + "user add root:" + kRootPassword, ctl + "user grant-role root root",
           ctl + "user add xffl:" + std::string(kSecret), ctl + "user grant-role xffl root", ctl + "auth enable"})
       if (!run_until(command, 20)) throw std::runtime_error("etcd setup failed: " + command);
   }
@@ -179,6 +161,14 @@ class EtcdCluster final : public Backend {
     pids_[i] = -1;
     return true;
   }
+  // The member's data directory is kept: it rejoins as itself and catches up from the leader.
+  bool restart_member(size_t i) override {
+    if (i >= pids_.size() || pids_[i] > 0) return false;
+    pids_[i] = spawn(i);
+    // Auth is on by now: the health check's read needs a user.
+    const std::string ctl = "etcdctl --endpoints=" + etcdctl_target({client_ports_[i]}) + " --command-timeout=3s ";
+    return run_until(ctl + "--user root:" + kRootPassword + " endpoint health", 45);
+  }
 
  private:
   static std::string name(size_t i) { return "member" + std::to_string(i); }
@@ -187,6 +177,36 @@ class EtcdCluster final : public Backend {
     for (size_t i = 0; i < client_ports_.size(); ++i)
       out += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(client_ports_[i]);
     return out;
+  }
+  // Member i's etcd, its output in its log (appended: a restarted member's too).
+  pid_t spawn(size_t i) {
+    const std::string log = root_ + "/" + name(i) + ".log";
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      die_with_parent();
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (fd >= 0) {
+        ::dup2(fd, 1);
+        ::dup2(fd, 2);
+      }
+      std::vector<std::string> args = member_args_[i];
+      std::vector<char *> argv;
+      for (std::string &arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      ::execvp("etcd", argv.data());
+      std::_Exit(127);
+    }
+    return pid;
+  }
+  // etcdctl's --endpoints value for these members' client ports (with TLS: https and the client
+  // certificate the members require).
+  std::string etcdctl_target(const std::vector<int> &ports) const {
+    std::string urls;
+    for (int port : ports)
+      urls += (urls.empty() ? "" : ",") + std::string(tls_ ? "https://" : "") + "127.0.0.1:" + std::to_string(port);
+    if (tls_)
+      urls += " --cacert=" + tls_file("ca.pem") + " --cert=" + tls_file("client.pem") + " --key=" + tls_file("client.key");
+    return urls;
   }
   // Runs a shell command until it succeeds, at most `seconds`; its output goes to the cluster's log.
   bool run_until(const std::string &command, int seconds) {
@@ -227,6 +247,7 @@ class EtcdCluster final : public Backend {
   bool tls_ = false;
   std::string root_;
   std::vector<int> client_ports_, peer_ports_;
+  std::vector<std::vector<std::string>> member_args_;
   std::vector<pid_t> pids_;
 };
 

@@ -23,6 +23,9 @@ class Backend {
   virtual std::string member_endpoint(size_t) const { return ""; }
   // Kills member i with SIGKILL (etcd); false when the backend has no such member.
   virtual bool kill_member(size_t) { return false; }
+  // Starts killed member i again with its data (etcd) and waits until it answers; false when the
+  // backend has no such killed member or it does not answer within 45 s.
+  virtual bool restart_member(size_t) { return false; }
   // With TLS (start_etcd_cluster's tls): the PEM files the test made; empty otherwise.
   virtual std::string tls_file(const std::string &) const { return ""; }
 };

@@ -74,7 +74,7 @@ class Succeeded:
 
 def every_rank_failed(job, pattern, what):
     failed = [line for line in job.snapshot() if "average failed" in line]
-    ranks = {int(harness.LINE.search(line).group(1)) for line in failed}
+    ranks = {int(harness.facility_job.LINE.search(line).group(1)) for line in failed}
     if len(ranks) != harness.SIZES[job.facility] or not all(re.search(pattern, line) for line in failed):
         fail(f"facility {job.facility}: expected {what} on each rank:\n" + "\n".join(job.snapshot()[-30:]))
     print("\n".join(f"facility {job.facility}: " + line for line in failed))

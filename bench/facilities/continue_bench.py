@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""XFFL_FACILITY_FAULTS=continue on loopback: three facility jobs (xffl-run --facility/--federation, 2
+ranks each, HSDP 1) and the built-in xffl-federation server, running tests/facilities' check_facility
+continue (the harness of tests/facilities/run_continue.py). A benchmark, not a test; no root needed.
+
+usage: bench/facilities/continue_bench.py [BUILD_DIR]     (default build/ci; targets xffl-run,
+                                                          xffl-federation, check_facility)
+  recovery   SIGKILL of facility 2's whole job between rounds (paced 20 ms apart, 256 values): the time
+             from the kill to the next round every survivor rank completed without facility 2, and to
+             the first survivor's log line naming it lost, for each lease TTL of TTLS (seconds,
+             XFFL_FEDERATION_LEASE_TTL), as ratios to the TTL.
+  overhead   no fault: the same rounds (COUNT values, no pause) under XFFL_FACILITY_FAULTS=continue and
+             =fail, runs alternating; per run, the median over ROUNDS rounds (after WARMUP) of each
+             round's time in xffl_federated_average on the rank that waited least (the last to arrive);
+             the median of REPEATS runs per mode, and continue / fail.
+Environment: PARTS ("recovery overhead"), TTLS ("1 2 5"), REPEATS (3), COUNT (262144),
+ROUNDS (40), WARMUP (5), XFFL_TIMEOUT (60), STORE (xffl: the built-in server; etcd3: three etcd members
+on loopback, tests/federation's cluster through BUILD_DIR's federation_etcd_cluster, which needs etcd).
+"""
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "facilities"))
+from facility_job import Job, max_round, wait_for  # noqa: E402
+from federation_servers import EtcdCluster, Server, fail  # noqa: E402
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "ci"))
+XFFL_RUN = os.path.join(BUILD, "tools", "xffl-run", "xffl-run")
+SERVER = os.path.join(BUILD, "tools", "xffl-federation", "xffl-federation")
+PROGRAM = os.path.join(BUILD, "tests", "facilities", "check_facility")
+ETCD_CLUSTER = os.path.join(BUILD, "tests", "federation", "federation_etcd_cluster")
+SIZES, HSDP = [2, 2, 2], "1"
+STORE = os.environ.get("STORE", "xffl")
+REPEATS = int(os.environ.get("REPEATS", "3"))
+TIMEOUT = os.environ.get("XFFL_TIMEOUT", "60")
+
+
+def load():
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+class Federation:
+    """The server and the three jobs; everything ended on exit."""
+
+    def __init__(self, program_args, env):
+        self.stop_file = os.path.join(tempfile.mkdtemp(prefix="xffl-continue-bench-"), "stop")
+        env = dict(env, XFFL_TEST_STOP_FILE=self.stop_file, XFFL_TIMEOUT=TIMEOUT)
+        if STORE == "etcd3":
+            self.server = EtcdCluster(ETCD_CLUSTER, len(SIZES))
+            if self.server.skipped:
+                fail("STORE=etcd3 needs etcd and etcdctl")
+            secret = self.server.secret
+        else:
+            secret = "continue-bench-secret"
+            self.server = Server(SERVER, secret)
+        self.jobs = [Job(XFFL_RUN, f, SIZES, HSDP, self.server.endpoint, secret, [PROGRAM, "continue"] + program_args,
+                         env, max_time=600) for f in range(len(SIZES))]
+
+    def __enter__(self):
+        return self
+
+    def stop(self, jobs):
+        open(self.stop_file, "w").close()
+        for job in jobs:
+            if job.finish(f"facility {job.facility}'s job") != 0:
+                fail(f"facility {job.facility}'s job failed:\n" + "\n".join(job.snapshot()[-30:]))
+
+    def __exit__(self, *_):
+        for job in self.jobs:
+            if job.process.poll() is None:
+                job.signal_ranks()
+                job.kill()
+        self.server.stop()
+
+
+def recovery(ttl):
+    """(seconds to the next completed round among the survivors, seconds to the first "lost" line)."""
+    with Federation(["256", "20"], {"XFFL_FEDERATION_LEASE_TTL": str(ttl)}) as fed:
+        survivors, victim = fed.jobs[:2], fed.jobs[2]
+        wait_for("every facility averaging", lambda: all(max_round(j) >= 3 for j in fed.jobs) and
+                 len(victim.pids()) == 2, fed.jobs, bound=120)
+        victim.signal_ranks()
+        killed = time.time()
+        wait_for("the survivors going on", lambda: all(max_round(j, "0,1") >= 1 for j in survivors), survivors,
+                 bound=60 + 3 * ttl)
+        # Each survivor rank's first round without facility 2; the federation has completed it when the
+        # last of them has.
+        firsts = {}
+        for job in survivors:
+            for r in job.timed_rounds():
+                if r["live"] == "0,1":
+                    firsts[r["rank"]] = min(firsts.get(r["rank"], r["time"]), r["time"])
+        if len(firsts) != sum(SIZES[:2]):
+            wait_for("every survivor rank's round", lambda: False, survivors, bound=1)
+        told = min(when for job in survivors for when, line in list(job.lines) if "facility 2 lost" in line)
+        fed.stop(survivors)
+        return max(firsts.values()) - killed, told - killed
+
+
+def overhead(mode, count, rounds, warmup):
+    """Median over the rounds of the least time any rank spent in the round's average."""
+    with Federation([str(count), "0"], {"XFFL_FACILITY_FAULTS": mode}) as fed:
+        wait_for(f"{rounds + warmup} rounds under {mode}",
+                 lambda: all(max_round(j) >= rounds + warmup for j in fed.jobs), fed.jobs, bound=600)
+        fed.stop(fed.jobs)
+        least = {}
+        for job in fed.jobs:
+            for r in job.timed_rounds():
+                if warmup < r["round"] <= warmup + rounds:
+                    least[r["round"]] = min(least.get(r["round"], r["seconds"]), r["seconds"])
+        return statistics.median(least.values())
+
+
+def main():
+    for binary in (XFFL_RUN, SERVER, PROGRAM):
+        if not os.access(binary, os.X_OK):
+            print(f"missing {binary}: build the xffl-run, xffl-federation and check_facility targets", file=sys.stderr)
+            sys.exit(2)
+    parts = os.environ.get("PARTS", "recovery overhead").split()
+    store = "three etcd members" if STORE == "etcd3" else "built-in xffl-federation"
+    print(f"3 facilities x 2 ranks, HSDP 1, {store} on loopback; {load()}")
+    if "recovery" in parts:
+        print("\nrecovery: SIGKILL of facility 2's job between rounds (XFFL_TIMEOUT=%s)" % TIMEOUT)
+        print(f"{'ttl_s':>6} {'run':>4} {'lost_s':>8} {'lost/ttl':>9} {'round_s':>8} {'round/ttl':>10}")
+        for ttl in [int(t) for t in os.environ.get("TTLS", "1 2 5").split()]:
+            ratios = []
+            for run in range(REPEATS):
+                recovered, told = recovery(ttl)
+                ratios.append(recovered / ttl)
+                print(f"{ttl:6.1f} {run:4d} {told:8.2f} {told / ttl:9.2f} {recovered:8.2f} {recovered / ttl:10.2f}",
+                      flush=True)
+            print(f"{ttl:6.1f} median round/ttl {statistics.median(ratios):.2f}  ({load()})", flush=True)
+    if "overhead" in parts:
+        count, rounds = int(os.environ.get("COUNT", "262144")), int(os.environ.get("ROUNDS", "40"))
+        warmup = int(os.environ.get("WARMUP", "5"))
+        print(f"\noverhead: no fault, {count} f32 values ({count * 4 / 2**20:.1f} MiB) per rank, {rounds} rounds "
+              f"after {warmup}; seconds = median over the rounds of the least time in the average")
+        times = {"continue": [], "fail": []}
+        for run in range(REPEATS):
+            for mode in ("continue", "fail"):
+                times[mode].append(overhead(mode, count, rounds, warmup))
+                print(f"run {run} {mode:>8} {times[mode][-1]:.5f} s", flush=True)
+        cont, failing = statistics.median(times["continue"]), statistics.median(times["fail"])
+        spread = max(max(v) / min(v) for v in times.values())
+        print(f"median continue {cont:.5f} s, fail {failing:.5f} s: continue / fail = {cont / failing:.3f} "
+              f"(largest max/min between runs of one mode: {spread:.3f}); {load()}")
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    main()
