@@ -150,11 +150,14 @@ case "$mode" in
     sleep 0.2  # the large average is under way on every rank
     ip -n "${FAC_NS[0]}" link set "${FAC_VETH[0]}" down || fail "could not take ${FAC_VETH[0]} down"
     echo "link ${FAC_VETH[0]} down at $(date +%T.%N)"
-    # Every wait is bounded by the timeout ($timeout s per collective); 3x that is a hang.
-    wait_ranks $((3 * timeout))
+    # Every wait is bounded by the timeout ($timeout s per collective), then a rank asks the store which
+    # ranks left and destroys its state (each bounded too): 4x the timeout is a hang. (3x was exceeded
+    # once, by one rank that printed nothing for 15 s, in a full run at load 15 with a build beside it;
+    # the others ended after 5-6.5 s. Not reproduced in 8 runs since.)
+    wait_ranks $((4 * timeout))
     hung=$?
     show_logs
-    [ $hung -eq 0 ] || fail "ranks hung after the link was cut (bound $((3 * timeout)) s)"
+    [ $hung -eq 0 ] || fail "ranks hung after the link was cut (bound $((4 * timeout)) s)"
     for r in $(seq 0 $((world - 1))); do
       [ "${rank_rc[$r]}" -eq 3 ] || fail "rank $r exited with ${rank_rc[$r]}, expected 3 (a network error)"
       grep -Eq "^rank $r: link cut: XFFL_E(TIMEOUT|PEER|NETWORK): .*rank" "$FAC_WORKDIR/rank.$r.log" ||
