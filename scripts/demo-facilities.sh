@@ -169,6 +169,13 @@ done
 echo "(-: facility $victim was down; its first round after the restart received the model, its loss from then on)"
 
 demo_say "the proof: every copy of every shard bit-identical across the three facilities"
+# Equal checksums alone would also hold if facility 2 only ever received the model: it must have been a
+# contributor again after its return, in the others' rounds as in its own.
+contributed=$(last_round "$work/facility-$victim-restarted.log" "0,1,2")
+((contributed > 0)) || fail "facility $victim never contributed again after its restart (no round with live 0,1,2)"
+(($(last_round "$work/facility-0.log" "0,1,2") == contributed)) ||
+  fail "facility 0's last round with all three facilities differs from facility $victim's ($contributed)"
+echo "facility $victim contributed again after its restart, through round $contributed"
 checksums() { grep -hE "shard [0-9]+: [0-9]+ copies, checksum" "$1" | sed 's/^\[[0-9]*\] *//' | sed 's/ [0-9]* copies,//' | sort; }
 for name in facility-0 facility-1 "facility-$victim-restarted"; do
   grep -q "bit-identical across the" "$work/$name.log" || fail "$name: the copies of a shard differ inside the job"
