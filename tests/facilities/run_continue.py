@@ -139,6 +139,10 @@ def kill_relay_receiver(victim, survivors, pids):
         return any(max_round(j, "0,1,2") > printed for j in survivors)
     wait_for("a round of facility 2's that its sender crossed and has not printed", sender_relaying, survivors)
     kill_ranks(victim, {receiver: pids[receiver]})
+    printed = max((r[1] for r in victim.rounds() if r[0] == sender), default=0)
+    crossed = max(max_round(j, "0,1,2") for j in survivors)
+    print(f"facility 2's relayed rank killed while its sender relays round {crossed} to it (the survivors computed "
+          f"that round with facility 2; its sender printed round {printed} last)")
 
 
 def back_and_contributing(survivors, returned):
@@ -208,6 +212,7 @@ def run(scenario):
             print("etcd not installed: skipped")
             sys.exit(77)
         SECRET = server.secret
+        print(f"the store: three etcd members, {server.endpoint}")
     else:
         server = Etcd() if USE_ETCD else Server(SERVER, SECRET)
     jobs = []

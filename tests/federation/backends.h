@@ -39,6 +39,11 @@ Backend *start_xffl_server(const std::string &tool);
 // "client.pem", "client.key", and "other-ca.pem" (a CA that signed nothing). nullptr also when the
 // openssl command is missing.
 Backend *start_etcd_cluster(size_t members, bool tls = false);
+// The same cluster (without TLS) with member i listening on hosts[i] instead of 127.0.0.1, started
+// inside network namespace netns[i] (`ip netns exec`, which execs etcd in the same process) when
+// netns is not empty: tests/netns puts one member in each simulated facility. etcdctl runs in
+// netns[0] for the whole cluster and in netns[i] for member i. nullptr as above.
+Backend *start_etcd_cluster_at(const std::vector<std::string> &hosts, const std::vector<std::string> &netns);
 
 // A loopback port nobody listens on (bound, then closed).
 int unused_port();
