@@ -367,7 +367,7 @@ class Relay {
     char to[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, packet + 16, to, sizeof to);
     std::fprintf(stderr, "delay_relay %s: holding: a large TCP segment out to %s after %.1f ms without one; "
-                 "nothing comes in from now on\n", options_.tun.c_str(), to, quiet < 0 ? -1.0 : quiet / 1e6);
+                 "nothing comes in from now on\n", options_.tun.c_str(), to, quiet < 0 ? -1.0 : static_cast<double>(quiet) / 1e6);
     std::fflush(stderr);
   }
 
