@@ -1,7 +1,8 @@
 // The membership stores the federation tests run against, started and removed by the tests
-// themselves on loopback: the built-in server (tools/xffl-federation, a child process) and an etcd
-// cluster of `members` members on ports the test picks, with temporary data directories and etcd's
-// user/password auth enabled (user "xffl", password = the job secret).
+// themselves on loopback (for tests/netns, in the namespaces it made): the built-in server
+// (tools/xffl-federation, a child process) and an etcd cluster of `members` members on ports the test
+// picks, with temporary data directories and etcd's user/password auth enabled (user "xffl", password
+// = the job secret).
 #ifndef XFFL_TESTS_FEDERATION_BACKENDS_H
 #define XFFL_TESTS_FEDERATION_BACKENDS_H
 

@@ -122,9 +122,19 @@ def kill_sender_in_crossing(victim, survivors, pids):
     os.kill(RELAY_PIDS[VICTIM], signal.SIGUSR2)  # armed: the next round's first bulk data out
     harness.wait_for("facility 2's relay holding its crossing all-reduce", holding, survivors + [victim])
     harness.kill_ranks(victim, {sender: pids[sender]})
-    os.kill(RELAY_PIDS[VICTIM], signal.SIGUSR2)  # released
+    harness.wait_for("facility 2's sender dead", lambda: not alive(pids[sender]), survivors)
+    os.kill(RELAY_PIDS[VICTIM], signal.SIGUSR2)  # released, once nothing it lets in can reach the sender
     print("relay: " + holding()[0])
     KILLED_IN_CROSSING.update(victim=victim, survivors=survivors, sender=sender)
+
+
+def alive(pid):
+    """Whether process pid runs (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
 
 
 def check_killed_in_crossing():
