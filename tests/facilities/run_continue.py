@@ -46,8 +46,8 @@ a round the others computed without it, and contribute to two rounds; with etcd3
 Each time: every round's result is the same bytes on every rank that printed it (across facilities),
 and equal to the (weighted) mean of the inputs of that round's live facilities; every rank still running
 at the end (the returned facility's too) ends on the same round with the same bytes; no hang (every wait
-of the harness is bounded; detection, the loss to the survivors' next rounds, is printed). Prints "continue test passed" and exits 0, or names the first difference and
-exits 1.
+of the harness is bounded; detection, the loss to the survivors' next rounds, is printed). Prints
+"continue test passed" and exits 0, or names the first difference and exits 1.
 """
 import os
 import shutil
@@ -180,8 +180,8 @@ def check_same_end(jobs):
         for rank, rnd, _, live, digest, _, shard in job.rounds():
             if rank not in last or rnd > last[rank][0]:
                 last[rank] = (rnd, shard, digest, live)
-    rounds = {v[0] for v in last.values()}
-    if len(rounds) != 1 or any(len({v[2] for v in last.values() if v[1] == s}) != 1 for s in {v[1] for v in last.values()}):
+    rounds, shards = {v[0] for v in last.values()}, {v[1] for v in last.values()}
+    if len(rounds) != 1 or any(len({v[2] for v in last.values() if v[1] == s}) != 1 for s in shards):
         fail(f"the ranks did not end on the same round with the same model: {last}")
     rnd, _, _, live = next(iter(last.values()))
     print(f"every rank ({len(last)}) ended on round {rnd} (live {live}), each shard bit-identical")

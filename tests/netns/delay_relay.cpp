@@ -366,8 +366,9 @@ class Relay {
     hold_started_ = true;
     char to[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, packet + 16, to, sizeof to);
+    const double quiet_ms = quiet < 0 ? -1.0 : static_cast<double>(quiet) / 1e6;
     std::fprintf(stderr, "delay_relay %s: holding: a large TCP segment out to %s after %.1f ms without one; "
-                 "nothing comes in from now on\n", options_.tun.c_str(), to, quiet < 0 ? -1.0 : static_cast<double>(quiet) / 1e6);
+                 "nothing comes in from now on\n", options_.tun.c_str(), to, quiet_ms);
     std::fflush(stderr);
   }
 
