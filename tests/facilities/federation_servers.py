@@ -96,11 +96,12 @@ class EtcdCluster:
     """A cluster of etcd members on loopback with the job's user "xffl" (its password the job secret,
     self.secret): tests/federation's start_etcd_cluster, as the process federation_etcd_cluster, which
     kills and restarts members on command; the members and their data removed on exit. skipped is True
-    (and nothing runs) when etcd is not installed."""
+    (and nothing runs) when etcd is not installed. extra: more arguments of the tool (tests/netns:
+    --hosts H0,H1,H2 --netns NS0,NS1,NS2, each member on its facility's address in its namespace)."""
 
-    def __init__(self, tool, members):
-        self.process = subprocess.Popen([tool, str(members)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        text=True)
+    def __init__(self, tool, members, extra=()):
+        self.process = subprocess.Popen([tool, str(members)] + list(extra), stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True)
         self.answers = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.members, self.skipped, said = {}, False, []

@@ -97,7 +97,11 @@ class EtcdCluster final : public Backend {
   static constexpr const char *kRootPassword = "root-password";
 
  public:
-  EtcdCluster(size_t members, bool tls) : tls_(tls) {
+  EtcdCluster(size_t members, bool tls, std::vector<std::string> hosts = {}, std::vector<std::string> netns = {})
+      : tls_(tls), hosts_(std::move(hosts)), netns_(std::move(netns)) {
+    if (hosts_.empty()) hosts_.assign(members, "127.0.0.1");
+    if (hosts_.size() != members || (!netns_.empty() && netns_.size() != members) || (tls_ && hosts_[0] != "127.0.0.1"))
+      throw std::runtime_error("an etcd cluster needs one host (and namespace) per member, and TLS loopback");
     char dir[] = "/tmp/xffl-etcd-XXXXXX";
     if (!::mkdtemp(dir)) throw std::runtime_error("mkdtemp failed");
     root_ = dir;
@@ -109,10 +113,10 @@ class EtcdCluster final : public Backend {
     }
     std::string cluster;
     for (size_t i = 0; i < members; ++i)
-      cluster += (i ? "," : "") + name(i) + "=http://127.0.0.1:" + std::to_string(peer_ports_[i]);
+      cluster += (i ? "," : "") + name(i) + "=http://" + hosts_[i] + ":" + std::to_string(peer_ports_[i]);
     for (size_t i = 0; i < members; ++i) {
-      std::string client = scheme + "127.0.0.1:" + std::to_string(client_ports_[i]);
-      std::string peer = "http://127.0.0.1:" + std::to_string(peer_ports_[i]);
+      std::string client = scheme + hosts_[i] + ":" + std::to_string(client_ports_[i]);
+      std::string peer = "http://" + hosts_[i] + ":" + std::to_string(peer_ports_[i]);
       // A generous election timeout: on a loaded 2-core machine a member's heartbeats may stall.
       std::vector<std::string> args = {"etcd", "--name", name(i), "--data-dir", root_ + "/" + name(i),
                                        "--listen-client-urls", client, "--advertise-client-urls", client,
@@ -129,11 +133,13 @@ class EtcdCluster final : public Backend {
       pids_.push_back(spawn(i));
     }
     // Health, then auth: root (etcd requires it before enabling auth) and the job's user "xffl".
-    const std::string all = etcdctl_target(client_ports_);
-    if (!run_until("etcdctl --endpoints=" + all + " --command-timeout=3s endpoint health", 45))
+    std::vector<size_t> everyone;
+    for (size_t i = 0; i < members; ++i) everyone.push_back(i);
+    const std::string all = etcdctl_target(everyone);
+    if (!run_until(in_netns(0) + "etcdctl --endpoints=" + all + " --command-timeout=3s endpoint health", 45))
       throw std::runtime_error("the etcd cluster at " + all + " did not become healthy within 45 s (logs in " +
                                root_ + ")");
-    const std::string ctl = "etcdctl --endpoints=" + all + " --command-timeout=5s ";
+    const std::string ctl = in_netns(0) + "etcdctl --endpoints=" + all + " --command-timeout=5s ";
     for (const std::string &command :
          {ctl + "user add root:" + kRootPassword, ctl + "user grant-role root root",
           ctl + "user add xffl:" + std::string(kSecret), ctl + "user grant-role xffl root", ctl + "auth enable"})
@@ -150,8 +156,9 @@ class EtcdCluster final : public Backend {
 
   std::string endpoint() const override { return (tls_ ? "etcds://" : "etcd://") + endpoints(); }
   std::string member_endpoint(size_t i) const override {
-    return i < client_ports_.size() ? (tls_ ? "etcds://127.0.0.1:" : "etcd://127.0.0.1:") + std::to_string(client_ports_[i])
-                                    : "";
+    return i < client_ports_.size()
+               ? (tls_ ? "etcds://" : "etcd://") + hosts_[i] + ":" + std::to_string(client_ports_[i])
+               : "";
   }
   std::string tls_file(const std::string &name) const override { return tls_ ? root_ + "/" + name : ""; }
   bool kill_member(size_t i) override {
@@ -166,7 +173,7 @@ class EtcdCluster final : public Backend {
     if (i >= pids_.size() || pids_[i] > 0) return false;
     pids_[i] = spawn(i);
     // Auth is on by now: the health check's read needs a user.
-    const std::string ctl = "etcdctl --endpoints=" + etcdctl_target({client_ports_[i]}) + " --command-timeout=3s ";
+    const std::string ctl = in_netns(i) + "etcdctl --endpoints=" + etcdctl_target({i}) + " --command-timeout=3s ";
     return run_until(ctl + "--user root:" + kRootPassword + " endpoint health", 45);
   }
 
@@ -175,7 +182,7 @@ class EtcdCluster final : public Backend {
   std::string endpoints() const {
     std::string out;
     for (size_t i = 0; i < client_ports_.size(); ++i)
-      out += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(client_ports_[i]);
+      out += (i ? "," : "") + hosts_[i] + ":" + std::to_string(client_ports_[i]);
     return out;
   }
   // Member i's etcd, its output in its log (appended: a restarted member's too).
@@ -190,20 +197,24 @@ class EtcdCluster final : public Backend {
         ::dup2(fd, 2);
       }
       std::vector<std::string> args = member_args_[i];
+      if (!netns_.empty()) args.insert(args.begin(), {"ip", "netns", "exec", netns_[i]});  // then execs etcd
       std::vector<char *> argv;
       for (std::string &arg : args) argv.push_back(arg.data());
       argv.push_back(nullptr);
-      ::execvp("etcd", argv.data());
+      ::execvp(argv[0], argv.data());
       std::_Exit(127);
     }
     return pid;
   }
+  // What runs etcdctl in member i's namespace ("" on loopback).
+  std::string in_netns(size_t i) const { return netns_.empty() ? "" : "ip netns exec '" + netns_[i] + "' "; }
   // etcdctl's --endpoints value for these members' client ports (with TLS: https and the client
   // certificate the members require).
-  std::string etcdctl_target(const std::vector<int> &ports) const {
+  std::string etcdctl_target(const std::vector<size_t> &members) const {
     std::string urls;
-    for (int port : ports)
-      urls += (urls.empty() ? "" : ",") + std::string(tls_ ? "https://" : "") + "127.0.0.1:" + std::to_string(port);
+    for (size_t i : members)
+      urls += (urls.empty() ? "" : ",") + std::string(tls_ ? "https://" : "") + hosts_[i] + ":" +
+              std::to_string(client_ports_[i]);
     if (tls_)
       urls += " --cacert=" + tls_file("ca.pem") + " --cert=" + tls_file("client.pem") + " --key=" + tls_file("client.key");
     return urls;
@@ -245,6 +256,7 @@ class EtcdCluster final : public Backend {
   }
 
   bool tls_ = false;
+  std::vector<std::string> hosts_, netns_;
   std::string root_;
   std::vector<int> client_ports_, peer_ports_;
   std::vector<std::vector<std::string>> member_args_;
@@ -294,6 +306,11 @@ Backend *start_xffl_server(const std::string &tool) { return new XfflServer(tool
 Backend *start_etcd_cluster(size_t members, bool tls) {
   if (!on_path("etcd") || !on_path("etcdctl") || (tls && !on_path("openssl"))) return nullptr;
   return new EtcdCluster(members, tls);
+}
+
+Backend *start_etcd_cluster_at(const std::vector<std::string> &hosts, const std::vector<std::string> &netns) {
+  if (!on_path("etcd") || !on_path("etcdctl") || (!netns.empty() && !on_path("ip"))) return nullptr;
+  return new EtcdCluster(hosts.size(), false, hosts, netns);
 }
 
 }  // namespace federation_test

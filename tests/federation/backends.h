@@ -1,7 +1,8 @@
 // The membership stores the federation tests run against, started and removed by the tests
-// themselves on loopback: the built-in server (tools/xffl-federation, a child process) and an etcd
-// cluster of `members` members on ports the test picks, with temporary data directories and etcd's
-// user/password auth enabled (user "xffl", password = the job secret).
+// themselves on loopback (for tests/netns, in the namespaces it made): the built-in server
+// (tools/xffl-federation, a child process) and an etcd cluster of `members` members on ports the test
+// picks, with temporary data directories and etcd's user/password auth enabled (user "xffl", password
+// = the job secret).
 #ifndef XFFL_TESTS_FEDERATION_BACKENDS_H
 #define XFFL_TESTS_FEDERATION_BACKENDS_H
 
@@ -39,6 +40,11 @@ Backend *start_xffl_server(const std::string &tool);
 // "client.pem", "client.key", and "other-ca.pem" (a CA that signed nothing). nullptr also when the
 // openssl command is missing.
 Backend *start_etcd_cluster(size_t members, bool tls = false);
+// The same cluster (without TLS) with member i listening on hosts[i] instead of 127.0.0.1, started
+// inside network namespace netns[i] (`ip netns exec`, which execs etcd in the same process) when
+// netns is not empty: tests/netns puts one member in each simulated facility. etcdctl runs in
+// netns[0] for the whole cluster and in netns[i] for member i. nullptr as above.
+Backend *start_etcd_cluster_at(const std::vector<std::string> &hosts, const std::vector<std::string> &netns);
 
 // A loopback port nobody listens on (bound, then closed).
 int unused_port();

@@ -1,8 +1,10 @@
 // start_etcd_cluster (backends.h) as a process, for harnesses that are not C++ (the facility tests'
 // run_continue.py): the same cluster as the store tests', one member per facility, driven on stdin.
 //
-//   federation_etcd_cluster MEMBERS
+//   federation_etcd_cluster MEMBERS [--hosts H0,H1,... [--netns NS0,NS1,...]]
 //
+// --hosts: member i listens on Hi instead of 127.0.0.1; --netns: member i runs in network namespace
+// NSi (tests/netns: one member per simulated facility, reached across the shaped links).
 // Prints "endpoint etcd://127.0.0.1:p0,...", "secret S" (the password of etcd user "xffl"), one
 // "member I etcd://127.0.0.1:pI" per member, then "ready". Then reads one command a line:
 //   kill I       SIGKILL of member I; answers "killed I"
@@ -17,18 +19,42 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "backends.h"
 
+namespace {
+
+std::vector<std::string> split(const std::string &list) {
+  std::vector<std::string> out;
+  std::istringstream words(list);
+  for (std::string word; std::getline(words, word, ',');) out.push_back(word);
+  return out;
+}
+
+}  // namespace
+
 int main(int argc, char **argv) {
-  const long members = argc == 2 ? std::atol(argv[1]) : 0;
-  if (members < 1) {
-    std::fprintf(stderr, "usage: federation_etcd_cluster MEMBERS\n");
+  const long members = argc >= 2 ? std::atol(argv[1]) : 0;
+  std::vector<std::string> hosts, netns;
+  bool usage = members < 1;
+  for (int i = 2; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc || (flag != "--hosts" && flag != "--netns")) {
+      usage = true;
+      break;
+    }
+    (flag == "--hosts" ? hosts : netns) = split(argv[i + 1]);
+  }
+  if (usage || (!hosts.empty() && hosts.size() != static_cast<size_t>(members)) ||
+      (!netns.empty() && netns.size() != static_cast<size_t>(members)) || (!netns.empty() && hosts.empty())) {
+    std::fprintf(stderr, "usage: federation_etcd_cluster MEMBERS [--hosts H0,H1,... [--netns NS0,NS1,...]]\n");
     return 2;
   }
   std::unique_ptr<federation_test::Backend> cluster;
   try {
-    cluster.reset(federation_test::start_etcd_cluster(static_cast<size_t>(members)));
+    cluster.reset(hosts.empty() ? federation_test::start_etcd_cluster(static_cast<size_t>(members))
+                                : federation_test::start_etcd_cluster_at(hosts, netns));
   } catch (const std::exception &error) {
     std::fprintf(stderr, "federation_etcd_cluster: %s\n", error.what());
     return 1;

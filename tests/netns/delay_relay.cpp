@@ -2,6 +2,7 @@
 //
 //   delay_relay --tun NAME --local ADDR:PORT (--peer ADDR:PORT | --route SUBNET/LEN=ADDR:PORT ...)
 //               --delay-ms D [--ready FILE] [--flip-segment N [--flip-incoming] [--flip-after-usr1]]
+//               [--hold-after-usr2 QUIET_MS]
 //
 // Packets the kernel routes into the TUN device NAME (the other facilities' subnets) are held D ms and
 // then sent as one UDP datagram each to a peer relay over the veth; datagrams from the peers are
@@ -22,6 +23,13 @@
 // the TUN device instead, i.e. traffic toward this facility; the checksum fix is the same.
 // --flip-after-usr1 counts nothing until the relay gets SIGUSR1 (a test arms it just before the
 // transfer it means to corrupt, e.g. a heal toward a restarted facility).
+// --hold-after-usr2 QUIET_MS catches this facility's crossing rank inside a cross-facility collective:
+// armed by SIGUSR2, the relay waits for a large TCP segment going out (bulk data: only the crossing
+// collectives send any) after at least QUIET_MS ms in which none went out, i.e. the first bulk data of
+// a collective, not the tail of the previous one; from that packet on it drops every datagram toward
+// this facility (its TUN gets nothing) and prints "holding ...". The collective has just sent its
+// first data and cannot complete: whatever it still needs from the others has to come in. A second
+// SIGUSR2 lets traffic in again ("released"). A test kills the rank while the relay holds.
 // SIGTERM / SIGINT end the loop; counters go to stderr. Exit 0, or 2 on bad arguments, 1 on setup
 // failure (message on stderr).
 #include <arpa/inet.h>
@@ -55,8 +63,10 @@ constexpr size_t kFlipMinPayload = 4096;
 
 volatile sig_atomic_t stop_requested = 0;
 volatile sig_atomic_t flip_armed = 1;  // --flip-after-usr1: 0 until SIGUSR1
+volatile sig_atomic_t hold_signals = 0;  // --hold-after-usr2: SIGUSR2s received (1: armed, 2: released)
 void request_stop(int) { stop_requested = 1; }
 void arm_flip(int) { flip_armed = 1; }
+void count_hold_signal(int) { hold_signals = hold_signals + 1; }
 
 [[noreturn]] void die(const std::string &what) {
   std::fprintf(stderr, "delay_relay: %s: %s\n", what.c_str(), std::strerror(errno));
@@ -126,7 +136,7 @@ struct HeldPacket {
 
 struct Counters {
   unsigned long long forwarded = 0, delivered = 0, dropped_full = 0, dropped_send = 0, dropped_write = 0;
-  unsigned long long flipped = 0;
+  unsigned long long flipped = 0, held_in = 0;
 };
 
 uint32_t add_words(const unsigned char *data, size_t bytes, uint32_t sum) {
@@ -188,6 +198,7 @@ struct Options {
   long long flip_segment = 0;  // 0: never
   bool flip_incoming = false;
   bool flip_after_usr1 = false;
+  long long hold_quiet_ns = -1;  // --hold-after-usr2 QUIET_MS; -1: never
 };
 
 Options parse_options(int argc, char **argv) {
@@ -221,6 +232,10 @@ Options parse_options(int argc, char **argv) {
       have_delay = true;
     } else if (flag == "--ready") {
       options.ready_file = value;
+    } else if (flag == "--hold-after-usr2") {
+      const double ms = std::strtod(value.c_str(), nullptr);
+      if (!(ms >= 0 && ms <= 10000)) throw std::invalid_argument("--hold-after-usr2 must be in [0, 10000] ms");
+      options.hold_quiet_ns = static_cast<long long>(ms * 1e6);
     } else if (flag == "--flip-segment") {
       options.flip_segment = std::strtoll(value.c_str(), nullptr, 10);
       if (options.flip_segment < 1) throw std::invalid_argument("--flip-segment must be at least 1");
@@ -275,6 +290,7 @@ class Relay {
         continue;
       }
       held_.push_back(HeldPacket{to_ns(now()) + options_.delay_ns, {buffer_.begin(), buffer_.begin() + n}});
+      if (options_.hold_quiet_ns >= 0) watch_outgoing(held_.back().bytes.data(), held_.back().bytes.size());
       if (!options_.flip_incoming) maybe_flip(held_.back().bytes.data(), held_.back().bytes.size());
       held_bytes_ += static_cast<size_t>(n);
     }
@@ -288,6 +304,10 @@ class Relay {
         if (errno == EAGAIN || errno == EINTR) return;
         ++counters_.dropped_write;  // e.g. ICMP unreachable reported on the socket: not fatal
         return;
+      }
+      if (holding()) {
+        ++counters_.held_in;
+        continue;
       }
       if (options_.flip_incoming) maybe_flip(buffer_.data(), static_cast<size_t>(n));
       if (write(tun_.get(), buffer_.data(), static_cast<size_t>(n)) == n) ++counters_.delivered;
@@ -336,6 +356,34 @@ class Relay {
     std::fflush(stderr);
   }
 
+  // --hold-after-usr2: a large segment out after QUIET ms without one starts the hold, once armed.
+  void watch_outgoing(const unsigned char *packet, size_t size) {
+    if (!is_large_segment(packet, size)) return;
+    const long long at = to_ns(now());
+    const long long quiet = last_large_out_ns_ < 0 ? -1 : at - last_large_out_ns_;
+    last_large_out_ns_ = at;
+    if (hold_signals != 1 || hold_started_ || (quiet >= 0 && quiet < options_.hold_quiet_ns)) return;
+    hold_started_ = true;
+    char to[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, packet + 16, to, sizeof to);
+    const double quiet_ms = quiet < 0 ? -1.0 : static_cast<double>(quiet) / 1e6;
+    std::fprintf(stderr, "delay_relay %s: holding: a large TCP segment out to %s after %.1f ms without one; "
+                 "nothing comes in from now on\n", options_.tun.c_str(), to, quiet_ms);
+    std::fflush(stderr);
+  }
+
+  bool holding() {
+    if (!hold_started_) return false;
+    if (hold_signals < 2) return true;
+    if (!hold_released_) {
+      hold_released_ = true;
+      std::fprintf(stderr, "delay_relay %s: released after dropping %llu datagrams toward this facility\n",
+                   options_.tun.c_str(), counters_.held_in);
+      std::fflush(stderr);
+    }
+    return false;
+  }
+
   static bool is_large_segment(const unsigned char *packet, size_t size) {
     if (size < 20 + 20 + kFlipMinPayload || (packet[0] >> 4) != 4 || packet[9] != 6) return false;
     const size_t ip_header = static_cast<size_t>(packet[0] & 0x0f) * 4;
@@ -346,6 +394,8 @@ class Relay {
   }
 
   long long large_segments_ = 0;
+  long long last_large_out_ns_ = -1;
+  bool hold_started_ = false, hold_released_ = false;
   Options options_;
   Fd tun_;
   Fd udp_;
@@ -366,7 +416,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr,
                  "delay_relay: %s\nusage: delay_relay --tun NAME --local ADDR:PORT (--peer ADDR:PORT | "
                  "--route SUBNET/LEN=ADDR:PORT ...) --delay-ms D [--ready FILE] [--flip-segment N [--flip-incoming] "
-                 "[--flip-after-usr1]]\n",
+                 "[--flip-after-usr1]] [--hold-after-usr2 QUIET_MS]\n",
                  error.what());
     return 2;
   }
@@ -380,6 +430,11 @@ int main(int argc, char **argv) {
     arm.sa_handler = arm_flip;
     sigaction(SIGUSR1, &arm, nullptr);
   }
+  if (options.hold_quiet_ns >= 0) {
+    struct sigaction hold{};
+    hold.sa_handler = count_hold_signal;
+    sigaction(SIGUSR2, &hold, nullptr);
+  }
 
   Relay relay(options);
   if (!options.ready_file.empty()) {
@@ -391,8 +446,8 @@ int main(int argc, char **argv) {
   const Counters &c = relay.counters();
   std::fprintf(stderr,
                "delay_relay %s: forwarded %llu, delivered %llu, dropped: queue full %llu, send failed %llu, "
-               "write failed %llu, flipped %llu\n",
+               "write failed %llu, flipped %llu, held %llu\n",
                options.tun.c_str(), c.forwarded, c.delivered, c.dropped_full, c.dropped_send, c.dropped_write,
-               c.flipped);
+               c.flipped, c.held_in);
   return 0;
 }

@@ -7,10 +7,32 @@ reads its arguments from sys.argv); XFFL_RUN and XFFL_FEDERATION are links to in
 start the real ones in their namespaces.
 
 usage (from run_netns_continue.sh): netns_continue.py XFFL_RUN XFFL_FEDERATION PROGRAM SCENARIO
+                                        [etcd3 FEDERATION_ETCD_CLUSTER]
   restart      run_continue.py's restart across the links: facility 2's job SIGKILLed between rounds,
                facilities 0 and 1 go on in a new epoch, facility 2's job started again is admitted,
                healed across the link (the model of the round it resumes after, HMAC-verified) and
                contributes again.
+  kill_sender  run_continue.py's kill_sender across the links, the kill placed inside the crossing
+               all-reduce: rounds paced 100 ms apart, facility 2's relay armed (SIGUSR2, its
+               --hold-after-usr2 60) takes the first bulk TCP segment facility 2 sends after 60 ms
+               without one (the first data of a round's all-reduce: only the crossing collectives send
+               bulk data out of a facility, the store's messages are small) and from then on lets
+               nothing in, so that all-reduce cannot complete (its result needs data that has yet to
+               come in: the ring's later steps depend on what facility 2 just sent); the harness then
+               SIGKILLs facility 2's sender and lets traffic in again. Checked afterwards: the sender's
+               last round printed is L, and the survivors' round L + 1 with facility 2 failed in their
+               all-reduce ("round L+1 is redone ... (here: ...)") and was computed by 0 and 1 alone.
+               Then the job ends as a whole, is started again and rejoins.
+  kill_relay   run_continue.py's kill_relay across the links (facility 2's relayed rank stopped, killed
+               once its sender crossed a round the survivors completed and sits in the relay to it),
+               then the restart and rejoin.
+  sigstop      run_continue.py's sigstop across the links (XFFL_TIMEOUT 60, the others go on after the
+               lease TTL), then the hung job SIGKILLed, started again, rejoins.
+  (etcd3: the membership store is a three-member etcd cluster, tests/federation's
+  federation_etcd_cluster, one member in each facility's namespace on its facility address (member m in
+  facility (m + 2) % 3: m0, every endpoint's first, is facility 2's), peers and clients across the
+  shaped links; with kill_sender, kill_relay and restart facility 2's member is SIGKILLed with its job
+  and restarted, with its data, before it.)
   cut          facility 2's link cut (it reaches neither the others nor the server) while every
                facility averages: facilities 0 and 1, a majority, go on without it; facility 2, alone
                below the quorum, ends every rank with XFFL_EQUORUM or another clear error
@@ -82,14 +104,52 @@ def every_rank_failed(job, pattern, what):
 
 def back_and_contributing(survivors, returned):
     """Waits until facility 2 (returned: its job) contributed to two rounds after its return."""
-    first_back = harness.max_round(survivors[0])
-    harness.wait_for("facility 2 back and contributing",
-                     lambda: len({r[1] for r in returned.rounds() if r[3] == "0,1,2" and r[1] > first_back}) >= 2,
-                     survivors + [returned])
-    admitted = [line for job in survivors + [returned] for line in job.snapshot() if "admitted in epoch" in line]
-    if not admitted:
-        fail("no log line names facility 2 as admitted")
-    print("logged: " + admitted[0])
+    print("logged: " + harness.back_and_contributing(survivors, returned)[0])
+
+
+KILLED_IN_CROSSING = {}  # kill_sender: the jobs, for the check after the run
+
+
+def kill_sender_in_crossing(victim, survivors, pids):
+    """kill_sender's fault across the links: SIGKILL of facility 2's sender while its relay holds it
+    inside a round's crossing all-reduce (--hold-after-usr2; the docstring above says why it is there)."""
+    sender = min(pids)
+    log = os.path.join(WORKDIR, f"relay.{VICTIM}.log")
+
+    def holding():
+        with open(log) as lines:
+            return [line.strip() for line in lines if "holding" in line]
+    os.kill(RELAY_PIDS[VICTIM], signal.SIGUSR2)  # armed: the next round's first bulk data out
+    harness.wait_for("facility 2's relay holding its crossing all-reduce", holding, survivors + [victim])
+    harness.kill_ranks(victim, {sender: pids[sender]})
+    harness.wait_for("facility 2's sender dead", lambda: not alive(pids[sender]), survivors)
+    os.kill(RELAY_PIDS[VICTIM], signal.SIGUSR2)  # released, once nothing it lets in can reach the sender
+    print("relay: " + holding()[0])
+    KILLED_IN_CROSSING.update(victim=victim, survivors=survivors, sender=sender)
+
+
+def alive(pid):
+    """Whether process pid runs (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def check_killed_in_crossing():
+    """The survivors' round after the sender's last one failed in its all-reduce with facility 2 and was
+    computed without it."""
+    victim, survivors, sender = (KILLED_IN_CROSSING[k] for k in ("victim", "survivors", "sender"))
+    printed = max((r[1] for r in victim.rounds() if r[0] == sender), default=0)
+    redone = [line for job in survivors for line in job.snapshot()
+              if f"round {printed + 1} is redone in epoch" in line and "(here: " in line]
+    computed = {r[3] for job in survivors for r in job.rounds() if r[1] == printed + 1}
+    if not redone or computed != {"0,1"}:
+        fail(f"facility 2's sender printed round {printed} last, but the survivors' round {printed + 1} did not fail "
+             f"in the crossing and get redone without it (live {computed}):\n" +
+             "\n".join(line for job in survivors for line in job.snapshot() if "redone" in line))
+    print(f"killed inside the all-reduce of round {printed + 1}: " + redone[0])
 
 
 def end_all(jobs, server):
@@ -241,8 +301,20 @@ def run(scenario):
 
 
 if __name__ == "__main__":
-    if harness.SCENARIO == "restart":
-        harness.run("restart")
+    if harness.ETCD3:
+        # Member m in facility (m + 2) % 3's namespace, on its facility address: m0 is facility 2's
+        # (run_continue.py's VICTIM_MEMBER), the first member of every facility's endpoint.
+        homes = [(m + 2) % 3 for m in range(3)]
+        harness.ETCD_CLUSTER_ARGS = ["--hosts", ",".join(f"198.19.{f}.1" for f in homes),
+                                     "--netns", ",".join(NAMESPACES[f] for f in homes)]
+    if harness.SCENARIO == "kill_sender":
+        # Rounds 100 ms apart: a quiet time between one round's all-reduce and the next's.
+        harness.PROGRAM_ARGS["kill_sender"] = ["65536", "100", "weighted"]
+        harness.kill_sender = kill_sender_in_crossing
+    if harness.SCENARIO in ("restart", "kill_sender", "kill_relay", "sigstop"):
+        harness.run(harness.SCENARIO)
+        if harness.SCENARIO == "kill_sender":
+            check_killed_in_crossing()
     elif harness.SCENARIO == "heal_time":
         heal_time()
     else:
