@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,11 @@ class FacilityLease;
 class RoundCoordinator;
 }  // namespace federation
 
+namespace federated::wire {
+class ErrorFeedback;  // federated/wire/error_feedback.h
+class HopScratch;     // federated/wire/hop_scratch.h
+}  // namespace federated::wire
+
 class FacilityRounds {
  public:
   // This rank's place in the federated layout, as the state sees it at the call.
@@ -70,6 +76,19 @@ class FacilityRounds {
     comm::Communicator *relay = nullptr;     // the REPLICA group (HSDP), null without one
     int relay_root = 0;                      // this shard's sender's index in the REPLICA group
     std::vector<double> weights;             // the FedAvg weights per facility; empty: the plain mean
+    // The WAN hop of the contributors (federated/wire/wan_hop.h): XFFL_OPT_WIRE_FORMAT, the state's
+    // residuals of XFFL_OPT_ERROR_FEEDBACK (null when off) and its kept scratch.
+    xffl_wire_format_t wire_format = XFFL_WIRE_F32;
+    federated::wire::ErrorFeedback *error_feedback = nullptr;
+    federated::wire::HopScratch *hop_scratch = nullptr;
+  };
+
+  // What the last committed round left, as the getters read it: they may run on another thread
+  // while a nonblocking average's request runs average() (state/call_gate.h lets them through).
+  struct Progress {
+    int64_t epoch = 0;
+    int64_t round = 0;
+    std::vector<int> live;
   };
 
   // Job rank 0 grants the facility's lease here (a bounded, clear error when the store refuses);
@@ -87,10 +106,8 @@ class FacilityRounds {
   void average(const Placement &placement, void *const *bufs, const size_t *counts, size_t n, xffl_dtype_t dtype);
 
   // The last committed round's epoch, number and contributing facilities (0, 0 and every facility
-  // before the first average).
-  int64_t epoch() const { return epoch_; }
-  int64_t round() const { return round_; }
-  const std::vector<int> &live_facilities() const { return live_; }
+  // before the first average): a copy, consistent, safe from any thread.
+  Progress progress() const;
 
  private:
   class MemberWatch;
@@ -120,9 +137,8 @@ class FacilityRounds {
   std::unique_ptr<comm::Communicator> contributors_;
   uint64_t contributors_serial_ = 0;
   std::vector<int> contributors_members_;
-  int64_t epoch_ = 0;
-  int64_t round_ = 0;
-  std::vector<int> live_;
+  mutable std::mutex progress_mutex_;  // guards progress_: written by average(), read by the getters
+  Progress progress_;
 };
 
 }  // namespace xffl
