@@ -1,7 +1,8 @@
 // DistributedState::federated_averaging: the strategy picked by XFFL_OPT_FEDERATED_STRATEGY, handed this
 // rank's numbers from its plan and its groups' communicators (federated/strategy.h); and
-// DistributedState::federated_average_continuing: this rank's place handed to the round protocol of
-// facility mode with XFFL_FACILITY_FAULTS_CONTINUE (state/facility_rounds.h).
+// DistributedState::continuing_average: this rank's place (and the WAN hop's format, residuals and
+// scratch) handed to the round protocol of facility mode with XFFL_FACILITY_FAULTS_CONTINUE
+// (state/facility_rounds.h), checked on the calling thread and run there or on a request's.
 #include "comm/dtype.h"
 #include "common/error.h"
 #include "state/distributed_state.h"
