@@ -8,11 +8,13 @@
  * Completion and the CUDA device as for the collectives (collective.h): with NCCL the work is ordered
  * on the stream and waited for on the host, bounded by the timeout, before the call returns.
  *
- * Facility mode with XFFL_FACILITY_FAULTS_CONTINUE (XFFL_OPT_FACILITY_FAULTS): the blocking averages
- * are collective over the facility's job and the live facilities. A lost facility does not fail the
- * others: the round is redone among the survivors (the result is the mean over the facilities of
- * XFFL_ATTR_LIVE_FACILITIES), and a facility that returns gets the current model from its first
- * average (its input is not used) and XFFL_ATTR_FEDERATION_ROUND, the round to resume after.
+ * Facility mode with XFFL_FACILITY_FAULTS_CONTINUE (XFFL_OPT_FACILITY_FAULTS): the averages, blocking
+ * and nonblocking, are collective over the facility's job and the live facilities. A lost facility does
+ * not fail the others: the round is redone among the survivors (the result is the mean over the
+ * facilities of XFFL_ATTR_LIVE_FACILITIES), and a facility that returns gets the current model from its
+ * first average (its input is not used) and XFFL_ATTR_FEDERATION_ROUND, the round to resume after. The
+ * round's contributing facilities cross in XFFL_OPT_WIRE_FORMAT (exact with one of them); the model a
+ * returning facility receives is exact f32.
  */
 #ifndef XFFL_FEDERATED_H
 #define XFFL_FEDERATED_H
@@ -89,10 +91,16 @@ XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const
  *         before any message: NULL st, NULL buf with count > 0, unknown dtype, a byte size that
  *         overflows size_t, a stream with a host backend, FLAT with unequal federated group sizes);
  *         XFFL_ESTATE (no federated scaling, or another call or request on the state is in progress);
- *         XFFL_EUNSUPPORTED (facility mode with XFFL_FACILITY_FAULTS_CONTINUE: only the blocking
- *         averages run there); XFFL_ENOMEM (no thread could be started). Failures found while running (ranks that
- *         disagree, XFFL_ETIMEOUT, XFFL_EPEER, XFFL_EBACKEND) come from xffl_request_wait or
- *         xffl_request_test.
+ *         XFFL_EUNSUPPORTED (what xffl_federated_average refuses before any message: e.g. facility mode
+ *         with XFFL_FACILITY_FAULTS_CONTINUE over device memory); XFFL_ENOMEM (no thread could be
+ *         started). Failures found while running (ranks that disagree, XFFL_ETIMEOUT, XFFL_EPEER,
+ *         XFFL_EBACKEND, and in facility mode with XFFL_FACILITY_FAULTS_CONTINUE XFFL_EQUORUM and
+ *         XFFL_EAUTH) come from xffl_request_wait or xffl_request_test.
+ * @note Facility mode with XFFL_FACILITY_FAULTS_CONTINUE: the request's thread runs the rounds (a redo
+ *       among the survivors, the admission and heal of a returning facility) as the blocking call does;
+ *       once it is done XFFL_ATTR_FEDERATION_EPOCH, _ROUND and XFFL_ATTR_LIVE_FACILITIES are the
+ *       blocking call's. While it is in flight they answer the last committed round's, or this one's
+ *       once its run committed it.
  * @note Collective over the whole job, as xffl_federated_average: every rank starts it (or calls the
  *       blocking one) in the same order. One request at a time per state.
  */

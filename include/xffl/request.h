@@ -5,7 +5,9 @@
  * A request comes from a nonblocking call (xffl_federated_average_start,
  * xffl_federated_average_many_start). It runs the blocking call's own schedule, unchanged, on a
  * thread the request owns, so its result is the blocking call's, bit for bit, with every strategy,
- * wire format and transport; the caller's thread goes on (training the next step) meanwhile.
+ * wire format and transport; the caller's thread goes on (training the next step) meanwhile. In
+ * facility mode with XFFL_FACILITY_FAULTS_CONTINUE that schedule is the round protocol (a redo among
+ * the survivors, the heal of a returning facility), run on the request's thread.
  *
  * While a request is in flight on a state (from its start until xffl_request_wait or
  * xffl_request_test reports it done, or xffl_request_free ends it):

@@ -181,6 +181,8 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  all-gathers the compressed bytes over the FEDERATED group, and every crossing rank decodes the G
      *  copies and sums them in f32 in the same order, so the mean is bit-identical on every rank of every
      *  facility; the relay inside a facility stays f32, and a layout of one federated group stays exact.
+     *  Under XFFL_FACILITY_FAULTS_CONTINUE the copies are those of the round's contributing facilities
+     *  (exact when one is left), and the model a returning facility receives is exact f32.
      *  Other dtypes always travel exact. Every rank must set the same value (a mismatch fails the average
      *  with UCX's call-signature check, XFFL_EINVAL). The codecs run on the host: with the NCCL backend a
      *  non-F32 format needs the crossing groups on a host backend (XFFL_OPT_CROSS_FACILITY_BACKEND), whose
@@ -195,6 +197,9 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  the error does not accumulate over rounds. Costs one f32 copy of each averaged buffer on each rank
      *  that crosses facilities; the residuals are dropped when this option is set to 0, when the wire
      *  format changes, when the layout is unset, and a buffer's residual when its count or list changes.
+     *  Under XFFL_FACILITY_FAULTS_CONTINUE a round redone among the survivors starts from the residual
+     *  the round started from (one more f32 copy of the call's buffers while it runs), and an average
+     *  that fails, or in which this facility only receives the model, leaves the residual as it was.
      *  Every rank must set the same value. At any time between averages. */
     XFFL_OPT_ERROR_FEEDBACK = 9,
     /** with XFFL_OPT_CROSS_FACILITY_BACKEND = XFFL_BACKEND_WAN: parallel TCP connections (streams) per
@@ -215,13 +220,15 @@ typedef enum xffl_option XFFL_ENUM_BASE {
      *  single-world mode CONTINUE is accepted and changes nothing, since one launcher's world fails as a
      *  whole. In facility mode with CONTINUE (backend ucx), job rank 0 holds the facility's lease in the
      *  federation's store (XFFL_FEDERATION_LEASE_TTL) and every rank publishes its crossing address at
-     *  xffl_set_global; the blocking averages (xffl_federated_average, _many) go on among the live
-     *  facilities (XFFL_ATTR_FEDERATION_EPOCH, _ROUND, XFFL_ATTR_LIVE_FACILITIES say what happened) and
-     *  heal a returning one; the nonblocking ones (_start) are XFFL_EUNSUPPORTED, as are device memory
-     *  (nccl), a wire format other than XFFL_WIRE_F32 and FLAT with HSDP. Memory: the senders keep one
-     *  copy of the caller's buffers for the duration of the call (to redo a round); with several
-     *  buffers, every rank packs them into one buffer of their total size. Every facility must give the
-     *  same value. Read by xffl_set_global: XFFL_ESTATE once it was called. */
+     *  xffl_set_global; the averages (xffl_federated_average, _many, and their _start) go on among the
+     *  live facilities (XFFL_ATTR_FEDERATION_EPOCH, _ROUND, XFFL_ATTR_LIVE_FACILITIES say what happened)
+     *  and heal a returning one. The contributing facilities of a round cross in XFFL_OPT_WIRE_FORMAT
+     *  (with XFFL_OPT_ERROR_FEEDBACK, a round redone among the survivors starts from the residual it
+     *  started from); the model a returning facility receives is exact f32. Device memory (nccl) and
+     *  FLAT with HSDP are XFFL_EUNSUPPORTED. Memory: the senders keep one copy of the caller's buffers
+     *  for the duration of the call (to redo a round), and with error feedback one copy of its residual;
+     *  with several buffers, every rank packs them into one buffer of their total size. Every facility
+     *  must give the same value. Read by xffl_set_global: XFFL_ESTATE once it was called. */
     XFFL_OPT_FACILITY_FAULTS = 12,
     /** the facilities needed to go on under XFFL_FACILITY_FAULTS_CONTINUE, in [0, G] over the G
      *  facilities of XFFL_FEDERATED (default 0, or XFFL_FEDERATION_QUORUM): 0 means a majority of them,

@@ -53,14 +53,6 @@ xffl_request_t *start_request(xffl_state_t &st, xffl::CallGate::RequestHold hold
   return handle.release();
 }
 
-// The round protocol of XFFL_FACILITY_FAULTS_CONTINUE in facility mode runs on the calling thread only.
-void refuse_continuing(const xffl_state_t &st, const char *call) {
-  if (st.continues_facility_faults())
-    xffl::fail(XFFL_EUNSUPPORTED, call, ": the nonblocking federated averages do not run under ",
-               "XFFL_FACILITY_FAULTS_CONTINUE in facility mode in this release; use xffl_federated_average",
-               " or xffl_federated_average_many (blocking), or XFFL_FACILITY_FAULTS_FAIL");
-}
-
 }  // namespace
 
 extern "C" {
@@ -104,8 +96,17 @@ XFFL_API xffl_status_t xffl_federated_average_start(xffl_state_t *st, void *buf,
   require_arg(st, "st");
   xffl::CallGate::RequestHold hold = st->call_gate().begin_request("xffl_federated_average_start");
   require_arg(req, "req");
-  refuse_continuing(*st, "xffl_federated_average_start");
   check_buffer(buf, count, dtype, "buf");
+  if (st->continues_facility_faults()) {
+    const xffl::ContinuingAverage average = st->continuing_average(dtype, stream);
+    *req = start_request(*st, std::move(hold), "xffl_federated_average_start",
+                         [average, buf, count, dtype] {
+                           void *bufs[1] = {buf};
+                           const size_t counts[1] = {count};
+                           average.run(bufs, counts, 1, dtype);
+                         });
+    return XFFL_OK;
+  }
   const xffl::federated::Averaging averaging = st->federated_averaging(stream);
   *req = start_request(*st, std::move(hold), "xffl_federated_average_start",
                        [averaging, buf, count, dtype, stream, rounds = st->completed_averages()] {
@@ -122,11 +123,18 @@ XFFL_API xffl_status_t xffl_federated_average_many_start(xffl_state_t *st, void 
   require_arg(st, "st");
   xffl::CallGate::RequestHold hold = st->call_gate().begin_request("xffl_federated_average_many_start");
   require_arg(req, "req");
-  refuse_continuing(*st, "xffl_federated_average_many_start");
   check_buffers(bufs, counts, n, dtype);
-  const xffl::federated::Averaging averaging = st->federated_averaging(stream);
   std::vector<void *> buffers(bufs, bufs + n);  // the caller's arrays may go once this returns
   std::vector<size_t> sizes(counts, counts + n);
+  if (st->continues_facility_faults()) {
+    const xffl::ContinuingAverage average = st->continuing_average(dtype, stream);
+    *req = start_request(*st, std::move(hold), "xffl_federated_average_many_start",
+                         [average, buffers = std::move(buffers), sizes = std::move(sizes), dtype] {
+                           average.run(buffers.data(), sizes.data(), buffers.size(), dtype);
+                         });
+    return XFFL_OK;
+  }
+  const xffl::federated::Averaging averaging = st->federated_averaging(stream);
   *req = start_request(*st, std::move(hold), "xffl_federated_average_many_start",
                        [averaging, buffers = std::move(buffers), sizes = std::move(sizes), dtype, stream,
                         rounds = st->completed_averages()] {

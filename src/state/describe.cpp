@@ -2,6 +2,7 @@
 // printed from the field table (state/fields.h).
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "state/distributed_state.h"
@@ -12,7 +13,8 @@ namespace xffl {
 std::string DistributedState::describe(xffl_format_t format) const {
   if (format != XFFL_FORMAT_TEXT && format != XFFL_FORMAT_JSON)
     fail(XFFL_EINVAL, "unknown format ", static_cast<int>(format), " (XFFL_FORMAT_TEXT or XFFL_FORMAT_JSON)");
-  const fields::Source source = field_source();
+  std::vector<int> live;
+  const fields::Source source = field_source(live);
   std::ostringstream out;
   if (format == XFFL_FORMAT_JSON) {
     out << "{";

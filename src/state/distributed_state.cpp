@@ -392,7 +392,7 @@ const std::string &DistributedState::master_addr() const {
   return master_addr_;
 }
 
-fields::Source DistributedState::field_source() const {
+fields::Source DistributedState::field_source(std::vector<int> &live) const {
   fields::Source source;
   source.global = is_global_setup();
   source.backend = backend_kind_;
@@ -410,11 +410,12 @@ fields::Source DistributedState::field_source() const {
   source.meta_initialization = meta_initialization_;
   if (layout_ == Layout::Federated && facility_rounds_) {
     // The federation's: the committed round's epoch, number and contributing facilities.
-    source.federation_epoch =
-        static_cast<int>(std::min<int64_t>(facility_rounds_->epoch(), std::numeric_limits<int>::max()));
-    source.federation_round =
-        static_cast<int>(std::min<int64_t>(facility_rounds_->round(), std::numeric_limits<int>::max()));
-    source.live_facilities = &facility_rounds_->live_facilities();
+    // A copy: a nonblocking average's request may commit a round meanwhile, on its own thread.
+    FacilityRounds::Progress progress = facility_rounds_->progress();
+    source.federation_epoch = static_cast<int>(std::min<int64_t>(progress.epoch, std::numeric_limits<int>::max()));
+    source.federation_round = static_cast<int>(std::min<int64_t>(progress.round, std::numeric_limits<int>::max()));
+    live = std::move(progress.live);
+    source.live_facilities = &live;
   } else if (layout_ == Layout::Federated) {
     const int64_t rounds = completed_averages_->load();
     source.federation_epoch = 0;  // every facility takes part in single-world mode
@@ -424,9 +425,15 @@ fields::Source DistributedState::field_source() const {
   return source;
 }
 
-int DistributedState::get_int(xffl_attr_t attr) const { return fields::get_int(field_source(), attr); }
+int DistributedState::get_int(xffl_attr_t attr) const {
+  std::vector<int> live;
+  return fields::get_int(field_source(live), attr);
+}
 
-std::vector<int> DistributedState::get_ints(xffl_attr_t attr) const { return fields::get_ints(field_source(), attr); }
+std::vector<int> DistributedState::get_ints(xffl_attr_t attr) const {
+  std::vector<int> live;
+  return fields::get_ints(field_source(live), attr);
+}
 
 void DistributedState::check_quorum(int facilities, const char *call) const {
   if (options_.federation_quorum > facilities)

@@ -36,6 +36,20 @@ struct NodeInfo {
   int local_rank = 0, local_size = 0, rank = 0, world_size = 0;
 };
 
+// One federated average under XFFL_FACILITY_FAULTS_CONTINUE in facility mode, as the calling thread
+// checked and placed it (DistributedState::continuing_average): run() is the round protocol, on the
+// calling thread (the blocking averages) or on a request's (the nonblocking ones). It borrows the
+// state's FacilityRounds, residuals and scratch: the state's gate must be held until run() returns,
+// and the state outlives it (its destroy waits for a request's run).
+struct ContinuingAverage {
+  FacilityRounds *rounds = nullptr;
+  FacilityRounds::Placement placement;
+
+  void run(void *const *bufs, const size_t *counts, size_t n, xffl_dtype_t dtype) const {
+    rounds->average(placement, bufs, counts, n, dtype);
+  }
+};
+
 class DistributedState {
  public:
   DistributedState();
@@ -124,10 +138,14 @@ class DistributedState {
   // Facility mode with XFFL_FACILITY_FAULTS_CONTINUE: the federated averages go through the round
   // protocol (state/facility_rounds.h) instead of the strategy.
   bool continues_facility_faults() const { return facility_rounds_ != nullptr; }
-  // The blocking federated average of that mode (one buffer: n = 1). XFFL_ESTATE without federated
-  // scaling; XFFL_EUNSUPPORTED, before any message, for what it does not carry (device memory, a wire
-  // format other than F32, a strategy other than HIERARCHICAL, or FLAT with HSDP); then what
-  // FacilityRounds::average throws.
+  // One federated average of that mode, checked and placed on the calling thread: XFFL_ESTATE without
+  // federated scaling; XFFL_EUNSUPPORTED, before any message, for what it does not carry (device
+  // memory, a strategy other than HIERARCHICAL, or FLAT with HSDP); XFFL_EINVAL for weights over
+  // integer data. Its run() may go on another thread (a nonblocking average's request) while the
+  // state's gate is held for it.
+  ContinuingAverage continuing_average(xffl_dtype_t dtype, void *stream) const;
+  // The blocking federated average of that mode (one buffer: n = 1): continuing_average, then its run
+  // here, which throws what FacilityRounds::average throws.
   void federated_average_continuing(void *const *bufs, const size_t *counts, size_t n, xffl_dtype_t dtype,
                                     void *stream);
   // The execution device's stream `index` (a cudaStream_t); CUDA only.
@@ -136,8 +154,9 @@ class DistributedState {
  private:
   // XFFL_EINVAL when XFFL_OPT_FEDERATION_QUORUM exceeds the `facilities` of the layout.
   void check_quorum(int facilities, const char *call) const;
-  // This state as the field table reads it (state/fields.h).
-  fields::Source field_source() const;
+  // This state as the field table reads it (state/fields.h); `live` holds what its live_facilities
+  // points to, so it must outlive the source.
+  fields::Source field_source(std::vector<int> &live) const;
   void require_global(const char *call) const;
   // XFFL_ESTATE for an option xffl_set_global read, once it was called.
   void require_settable(xffl_option_t option) const;

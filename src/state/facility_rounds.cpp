@@ -13,6 +13,9 @@
 #include "federation/epochs.h"
 #include "federation/facility_lease.h"
 #include "federation/model_seal.h"
+#include "federated/strategy.h"
+#include "federated/wire/error_feedback.h"
+#include "federated/wire/wan_hop.h"
 #include "xffl/status.h"
 
 namespace xffl {
@@ -162,10 +165,15 @@ FacilityRounds::FacilityRounds(std::shared_ptr<FacilityLink> link, int job_rank,
       auth_token_(auth_token),
       job_id_(job_id),
       logger_(std::move(logger)) {
-  for (int f = 0; f < static_cast<int>(link_->sizes().size()); ++f) live_.push_back(f);
+  for (int f = 0; f < static_cast<int>(link_->sizes().size()); ++f) progress_.live.push_back(f);
   if (job_rank_ == 0)
     lease_ = std::make_unique<federation::FacilityLease>(link_->endpoint(), auth_token_, timeout_ms_, link_->prefix(),
                                                          link_->facility(), lease_ttl_seconds_);
+}
+
+FacilityRounds::Progress FacilityRounds::progress() const {
+  std::lock_guard<std::mutex> lock(progress_mutex_);
+  return progress_;
 }
 
 FacilityRounds::~FacilityRounds() {
@@ -282,7 +290,22 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
                  " sum to ", sum, "; it must be positive");
           premul = static_cast<double>(plan.contributors.size()) * placement.weights[static_cast<size_t>(self)] / sum;
         }
-        group.allreduce_scaled(work, count, dtype, XFFL_AVG, premul, nullptr);
+        // The WAN hop over the contributors group (federated/wire/wan_hop.h): the exact f32 allreduce,
+        // or, for a compressing format with two or more contributors, each quantised once, all-gathered,
+        // and decoded and summed in the group's member order, which is plan.contributors' order on
+        // every contributor (the committed epoch's): the same bytes in the same order everywhere. With
+        // one contributor nothing crosses and its residual is left as it was.
+        federated::Roles roles;
+        roles.federated = &group;
+        roles.federated_groups = static_cast<int>(plan.contributors.size());
+        roles.federated_rank = static_cast<int>(
+            std::find(plan.contributors.begin(), plan.contributors.end(), self) - plan.contributors.begin());
+        roles.weight_factor = premul;
+        roles.weighted = !placement.weights.empty();
+        roles.wire_format = placement.wire_format;
+        roles.error_feedback = placement.error_feedback;
+        roles.hop_scratch = placement.hop_scratch;
+        federated::wire::cross_facilities(roles, work, count, dtype, nullptr);
         for (const federation::HealTransfer &heal : plan.heal) {
           if (heal.sender != self) continue;
           const Clock::time_point started = Clock::now();
@@ -372,12 +395,27 @@ void FacilityRounds::average(const Placement &placement, void *const *bufs, cons
     // The input of a redo: a copy of the one buffer; several are packed again from the caller's.
     std::vector<uint8_t> saved;
     if (n == 1) saved.assign(work, work + count * size);
-    auto restore = [&] {
+    // Error feedback: this call's residual (one, for the one hop of the packed buffer), and a copy of
+    // it as the call found it, put back with the input for a redo (an attempt that failed may have
+    // replaced it already, with what it meant to send in a round that did not count).
+    federated::wire::ErrorFeedback *feedback =
+        placement.error_feedback && placement.wire_format != XFFL_WIRE_F32 && dtype == XFFL_F32
+            ? placement.error_feedback
+            : nullptr;
+    if (feedback) {
+      feedback->begin(bufs, counts, n, placement.wire_format);
+      feedback->save();
+    }
+    auto restore_input = [&] {
       if (n == 1) {
         if (!saved.empty()) std::memcpy(work, saved.data(), saved.size());
       } else {
         pack();
       }
+    };
+    auto restore = [&] {
+      restore_input();
+      if (feedback) feedback->restore();
     };
     Outcome outcome;
     try {
@@ -395,7 +433,12 @@ void FacilityRounds::average(const Placement &placement, void *const *bufs, cons
       header.status = XFFL_EINTERNAL;
       header.message = std::string("federation: ") + error.what();
     }
-    if (header.status != XFFL_OK && n == 1) restore();  // a failed average leaves the caller's input as it was
+    // A failed average leaves the caller's input and its residual as they were.
+    if (header.status != XFFL_OK) {
+      if (n == 1) restore_input();
+      if (feedback) feedback->restore();
+    }
+    if (feedback) feedback->forget_saved();
     if (placement.relay) {
       std::vector<uint8_t> bytes = encode(header, facilities);
       placement.relay->broadcast(bytes.data(), bytes.size(), XFFL_U8, placement.relay_root, nullptr);
@@ -419,9 +462,10 @@ void FacilityRounds::average(const Placement &placement, void *const *bufs, cons
       offset += counts[i] * size;
     }
   }
-  epoch_ = header.epoch;
-  round_ = header.round;
-  live_ = header.live;
+  std::lock_guard<std::mutex> lock(progress_mutex_);
+  progress_.epoch = header.epoch;
+  progress_.round = header.round;
+  progress_.live = std::move(header.live);
 }
 
 }  // namespace xffl

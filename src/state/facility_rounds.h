@@ -16,12 +16,18 @@
 //   with the same status when its sender fails.
 //
 // One average on a crossing rank: plan = begin_round(); a contributor averages its shard over the
-// crossing group of the plan's contributors (AVG, or SUM of the inputs scaled by the FedAvg weights
-// renormalised over the contributors), then sends the result to each joining facility of plan.heal it
-// is the sender for (a group of two, the result then its HMAC seal, federation/model_seal.h); a joiner
-// receives the model instead and verifies the seal (XFFL_EAUTH on a mismatch: never used). Then
-// commit_round. Redo: the input is restored from the saved copy and the round is done again under the
-// new plan. Evicted: this facility lost its membership (its lease ended, or a peer reported it): the
+// crossing group of the plan's contributors (the mean of the inputs, each scaled by its FedAvg weight
+// renormalised over the contributors, through the WAN hop of federated/wire/wan_hop.h: the exact f32
+// allreduce, or in a compressing XFFL_OPT_WIRE_FORMAT each input quantised once, all-gathered and
+// decoded in the group's member order, which is the plan's contributors' order on every contributor, so
+// the mean is the same bytes on all; with one contributor nothing crosses), then sends the result to
+// each joining facility of plan.heal it is the sender for (a group of two, the exact f32 result then
+// its HMAC seal, federation/model_seal.h); a joiner receives the model instead and verifies the seal
+// (XFFL_EAUTH on a mismatch: never used). Then commit_round. Redo: the input is restored from the saved
+// copy, and with error feedback the residual from the copy taken at the call's start (the failed
+// attempt may have replaced it with what it meant to send in a round that does not count), and the
+// round is done again under the new plan. A call that fails, and one in which this facility only
+// receives (a joiner), leave the residual as the call found it. Evicted: this facility lost its membership (its lease ended, or a peer reported it): the
 // call waits for its admission at the next round boundary and receives the model, as a restarted
 // facility does in its first average. A failure of the crossing transport goes to fail_round: the
 // coordinator then drops the facilities whose lease ended, so a lost facility costs the survivors at
@@ -33,9 +39,19 @@
 //
 // Memory: one copy of the caller's buffers on crossing ranks (the round's input, for a redo; with
 // several buffers, the packed buffer the round works on, repacked from the caller's for a redo); with
-// several buffers every other rank of the facility also packs them into one buffer for the relay.
+// several buffers every other rank of the facility also packs them into one buffer for the relay. With
+// a compressing wire format and error feedback, one more f32 copy of the call's values on crossing
+// ranks for the length of the call (the residual as the call found it), besides the residual itself
+// and the hop's scratch that the state keeps (federated/wire/error_feedback.h, hop_scratch.h).
 //
-// Not thread-safe: the state's call gate serialises the averages.
+// Threads: average() runs on the caller's thread (xffl_federated_average) or on a request's
+// (xffl_federated_average_start, state/request.h), with the state's call gate held either way, so one
+// average at a time. Nothing here belongs to a thread: the coordinator's and the watch's store
+// connections are this object's and used by one average at a time (the lease renews over its own, on
+// its own thread); the wait hook runs the watch on whichever thread waits in the crossing backend; no
+// thread-local is read (the call gate's own is not needed: a request holds the gate by its hold). The
+// getters may run meanwhile on another thread (the gate lets them through while a request holds it):
+// they read progress(), a copy taken under a lock.
 #ifndef XFFL_SRC_STATE_FACILITY_ROUNDS_H
 #define XFFL_SRC_STATE_FACILITY_ROUNDS_H
 
@@ -43,6 +59,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -58,6 +75,11 @@ class FacilityLease;
 class RoundCoordinator;
 }  // namespace federation
 
+namespace federated::wire {
+class ErrorFeedback;  // federated/wire/error_feedback.h
+class HopScratch;     // federated/wire/hop_scratch.h
+}  // namespace federated::wire
+
 class FacilityRounds {
  public:
   // This rank's place in the federated layout, as the state sees it at the call.
@@ -70,6 +92,19 @@ class FacilityRounds {
     comm::Communicator *relay = nullptr;     // the REPLICA group (HSDP), null without one
     int relay_root = 0;                      // this shard's sender's index in the REPLICA group
     std::vector<double> weights;             // the FedAvg weights per facility; empty: the plain mean
+    // The WAN hop of the contributors (federated/wire/wan_hop.h): XFFL_OPT_WIRE_FORMAT, the state's
+    // residuals of XFFL_OPT_ERROR_FEEDBACK (null when off) and its kept scratch.
+    xffl_wire_format_t wire_format = XFFL_WIRE_F32;
+    federated::wire::ErrorFeedback *error_feedback = nullptr;
+    federated::wire::HopScratch *hop_scratch = nullptr;
+  };
+
+  // What the last committed round left, as the getters read it: they may run on another thread
+  // while a nonblocking average's request runs average() (state/call_gate.h lets them through).
+  struct Progress {
+    int64_t epoch = 0;
+    int64_t round = 0;
+    std::vector<int> live;
   };
 
   // Job rank 0 grants the facility's lease here (a bounded, clear error when the store refuses);
@@ -87,10 +122,8 @@ class FacilityRounds {
   void average(const Placement &placement, void *const *bufs, const size_t *counts, size_t n, xffl_dtype_t dtype);
 
   // The last committed round's epoch, number and contributing facilities (0, 0 and every facility
-  // before the first average).
-  int64_t epoch() const { return epoch_; }
-  int64_t round() const { return round_; }
-  const std::vector<int> &live_facilities() const { return live_; }
+  // before the first average): a copy, consistent, safe from any thread.
+  Progress progress() const;
 
  private:
   class MemberWatch;
@@ -120,9 +153,8 @@ class FacilityRounds {
   std::unique_ptr<comm::Communicator> contributors_;
   uint64_t contributors_serial_ = 0;
   std::vector<int> contributors_members_;
-  int64_t epoch_ = 0;
-  int64_t round_ = 0;
-  std::vector<int> live_;
+  mutable std::mutex progress_mutex_;  // guards progress_: written by average(), read by the getters
+  Progress progress_;
 };
 
 }  // namespace xffl

@@ -1,7 +1,8 @@
 // DistributedState::federated_averaging: the strategy picked by XFFL_OPT_FEDERATED_STRATEGY, handed this
 // rank's numbers from its plan and its groups' communicators (federated/strategy.h); and
-// DistributedState::federated_average_continuing: this rank's place handed to the round protocol of
-// facility mode with XFFL_FACILITY_FAULTS_CONTINUE (state/facility_rounds.h).
+// DistributedState::continuing_average: this rank's place (and the WAN hop's format, residuals and
+// scratch) handed to the round protocol of facility mode with XFFL_FACILITY_FAULTS_CONTINUE
+// (state/facility_rounds.h), checked on the calling thread and run there or on a request's.
 #include "comm/dtype.h"
 #include "common/error.h"
 #include "state/distributed_state.h"
@@ -63,8 +64,7 @@ federated::Averaging DistributedState::federated_averaging(void *stream) const {
 
 namespace xffl {
 
-void DistributedState::federated_average_continuing(void *const *bufs, const size_t *counts, size_t n,
-                                                    xffl_dtype_t dtype, void *stream) {
+ContinuingAverage DistributedState::continuing_average(xffl_dtype_t dtype, void *stream) const {
   if (!is_federated_scaling_setup())
     fail(XFFL_ESTATE, "federated averaging needs xffl_federated_scaling first");
   group(XFFL_GROUP_FEDERATED, 0)->check_stream(stream);
@@ -72,9 +72,6 @@ void DistributedState::federated_average_continuing(void *const *bufs, const siz
   if (backend_->memory_kind() == comm::MemoryKind::kDevice)
     fail(XFFL_EUNSUPPORTED, mode, " averages host memory only in this release (backend nccl moves device memory); ",
          "use backend ucx, or XFFL_FACILITY_FAULTS_FAIL");
-  if (options_.wire_format != XFFL_WIRE_F32)
-    fail(XFFL_EUNSUPPORTED, mode, " crosses facilities in XFFL_WIRE_F32 only in this release (wire format ",
-         static_cast<int>(options_.wire_format), ")");
   const topology::RankPlan &p = *plan_;
   const bool hsdp = p.replica_group.has_value();
   if (options_.strategy != XFFL_FEDAVG_HIERARCHICAL && !(options_.strategy == XFFL_FEDAVG_FLAT && !hsdp))
@@ -83,7 +80,9 @@ void DistributedState::federated_average_continuing(void *const *bufs, const siz
   if (!federated_weights_.empty() && !comm::is_floating(dtype))
     fail(XFFL_EINVAL, "weighted federated averaging needs a floating-point dtype, not ", comm::dtype_name(dtype),
          " (xffl_set_federated_weights(st, NULL, 0) returns to the plain mean for integer data)");
-  FacilityRounds::Placement placement;
+  ContinuingAverage average;
+  average.rounds = facility_rounds_.get();
+  FacilityRounds::Placement &placement = average.placement;
   placement.backend = backend_;
   const int facilities = *p.federated_world_size;
   placement.crossing = p.is_sender.value_or(true) && p.federated_group && p.federated_group->size() == facilities;
@@ -97,7 +96,15 @@ void DistributedState::federated_average_continuing(void *const *bufs, const siz
     placement.relay_root = replica->members().index_of(p.receive_from.value_or(p.rank));
   }
   placement.weights = federated_weights_;
-  facility_rounds_->average(placement, bufs, counts, n, dtype);
+  placement.wire_format = options_.wire_format;
+  placement.error_feedback = options_.error_feedback ? error_feedback_.get() : nullptr;
+  placement.hop_scratch = hop_scratch_.get();
+  return average;
+}
+
+void DistributedState::federated_average_continuing(void *const *bufs, const size_t *counts, size_t n,
+                                                    xffl_dtype_t dtype, void *stream) {
+  continuing_average(dtype, stream).run(bufs, counts, n, dtype);
 }
 
 }  // namespace xffl

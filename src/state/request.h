@@ -1,7 +1,9 @@
 // One nonblocking call in flight (xffl_federated_average_start): the blocking schedule runs unchanged
 // on a thread the request owns, while the state's call gate is held for it (call_gate.h), so nothing
 // else drives the state's UCX worker or NCCL communicators meanwhile (UCX runs in single-thread mode:
-// one thread at a time). The result is therefore the blocking call's, bit for bit.
+// one thread at a time). The result is therefore the blocking call's, bit for bit. Under
+// XFFL_FACILITY_FAULTS_CONTINUE in facility mode the schedule is FacilityRounds::average (its round
+// protocol and store connections are used by one thread at a time, whichever: facility_rounds.h).
 //
 // Why a thread and not a progress-driven state machine: every collective and strategy would have to
 // be rewritten as resumable steps, and each wire format and transport added later with them; a thread

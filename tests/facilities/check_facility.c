@@ -20,10 +20,15 @@
  *                            (weighted) mean of the live facilities' inputs of round K, else "mismatch", T
  *                            the seconds this rank spent in the average. The input of
  *                            round K depends on the facility, the shard and K only. "many" averages
- *                            the same values as three buffers (xffl_federated_average_many). Under
- *                            XFFL_FACILITY_FAULTS=continue, first checks that xffl_federated_average_start
- *                            refuses (XFFL_EUNSUPPORTED); bench/facilities/continue_bench.py also runs it
- *                            under fail. A failed average
+ *                            the same values as three buffers (xffl_federated_average_many).
+ *                            With a compressing XFFL_WIRE_FORMAT (the library reads it; XFFL_ERROR_FEEDBACK
+ *                            too), C is "ok" when every value is within the format's bound of that mean
+ *                            (bound() below); the hash still shows that every rank got the same bytes.
+ *                            XFFL_TEST_AVERAGE_CALL=start averages with xffl_federated_average_start
+ *                            (_many_start), reading the getters while it is in flight, then
+ *                            xffl_request_wait. The line ends with "wire W feedback 0|1 call
+ *                            blocking|start error E" (E the largest |result - mean|).
+ *                            bench/facilities/continue_bench.py also runs it under fail. A failed average
  *                            prints "rank R: average failed: STATUS: message" and exits 0.
  *
  * Inputs depend on the facility, the shard and the index (not on the rank), with fractional values, so
@@ -219,6 +224,34 @@ static int loop(xffl_state_t *st, long rounds) {
 /* Facility f's input of shard p, round k, at index i. */
 static double round_input(int facility, int shard, long k, size_t i) { return value(facility, shard, i + (size_t)k); }
 
+/* Each wire format's bound of |decoded - x| for one contribution (xffl/types.h): relative to |x|, or to
+ * the largest |x| of x's block; both are at most `relative` x the largest |x| of the whole contribution. */
+static double format_relative(int format) {
+  switch (format) {
+    case XFFL_WIRE_BF16: return 1.0 / 256;
+    case XFFL_WIRE_F16: return 1.0 / 2048;
+    case XFFL_WIRE_INT8_BLOCK: return 1.0 / 254;
+    case XFFL_WIRE_INT4_BLOCK: return 1.0 / 14;
+    default: return 0;
+  }
+}
+static const char *format_name(int format) {
+  static const char *names[] = {"f32", "bf16", "f16", "int8_block", "int4_block"};
+  return format >= 0 && format <= 4 ? names[format] : "unknown";
+}
+
+/* The bound of |result - weighted mean| over a round of `live` contributions, each quantised once: the
+ * largest weighted contribution of the round is `largest`, of any round this process took part in
+ * `largest_seen`. A contribution carries, with error feedback, the residual of its facility's last
+ * hop (at most rel x what that hop meant to send: its contribution plus its own residual), so it is
+ * off by its residual plus the format's error on contribution plus residual; the mean of such errors
+ * is within the same bound. Plus the f32 rounding of the sum and division, and F16's subnormals. */
+static double bound(int format, int feedback, size_t live, double largest, double largest_seen) {
+  const double rel = format_relative(format);
+  const double residual = feedback ? rel * largest_seen * (1 + 2 * rel) : 0;
+  return rel * (largest + residual) + residual + 8.0 * (double)live * 1.2e-7 * (largest + residual) + 1e-7;
+}
+
 static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weighted, int many) {
   const int facilities = get(st, XFFL_ATTR_FEDERATED_WORLD_SIZE, 0), facility = get(st, XFFL_ATTR_FEDERATED_RANK, 0);
   const int shard = get(st, XFFL_ATTR_REPLICA_LOCAL_RANK, 0), shards = get(st, XFFL_ATTR_HSDP, 1);
@@ -229,17 +262,12 @@ static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weigh
   CHECK(xffl_get_group(st, XFFL_GROUP_FEDERATION, 0, &federation));
   const char *stop_file = getenv("XFFL_TEST_STOP_FILE");
   float *x = malloc(sizeof(float) * (count + 1));
-  /* The nonblocking average refuses CONTINUE in facility mode, before any message. */
-  const char *faults = getenv("XFFL_FACILITY_FAULTS");
-  xffl_request_t *request = NULL;
-  xffl_status_t refused =
-      faults && strcmp(faults, "continue") == 0 ? xffl_federated_average_start(st, x, 1, XFFL_F32, NULL, &request)
-                                                 : XFFL_EUNSUPPORTED;
-  if (refused != XFFL_EUNSUPPORTED) {
-    printf("rank %d: xffl_federated_average_start under continue: %s, not XFFL_EUNSUPPORTED\n", rank,
-           xffl_status_string(refused));
-    return 1;
-  }
+  int format = XFFL_WIRE_F32, feedback = 0;
+  CHECK(xffl_get_option(st, XFFL_OPT_WIRE_FORMAT, &format));
+  CHECK(xffl_get_option(st, XFFL_OPT_ERROR_FEEDBACK, &feedback));
+  const char *call = getenv("XFFL_TEST_AVERAGE_CALL");
+  const int nonblocking = call && strcmp(call, "start") == 0;
+  double largest_seen = 0;
   for (;;) {
     int committed = get(st, XFFL_ATTR_FEDERATION_ROUND, -1);
     /* With several shards, every sender of the facility decides alike whether it asks to stop. With
@@ -254,10 +282,34 @@ static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weigh
     xffl_status_t rc;
     struct timespec began, ended;
     clock_gettime(CLOCK_MONOTONIC, &began);
-    if (many) { /* three buffers, packed by the library: the same bytes as one */
-      size_t first = count / 3;
-      void *bufs[3] = {x, x + first, x + count};
-      const size_t counts[3] = {first, count - first, 1};
+    size_t first = count / 3;
+    void *bufs[3] = {x, x + first, x + count};
+    const size_t counts[3] = {first, count - first, 1};
+    if (nonblocking) {
+      /* The getters answer while the request runs the round protocol on its own thread: the round
+       * before this average, or this one once its run committed it, never less. */
+      xffl_request_t *request = NULL;
+      rc = many ? xffl_federated_average_many_start(st, bufs, counts, 3, XFFL_F32, NULL, &request)
+                : xffl_federated_average_start(st, x, count + 1, XFFL_F32, NULL, &request);
+      if (rc == XFFL_OK) {
+        int done = 0;
+        while (rc == XFFL_OK && !done) {
+          const int seen_round = get(st, XFFL_ATTR_FEDERATION_ROUND, -1);
+          int live_now[64];
+          size_t n_now = 0;
+          CHECK(xffl_get_ints(st, XFFL_ATTR_LIVE_FACILITIES, live_now, 64, &n_now));
+          if (seen_round < committed) {
+            printf("rank %d: XFFL_ATTR_FEDERATION_ROUND read %d during a request started after round %d\n", rank,
+                   seen_round, committed);
+            return 1;
+          }
+          rc = xffl_request_test(request, &done);
+          if (rc == XFFL_OK && !done) usleep(500);
+        }
+        if (rc == XFFL_OK) rc = xffl_request_wait(request); /* done: returns its status at once */
+        xffl_request_free(request);
+      }
+    } else if (many) { /* three buffers, packed by the library: the same bytes as one */
       rc = xffl_federated_average_many(st, bufs, counts, 3, XFFL_F32, NULL);
     } else {
       rc = xffl_federated_average(st, x, count + 1, XFFL_F32, NULL);
@@ -279,21 +331,36 @@ static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weigh
     /* The expected mean over the live facilities' inputs of this round. */
     double total = 0;
     for (size_t l = 0; l < n_live; ++l) total += weighted ? weights[live[l]] : 1.0;
+    /* The largest weighted contribution (n_live w_f / total x input) of the round. */
+    double largest = 0;
+    for (size_t l = 0; l < n_live; ++l)
+      for (size_t i = 0; i < count; ++i) {
+        const double factor = weighted ? (double)n_live * weights[live[l]] / total : 1.0;
+        const double contribution = fabs(factor * (float)round_input(live[l], shard, committed, i));
+        if (contribution > largest) largest = contribution;
+      }
+    if (largest > largest_seen) largest_seen = largest;
+    const double allowed = bound(format, feedback, n_live, largest, largest_seen);
     int ok = n_live > 0;
-    for (size_t i = 0; i < count && ok; ++i) {
+    double worst = 0;
+    for (size_t i = 0; i < count; ++i) {
       double expected = 0;
       for (size_t l = 0; l < n_live; ++l)
         expected += (weighted ? weights[live[l]] : 1.0) * (float)round_input(live[l], shard, committed, i);
       expected /= total;
-      if (fabs(x[i] - expected) > 1e-5 * (1.0 + fabs(expected))) ok = 0;
+      const double error = fabs(x[i] - expected);
+      if (error > worst) worst = error;
+      if (format_relative(format) == 0 ? error > 1e-5 * (1.0 + fabs(expected)) : !(error <= allowed)) ok = 0;
     }
     char live_text[512] = "";
     for (size_t l = 0; l < n_live; ++l)
       snprintf(live_text + strlen(live_text), sizeof live_text - strlen(live_text), "%s%d", l ? "," : "", live[l]);
-    printf("rank %d: continue round %d shard %d epoch %d live %s hash %016llx check %s seconds %.6f\n", rank,
-           committed, shard, epoch, live_text, (unsigned long long)fnv1a(x, sizeof(float) * (count + 1)),
+    printf("rank %d: continue round %d shard %d epoch %d live %s hash %016llx check %s seconds %.6f wire %s "
+           "feedback %d call %s error %.3g\n",
+           rank, committed, shard, epoch, live_text, (unsigned long long)fnv1a(x, sizeof(float) * (count + 1)),
            ok ? "ok" : "mismatch",
-           (double)(ended.tv_sec - began.tv_sec) + 1e-9 * (double)(ended.tv_nsec - began.tv_nsec));
+           (double)(ended.tv_sec - began.tv_sec) + 1e-9 * (double)(ended.tv_nsec - began.tv_nsec),
+           format_name(format), feedback, nonblocking ? "start" : "blocking", worst);
     fflush(stdout);
     if (x[count] > 0) break;
     if (pace_ms > 0) usleep((useconds_t)(pace_ms * 1000));

@@ -1,10 +1,18 @@
 // Error feedback's residual store (federated/wire/error_feedback.h): residuals per layout and per hop,
-// dropped when the format, a count or the list of buffers changes; and the property it exists for:
-// over many rounds, what crossed sums to what was meant, within one round's error.
+// dropped when the format, a count or the list of buffers changes; the property it exists for: over
+// many rounds, what crossed sums to what was meant, within one round's error; and a call done again (a
+// round redone among the survivors under XFFL_FACILITY_FAULTS_CONTINUE) starting from the residual the
+// call started from, through the WAN hop itself (wan_hop.h) over a communicator that fails on demand.
 #include <cmath>
+#include <cstring>
 #include <vector>
 
+#include "common/error.h"
+#include "comm/communicator.h"
+#include "federated/strategy.h"
 #include "federated/wire/error_feedback.h"
+#include "federated/wire/hop_scratch.h"
+#include "federated/wire/wan_hop.h"
 #include "federated/wire/wire_format.h"
 
 #include <setjmp.h>
@@ -106,6 +114,197 @@ void test_accumulated_error_stays_bounded(void **) {
   }
 }
 
+// save() then hops, restore(): the next hop gets the residual the call started from, at the call's
+// first hop, as often as the call is done again; forget_saved() and the next begin() end the copy.
+void test_restore_rewinds_to_the_saved_residuals(void **) {
+  ErrorFeedback feedback;
+  float a[4];
+  begin_one(feedback, a, 4, XFFL_WIRE_INT8_BLOCK);
+  feedback.save();  // the first call: nothing stored yet
+  feedback.next(4)[2] = 7.0f;
+  feedback.restore();
+  std::vector<float> &again = feedback.next(4);
+  assert_true(again[2] == 0.0f);  // zeros again, at hop 0 (not a second hop)
+  assert_int_equal(feedback.bytes(), 4 * sizeof(float));
+  again[2] = 1.5f;  // this attempt counts
+  feedback.forget_saved();
+
+  begin_one(feedback, a, 4, XFFL_WIRE_INT8_BLOCK);
+  feedback.save();
+  for (int attempt = 0; attempt < 3; ++attempt) {  // two failed attempts, then the one that counts
+    std::vector<float> &residual = feedback.next(4);
+    assert_true(residual[2] == 1.5f);
+    residual[2] = 100.0f + static_cast<float>(attempt);
+    feedback.next(4)[0] = 9.0f;  // a second hop of the attempt
+    if (attempt < 2) feedback.restore();
+  }
+  feedback.forget_saved();
+  begin_one(feedback, a, 4, XFFL_WIRE_INT8_BLOCK);
+  assert_true(feedback.next(4)[2] == 102.0f);  // the last attempt's
+  assert_int_equal(feedback.bytes(), 8 * sizeof(float));
+
+  // restore() without save(): a rewind only.
+  begin_one(feedback, a, 4, XFFL_WIRE_INT8_BLOCK);
+  feedback.next(4)[2] = 3.0f;
+  feedback.restore();
+  assert_true(feedback.next(4)[2] == 3.0f);
+}
+
+// A member of a group of two, in one thread: its allgather puts its own bytes at its index and the
+// other member's (given) at the other; it fails once when told to, as a lost facility makes it fail.
+class PairCommunicator final : public xffl::comm::Communicator {
+ public:
+  PairCommunicator(int index, std::vector<unsigned char> peer) : index_(index), peer_(std::move(peer)) {}
+  bool fail_next = false;
+
+  void allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t, void *) override {
+    if (fail_next) {
+      fail_next = false;
+      throw xffl::Error(XFFL_EPEER, "the peer is gone");
+    }
+    assert_int_equal(send_count, peer_.size());
+    unsigned char *out = static_cast<unsigned char *>(recv);
+    std::memcpy(out + static_cast<size_t>(index_) * send_count, send, send_count);
+    std::memcpy(out + static_cast<size_t>(1 - index_) * send_count, peer_.data(), send_count);
+  }
+  // A group of one (the round redone by a facility left alone): the mean is the buffer itself.
+  void allreduce(const void *send, void *recv, size_t count, xffl_dtype_t, xffl_redop_t, void *) override {
+    if (send != recv) std::memcpy(recv, send, count * sizeof(float));
+  }
+  void broadcast(void *, size_t, xffl_dtype_t, int, void *) override { fail_msg("unexpected broadcast"); }
+  void reduce_scatter(const void *, void *, size_t, xffl_dtype_t, xffl_redop_t, void *) override {
+    fail_msg("unexpected reduce_scatter");
+  }
+  void barrier() override { fail_msg("unexpected barrier"); }
+
+ private:
+  int index_;
+  std::vector<unsigned char> peer_;
+};
+
+struct Member {
+  ErrorFeedback feedback;
+  HopScratch scratch;
+  PairCommunicator comm;
+  xffl::federated::Roles roles;
+  Member(int index, std::vector<unsigned char> peer) : comm(index, std::move(peer)) {
+    roles.federated = &comm;
+    roles.federated_groups = 2;
+    roles.federated_rank = index;
+    roles.weight_factor = 0.75;
+    roles.wire_format = XFFL_WIRE_INT8_BLOCK;
+    roles.error_feedback = &feedback;
+    roles.hop_scratch = &scratch;
+  }
+  // One call on `input` (a copy), as FacilityRounds::average begins it; the mean comes back.
+  std::vector<float> average(std::vector<float> input) {
+    float *buf = input.data();
+    size_t count = input.size();
+    feedback.begin(reinterpret_cast<void *const *>(&buf), &count, 1, roles.wire_format);
+    cross_facilities(roles, buf, count, XFFL_F32, nullptr);
+    return input;
+  }
+};
+
+bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// The WAN hop of a round that fails after this member encoded (its residual already replaced), then
+// is redone: with the residual put back (save/restore, as FacilityRounds does) the redo gives the bits
+// of a round that never failed, mean and next residual alike; without it, it does not (the test can
+// tell). A redo by a member left alone (no hop: one contributor) leaves the residual as it was.
+void test_redo_of_a_failed_hop(void **) {
+  const size_t count = 1000;  // four blocks, the last one partial
+  std::vector<float> x1(count), x2(count), peer(count);
+  for (size_t i = 0; i < count; ++i) {
+    x1[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)));
+    x2[i] = static_cast<float>(std::cos(0.11 * static_cast<double>(i)) * 1.7);
+    peer[i] = static_cast<float>(std::sin(1.3 + 0.5 * static_cast<double>(i)) * 2.0);
+  }
+  std::vector<unsigned char> peer_bytes(kInt8Block.encoded_size(count));
+  kInt8Block.encode(peer.data(), count, peer_bytes.data());
+
+  Member clean(0, peer_bytes);  // two rounds, no failure
+  clean.average(x1);
+  const std::vector<float> clean_mean = clean.average(x2);
+  size_t key_count = count;
+
+  for (int restores = 0; restores < 2; ++restores) {
+    Member redone(0, peer_bytes);
+    redone.average(x1);
+    std::vector<float> input = x2;
+    float *buf = input.data();
+    redone.feedback.begin(reinterpret_cast<void *const *>(&buf), &key_count, 1, XFFL_WIRE_INT8_BLOCK);
+    redone.feedback.save();
+    redone.comm.fail_next = true;
+    bool failed = false;
+    try {
+      cross_facilities(redone.roles, buf, count, XFFL_F32, nullptr);
+    } catch (const xffl::Error &error) {
+      failed = error.status() == XFFL_EPEER;
+    }
+    assert_true(failed);
+    input = x2;  // the input put back, as for any redo
+    if (restores)
+      redone.feedback.restore();
+    else  // a rewind only: the failed attempt's residual stays
+      redone.feedback.begin(reinterpret_cast<void *const *>(&buf), &key_count, 1, XFFL_WIRE_INT8_BLOCK);
+    cross_facilities(redone.roles, buf, count, XFFL_F32, nullptr);
+    redone.feedback.forget_saved();
+    if (restores)
+      assert_true(same_bits(input, clean_mean));
+    else
+      assert_false(same_bits(input, clean_mean));  // the failed attempt's residual counted twice
+  }
+
+  // Residuals compared directly: the clean member's and a restored member's after the same rounds.
+  Member a(0, peer_bytes), b(0, peer_bytes);
+  std::vector<float> in_a = x1, in_b = x1;
+  float *pa = in_a.data(), *pb = in_b.data();
+  a.feedback.begin(reinterpret_cast<void *const *>(&pa), &key_count, 1, XFFL_WIRE_INT8_BLOCK);
+  cross_facilities(a.roles, pa, count, XFFL_F32, nullptr);
+  b.feedback.begin(reinterpret_cast<void *const *>(&pb), &key_count, 1, XFFL_WIRE_INT8_BLOCK);
+  b.feedback.save();
+  b.comm.fail_next = true;
+  try {
+    cross_facilities(b.roles, pb, count, XFFL_F32, nullptr);
+    fail_msg("the hop did not fail");
+  } catch (const xffl::Error &) {
+  }
+  in_b = x1;
+  b.feedback.restore();
+  cross_facilities(b.roles, pb, count, XFFL_F32, nullptr);
+  assert_true(same_bits(in_a, in_b));
+  a.feedback.begin(reinterpret_cast<void *const *>(&pa), &key_count, 1, XFFL_WIRE_INT8_BLOCK);
+  b.feedback.begin(reinterpret_cast<void *const *>(&pb), &key_count, 1, XFFL_WIRE_INT8_BLOCK);
+  const std::vector<float> residual_a = a.feedback.next(count), residual_b = b.feedback.next(count);
+  assert_true(same_bits(residual_a, residual_b));
+  bool carries = false;
+  for (float r : residual_a) carries = carries || r != 0.0f;
+  assert_true(carries);
+
+  // The round redone by a member left alone: no hop, the residual as the call found it.
+  b.feedback.begin(reinterpret_cast<void *const *>(&pb), &key_count, 1, XFFL_WIRE_INT8_BLOCK);
+  b.feedback.save();
+  b.comm.fail_next = true;
+  in_b = x2;
+  try {
+    cross_facilities(b.roles, pb, count, XFFL_F32, nullptr);
+  } catch (const xffl::Error &) {
+  }
+  in_b = x2;
+  b.feedback.restore();
+  b.roles.federated_groups = 1;
+  b.roles.federated_rank = 0;
+  b.roles.weight_factor = 1.0;
+  cross_facilities(b.roles, pb, count, XFFL_F32, nullptr);
+  assert_true(same_bits(in_b, x2));  // the exact mean of one
+  b.feedback.forget_saved();
+  b.feedback.begin(reinterpret_cast<void *const *>(&pb), &key_count, 1, XFFL_WIRE_INT8_BLOCK);
+  assert_true(same_bits(b.feedback.next(count), residual_b));
+}
+
 }  // namespace
 
 int main(void) {
@@ -113,6 +312,8 @@ int main(void) {
       cmocka_unit_test(test_residuals_kept_per_buffer_and_hop),
       cmocka_unit_test(test_changes_drop_residuals),
       cmocka_unit_test(test_accumulated_error_stays_bounded),
+      cmocka_unit_test(test_restore_rewinds_to_the_saved_residuals),
+      cmocka_unit_test(test_redo_of_a_failed_hop),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

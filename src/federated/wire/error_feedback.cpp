@@ -17,6 +17,7 @@ bool shares_an_address(const std::vector<uintptr_t> &a, const std::vector<uintpt
 
 void ErrorFeedback::begin(const void *const *bufs, const size_t *counts, size_t n, xffl_wire_format_t format) {
   if (format != format_) clear();
+  forget_saved();
   format_ = format;
   Key key;
   for (size_t i = 0; i < n; ++i) {
@@ -42,7 +43,23 @@ std::vector<float> &ErrorFeedback::next(size_t count) {
   return residual;
 }
 
+void ErrorFeedback::save() {
+  saved_ = current_ ? *current_ : std::vector<std::vector<float>>{};
+  has_saved_ = true;
+}
+
+void ErrorFeedback::restore() {
+  if (current_ && has_saved_) *current_ = saved_;
+  next_hop_ = 0;
+}
+
+void ErrorFeedback::forget_saved() {
+  std::vector<std::vector<float>>().swap(saved_);  // gives the memory back
+  has_saved_ = false;
+}
+
 void ErrorFeedback::clear() {
+  forget_saved();
   residuals_.clear();
   current_ = nullptr;
   next_hop_ = 0;

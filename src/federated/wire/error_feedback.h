@@ -26,6 +26,15 @@ class ErrorFeedback {
   // The residual of this call's next WAN hop of `count` values: zeros the first time, else what the
   // last call's hop at this position left (zeros again if its count differs).
   std::vector<float> &next(size_t count);
+  // For a call that may be done again (a round redone among the survivors under
+  // XFFL_FACILITY_FAULTS_CONTINUE, state/facility_rounds.h): save() copies the residuals of the call
+  // begun last, as begin() found them; restore() puts that copy back and rewinds to the call's first
+  // hop, so the next hop starts from the residual the call started from, however many hops the failed
+  // attempt made. The copy (the call's residuals' size: 4 bytes per value) is kept until forget_saved(),
+  // the next begin() or clear(). restore() without save() only rewinds.
+  void save();
+  void restore();
+  void forget_saved();
   // Drops every residual (the option turned off, the layout unset).
   void clear();
   // Bytes held, for tests and messages.
@@ -37,6 +46,8 @@ class ErrorFeedback {
   xffl_wire_format_t format_ = XFFL_WIRE_F32;
   std::vector<std::vector<float>> *current_ = nullptr;
   size_t next_hop_ = 0;
+  std::vector<std::vector<float>> saved_;  // save()'s copy of *current_
+  bool has_saved_ = false;
 };
 
 }  // namespace xffl::federated::wire
