@@ -6,8 +6,8 @@
 #   2. the ci preset: RelWithDebInfo, warnings as errors, built with Ninja (the other presets use
 #      Makefiles, so both generators build every time), every test (every label); checks that would
 #      skip on a developer's machine (bindgen freshness) fail instead (XFFL_STRICT_CHECKS);
-#   3. the asan preset: the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer
-#      (leaks included), less what runs no code under the sanitizer (labels abi, docs, headertest:
+#   3. the asan preset: the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer (-O1)
+#      (leaks included), less what runs no code under the sanitizer (labels abi, docs, headertest, static:
 #      static checks) or no code that a smaller test does not run under it already (label
 #      sanitizer_duplicate; each such test says which one);
 #   4. the tsan preset: ThreadSanitizer over the labels unit* (threads as ranks) and threads (the

@@ -6,8 +6,8 @@
  *            {0,2} 160 times. A 19-bit hash of (members, creation count) gave both final groups one tag,
  *            and rank 0's allreduce over {0,1} returned rank 2's value. Rank 2 sends first here, while
  *            rank 0 waits in {0,1}, so any shared tag would be matched by the wrong group.
- *   live:    20,000 live groups that all contain rank 0 ({0,1} and {0,2} alternately, made in a
- *            different interleaving on every rank), one allreduce on each, every sum exact.
+ *   live:    20,000 live groups (or argv[1]) that all contain rank 0 ({0,1} and {0,2} alternately, made
+ *            in a different interleaving on every rank), one allreduce on each, every sum exact.
  *   order:   every rank lists {0,1,2} in another order: one group, rank order sorted.
  * Prints "rank R: N checks passed" and exits 0, or names the first failure and exits 1.
  */
@@ -66,13 +66,13 @@ static void churn(xffl_state_t *st) {
   xffl_group_destroy(g02);
 }
 
-enum { kLive = 20000 };
+static int live_count = 20000;
 
 static void live(xffl_state_t *st) {
   /* Rank 0 makes {0,1} and {0,2} alternately; ranks 1 and 2 make only theirs. */
-  xffl_group_t **groups = calloc(kLive, sizeof *groups);
+  xffl_group_t **groups = calloc(live_count, sizeof *groups);
   EXPECT(groups != NULL, "out of memory");
-  for (int i = 0; i < kLive; ++i) {
+  for (int i = 0; i < live_count; ++i) {
     const int peer = 1 + i % 2;
     if (my_rank == 0 || my_rank == peer) groups[i] = make(st, 0, peer);
   }
@@ -80,19 +80,19 @@ static void live(xffl_state_t *st) {
    * into their next group while rank 0 is still in the other peer's, so messages of other groups wait
    * unexpected at rank 0 all the time. */
   if (my_rank == 0) {
-    for (int i = 0; i < kLive; ++i) {
+    for (int i = 0; i < live_count; ++i) {
       const int peer = 1 + i % 2, got = sum_over(groups[i], i + 1);
       EXPECT(got == (i + 1) * (1 + peer), "live: group %d ({0,%d}) summed to %d, not %d", i, peer, got,
              (i + 1) * (1 + peer));
     }
   } else {
-    for (int i = 0; i < kLive; ++i)
+    for (int i = 0; i < live_count; ++i)
       if (groups[i]) {
         const int got = sum_over(groups[i], (i + 1) * my_rank);
         EXPECT(got == (i + 1) * (1 + my_rank), "live: group %d summed to %d on rank %d", i, got, my_rank);
       }
   }
-  for (int i = 0; i < kLive; ++i) xffl_group_destroy(groups[i]);
+  for (int i = 0; i < live_count; ++i) xffl_group_destroy(groups[i]);
   free(groups);
 }
 
@@ -111,7 +111,9 @@ static void order(xffl_state_t *st) {
   xffl_group_destroy(group);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc > 1) live_count = atoi(argv[1]);
+  EXPECT(live_count >= 2, "live groups: %d, at least 2", live_count);
   xffl_state_t *st = NULL;
   CHECK(xffl_state_from_env(&st));
   CHECK(xffl_get_int(st, XFFL_ATTR_RANK, &my_rank));

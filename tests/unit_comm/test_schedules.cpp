@@ -3,6 +3,8 @@
 // bytes, largest message) for 1 to 9 members.
 #include <cmath>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "comm/algorithms/chunks.h"
 #include "comm/algorithms/collectives.h"
@@ -36,6 +38,40 @@ Tuning tiny_tuning() {
   return tuning;
 }
 
+// The (dtype, op) pairs each schedule runs with. The schedules move bytes in element-sized steps and
+// call one kernel per step, so past the element size they do not depend on the pair. The ci build
+// runs every pair; sanitized builds (XFFL_TEST_SANITIZED: the thread creation of about 1900 runs of up to
+// 8 thread-ranks took 65-120 s under ASan and TSan) run each dtype once and each op at least once, the
+// k-th dtype with the k-th op (mod the ops), and every pair once on 3 members through the small path and
+// the ring (allreduce_matches_reference_for_every_dtype_op_and_size), so every kernel still runs there.
+std::vector<std::pair<xffl_dtype_t, xffl_redop_t>> dtype_op_pairs() {
+  std::vector<std::pair<xffl_dtype_t, xffl_redop_t>> pairs;
+  const size_t dtypes = sizeof kDtypes / sizeof kDtypes[0], ops = sizeof kOps / sizeof kOps[0];
+#ifdef XFFL_TEST_SANITIZED
+  for (size_t d = 0; d < dtypes; ++d) pairs.emplace_back(kDtypes[d], kOps[d % ops]);
+#else
+  for (size_t d = 0; d < dtypes; ++d)
+    for (size_t o = 0; o < ops; ++o) pairs.emplace_back(kDtypes[d], kOps[o]);
+#endif
+  return pairs;
+}
+
+// The same for the random floats of random_float_results_are_bit_identical_on_every_member: the four
+// float dtypes with SUM, AVG, MIN and PROD (every pair in the ci build, the k-th with the k-th when
+// sanitized).
+std::vector<std::pair<xffl_dtype_t, xffl_redop_t>> float_dtype_op_pairs() {
+  const xffl_dtype_t dtypes[] = {XFFL_F32, XFFL_F64, XFFL_F16, XFFL_BF16};
+  const xffl_redop_t ops[] = {XFFL_SUM, XFFL_AVG, XFFL_MIN, XFFL_PROD};
+  std::vector<std::pair<xffl_dtype_t, xffl_redop_t>> pairs;
+  for (size_t d = 0; d < 4; ++d)
+#ifdef XFFL_TEST_SANITIZED
+    pairs.emplace_back(dtypes[d], ops[d]);
+#else
+    for (size_t o = 0; o < 4; ++o) pairs.emplace_back(dtypes[d], ops[o]);
+#endif
+  return pairs;
+}
+
 void expect_ok(const std::string &error) {
   if (!error.empty()) fail_msg("%s", error.c_str());
 }
@@ -64,39 +100,42 @@ void check_allreduce(int n, size_t count, xffl_dtype_t dtype, xffl_redop_t op, b
 void allreduce_matches_reference_for_every_dtype_op_and_size(void **) {
   const Tuning tuning = tiny_tuning();
   for (int n : {1, 2, 3, 4, 5, 8})
-    for (xffl_dtype_t dtype : kDtypes)
-      for (xffl_redop_t op : kOps)
-        for (size_t count : {size_t{0}, size_t{1}, size_t{3}, size_t{37}, size_t{301}})
-          for (bool in_place : {false, true}) check_allreduce(n, count, dtype, op, in_place, tuning);
+    for (const auto &[dtype, op] : dtype_op_pairs())
+      for (size_t count : {size_t{0}, size_t{1}, size_t{3}, size_t{37}, size_t{301}})
+        for (bool in_place : {false, true}) check_allreduce(n, count, dtype, op, in_place, tuning);
+#ifdef XFFL_TEST_SANITIZED
+  for (xffl_dtype_t dtype : kDtypes)
+    for (xffl_redop_t op : kOps)
+      for (size_t count : {size_t{3}, size_t{301}}) check_allreduce(3, count, dtype, op, false, tuning);
+#endif
 }
 
 void reduce_scatter_matches_reference(void **) {
   const Tuning tuning = tiny_tuning();
   for (int n : {1, 2, 3, 4, 7})
-    for (xffl_dtype_t dtype : kDtypes)
-      for (xffl_redop_t op : kOps)
-        for (size_t recv_count : {size_t{0}, size_t{1}, size_t{19}, size_t{100}})
-          for (bool in_place : {false, true}) {
-            const size_t element = dtype_size(dtype);
-            std::vector<reference::Bytes> results(static_cast<size_t>(n));
-            expect_ok(fake::run_members(n, [&](fake::Transport &t) {
-              reference::Bytes send = reference::make_input(t.index(), recv_count * n, dtype, op);
-              const size_t mine = static_cast<size_t>(t.index()) * recv_count * element;
-              if (in_place) {
-                algorithms::reduce_scatter(t, send.data(), send.data() + mine, recv_count, dtype, op, tuning);
-                results[static_cast<size_t>(t.index())].assign(send.begin() + static_cast<long>(mine),
-                                                               send.begin() + static_cast<long>(mine + recv_count * element));
-              } else {
-                reference::Bytes recv(recv_count * element, 0xee);
-                algorithms::reduce_scatter(t, send.data(), recv.data(), recv_count, dtype, op, tuning);
-                results[static_cast<size_t>(t.index())] = recv;
-              }
-            }));
-            for (int m = 0; m < n; ++m)
-              if (results[static_cast<size_t>(m)] != reference::reduced(n, recv_count, dtype, op, m * recv_count))
-                fail_msg("reduce_scatter n=%d rc=%zu %s %s: member %d wrong", n, recv_count, dtype_name(dtype),
-                         redop_name(op), m);
-          }
+    for (const auto &[dtype, op] : dtype_op_pairs())
+      for (size_t recv_count : {size_t{0}, size_t{1}, size_t{19}, size_t{100}})
+        for (bool in_place : {false, true}) {
+          const size_t element = dtype_size(dtype);
+          std::vector<reference::Bytes> results(static_cast<size_t>(n));
+          expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+            reference::Bytes send = reference::make_input(t.index(), recv_count * n, dtype, op);
+            const size_t mine = static_cast<size_t>(t.index()) * recv_count * element;
+            if (in_place) {
+              algorithms::reduce_scatter(t, send.data(), send.data() + mine, recv_count, dtype, op, tuning);
+              results[static_cast<size_t>(t.index())].assign(send.begin() + static_cast<long>(mine),
+                                                             send.begin() + static_cast<long>(mine + recv_count * element));
+            } else {
+              reference::Bytes recv(recv_count * element, 0xee);
+              algorithms::reduce_scatter(t, send.data(), recv.data(), recv_count, dtype, op, tuning);
+              results[static_cast<size_t>(t.index())] = recv;
+            }
+          }));
+          for (int m = 0; m < n; ++m)
+            if (results[static_cast<size_t>(m)] != reference::reduced(n, recv_count, dtype, op, m * recv_count))
+              fail_msg("reduce_scatter n=%d rc=%zu %s %s: member %d wrong", n, recv_count, dtype_name(dtype),
+                       redop_name(op), m);
+        }
 }
 
 void allgather_and_broadcast_deliver_every_block(void **) {
@@ -141,26 +180,25 @@ void allgather_and_broadcast_deliver_every_block(void **) {
 void random_float_results_are_bit_identical_on_every_member(void **) {
   for (int n : {2, 3, 5, 6, 7, 8})
     for (size_t count : {size_t{13}, size_t{4099}})
-      for (xffl_dtype_t dtype : {XFFL_F32, XFFL_F64, XFFL_F16, XFFL_BF16})
-        for (xffl_redop_t op : {XFFL_SUM, XFFL_AVG, XFFL_MIN, XFFL_PROD}) {
-          const size_t element = dtype_size(dtype);
-          std::vector<reference::Bytes> results(static_cast<size_t>(n));
-          expect_ok(fake::run_members(n, [&](fake::Transport &t) {
-            std::mt19937 random(static_cast<unsigned>(t.index() * 31 + 7));
-            std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-            reference::Bytes buffer(count * element);
-            for (size_t i = 0; i < count; ++i) reference::store(buffer.data() + i * element, dtype, value(random));
-            Tuning tuning;
-            tuning.chunk_bytes = 512;
-            tuning.small_allreduce_bytes = 1024;
-            algorithms::allreduce(t, buffer.data(), buffer.data(), count, dtype, op, tuning);
-            results[static_cast<size_t>(t.index())] = buffer;
-          }));
-          for (int m = 1; m < n; ++m)
-            if (results[static_cast<size_t>(m)] != results[0])
-              fail_msg("n=%d count=%zu %s %s: member %d differs from member 0", n, count, dtype_name(dtype),
-                       redop_name(op), m);
-        }
+      for (const auto &[dtype, op] : float_dtype_op_pairs()) {
+        const size_t element = dtype_size(dtype);
+        std::vector<reference::Bytes> results(static_cast<size_t>(n));
+        expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+          std::mt19937 random(static_cast<unsigned>(t.index() * 31 + 7));
+          std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+          reference::Bytes buffer(count * element);
+          for (size_t i = 0; i < count; ++i) reference::store(buffer.data() + i * element, dtype, value(random));
+          Tuning tuning;
+          tuning.chunk_bytes = 512;
+          tuning.small_allreduce_bytes = 1024;
+          algorithms::allreduce(t, buffer.data(), buffer.data(), count, dtype, op, tuning);
+          results[static_cast<size_t>(t.index())] = buffer;
+        }));
+        for (int m = 1; m < n; ++m)
+          if (results[static_cast<size_t>(m)] != results[0])
+            fail_msg("n=%d count=%zu %s %s: member %d differs from member 0", n, count, dtype_name(dtype),
+                     redop_name(op), m);
+      }
 }
 
 void ring_has_2n_minus_2_steps_and_moves_2_n_minus_1_over_n_of_the_data(void **) {
