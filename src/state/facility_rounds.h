@@ -56,6 +56,7 @@ namespace xffl {
 namespace federation {
 class FacilityLease;
 class RoundCoordinator;
+class StoreContact;
 }  // namespace federation
 
 class FacilityRounds {
@@ -91,6 +92,7 @@ class FacilityRounds {
   int64_t epoch() const { return epoch_; }
   int64_t round() const { return round_; }
   const std::vector<int> &live_facilities() const { return live_; }
+  int64_t lease_ttl_seconds() const { return lease_ttl_seconds_; }
 
  private:
   class MemberWatch;
@@ -116,6 +118,7 @@ class FacilityRounds {
   std::unique_ptr<federation::RoundCoordinator> coordinator_;  // crossing ranks, from their first average
   int coordinator_shard_ = -1, coordinator_shards_ = 0;
   std::shared_ptr<MemberWatch> watch_;
+  std::shared_ptr<federation::StoreContact> contact_;  // the crossing rank's: its coordinator's and watch's requests
   // The crossing group of the current epoch's contributors, kept between the rounds of one epoch.
   std::unique_ptr<comm::Communicator> contributors_;
   uint64_t contributors_serial_ = 0;
