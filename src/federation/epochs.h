@@ -39,24 +39,69 @@
 // take the same decision. No partial sums: a lost facility's acks are never enough to commit without
 // the survivors', and a redo starts from the saved inputs.
 //
-// Store operations per crossing rank per round, with no fault: begin_round 1 list; commit_round 1 put
-// (the ack), 1 list of live/, 1 list of ack/, 1 wait_for_change (it ends at the commit and carries the
-// new view); the one rank whose ack completes the set also makes 1 compare_and_swap (more than one may
-// try it; one succeeds). So about 5 per rank and 5 x facilities x shards + 1 in all. A fault costs each
-// rank one more list and wait, and one CAS for the reporters.
+// Store operations per crossing rank per round, with no fault (bench/facilities/README.md measures
+// them): commit_round 1 put (the ack) and 1 list of ack/; then the one rank whose ack completes the set
+// makes 1 compare_and_swap (more than one may try it; one succeeds, and its answer carries the new
+// view: no list after it), and every other rank 1 wait_for_change of live/, which ends at that commit
+// and carries the new view. begin_round reads nothing when the last decision is less than
+// kReuseViewMs old: it plans from the view that decision carried, and commit_round starts from that
+// listing too. On the critical path of a round: put, list, CAS (3 round trips; 6 before session 9).
+// Reusing a view is safe because nothing changes the view between two rounds except a failure
+// report or a lost lease in the next round, and a crossing rank's member watch (round_still_current)
+// ends its crossing when the view's epoch moves or a member's key is gone or replaced; the decision
+// is taken on the store's view as before. A fault costs each rank one more list and wait, and one CAS
+// for the reporters.
 //
-// Not thread-safe: one call at a time per object.
+// Deadlines: set_deadline bounds every later call (the crossing rank's whole average, FacilityRounds);
+// every store request is bounded by what is left of it (set_call_timeout), a request that gets no
+// answer (XFFL_ETIMEOUT, XFFL_ENETWORK) is tried again until then, and at the deadline the call throws
+// XFFL_EQUORUM when the store has not answered this rank for at least one lease TTL (its lease has ended
+// or cannot be renewed: the facility is out of the federation and counts no quorum alone; it is
+// readmitted when it reaches the store again), XFFL_ETIMEOUT otherwise (the store answers, the others do
+// not), each naming rank, facility, shard, what was awaited and for how long.
+//
+// Not thread-safe: one call at a time per object (StoreContact is shared, and thread-safe).
 #ifndef XFFL_SRC_FEDERATION_EPOCHS_H
 #define XFFL_SRC_FEDERATION_EPOCHS_H
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "federation/membership_store.h"
 
 namespace xffl::federation {
+
+using Clock = std::chrono::steady_clock;
+
+// A round boundary shorter than this reuses the view the last decision carried (see above).
+constexpr int64_t kReuseViewMs = 1000;
+
+// Whether the membership store answers one crossing rank, over any of its connections (its coordinator's,
+// its member watch's): an average that gives up says whether the store was silent, and since when.
+// Thread-safe.
+class StoreContact {
+ public:
+  void answered() { silent_since_ns_.store(0); }
+  // A request sent at `asked` got no answer: the store is silent since then, unless it already was.
+  void unanswered(Clock::time_point asked) {
+    int64_t expected = 0;
+    silent_since_ns_.compare_exchange_strong(expected, std::max<int64_t>(1, asked.time_since_epoch().count()));
+  }
+  std::optional<Clock::time_point> silent_since() const {
+    const int64_t since = silent_since_ns_.load();
+    if (since == 0) return std::nullopt;
+    return Clock::time_point(Clock::duration(since));
+  }
+
+ private:
+  std::atomic<int64_t> silent_since_ns_{0};
+};
 
 struct CoordinatorConfig {
   std::string prefix;  // federation_prefix(job id)
@@ -68,6 +113,8 @@ struct CoordinatorConfig {
   std::vector<double> weights;  // one per facility (the user's FedAvg weights, > 0); empty: equal
   int timeout_ms = 0;           // bounds every call (XFFL_TIMEOUT)
   int64_t lease_ttl_seconds = 0;  // the facilities' lease TTL: how often the acks are re-read while waiting
+  int rank = -1;                  // this crossing rank's global rank, for messages (-1: not said)
+  std::shared_ptr<StoreContact> contact;  // shared with the rank's member watch; null: one of its own
 };
 
 // Who sends the model to a joining facility, for this plan's shard.
@@ -86,7 +133,14 @@ struct RoundPlan {
   std::vector<double> weights;      // one per facility of XFFL_FEDERATED: w_f / sum over contributors, else 0
   bool self_joining = false;        // this facility receives the model in this round
   std::string incarnation;          // this facility's incarnation in the epoch
+  std::map<int, std::string> incarnations;  // every member's incarnation in the epoch
 };
+
+// Whether the round of `plan` can still be computed as planned, from a listing of the prefix's live/
+// keys: "" when so, else why not (the view moved to another epoch, or halted; a member's key is gone or
+// holds another incarnation). A crossing rank's member watch ends its crossing waits on a non-empty answer.
+std::string round_still_current(const std::string &prefix, int facilities, const RoundPlan &plan,
+                                const Listing &live);
 
 enum class RoundOutcome { Committed, Redo, Evicted };
 
@@ -119,15 +173,41 @@ class RoundCoordinator {
   // was decided already), then waits for the decision as commit_round does.
   RoundDecision fail_round(const RoundPlan &plan, const std::vector<int> &lost, const std::string &cause);
 
+  // Every later call ends by `deadline` (Clock::time_point::max(): each call's own timeout only).
+  void set_deadline(Clock::time_point deadline) { deadline_ = deadline; }
+  const std::shared_ptr<StoreContact> &contact() const { return contact_; }
+
  private:
+  // One call's bound and what it waits for, for the message when it ends.
+  struct Phase {
+    Clock::time_point started, deadline;
+    std::string what;     // "no round to begin", "round 3 of epoch 2 undecided"
+    std::string awaited;  // updated as the call learns more
+  };
+  Phase phase(std::string what) const;
+  // Runs request(call_timeout_ms) against the store, again while it gets no answer, until the phase's
+  // deadline; then throws (see "Deadlines").
+  template <typename Request>
+  auto ask(const Phase &phase, Request request) -> decltype(request(int64_t{0}));
+  std::optional<Listing> wait_live(const Phase &phase, const Listing &since, int64_t wait_ms);
+  [[noreturn]] void give_up(const Phase &phase) const;
+
   // acked: this rank put its ack of the plan's round (commit_round); it puts it again when it finds it
   // overwritten.
-  RoundDecision await_decision(const RoundPlan &plan, bool acked);
+  RoundDecision await_decision(const RoundPlan &plan, bool acked, const std::string &failure);
   void check_plan(const RoundPlan &plan) const;
 
   std::unique_ptr<MembershipStore> store_;
   CoordinatorConfig config_;
-  std::string where_;  // "facility F shard S" for messages
+  std::shared_ptr<StoreContact> contact_;
+  std::string where_;  // "rank R (facility F shard S)" for messages
+  Clock::time_point deadline_ = Clock::time_point::max();
+  // The listing of live/ the last decision carried (begin_round plans from it while it is young), and
+  // the one the current plan came from (commit_round starts from it).
+  std::optional<Listing> decided_;
+  Clock::time_point decided_at_{};
+  std::optional<Listing> planned_;
+  std::string last_store_error_;
 };
 
 }  // namespace xffl::federation

@@ -55,6 +55,9 @@ class EtcdStore final : public MembershipStore {
                              LeaseId lease) override;
   Listing list(const std::string &prefix) override;
   std::optional<Listing> wait_for_change(const std::string &prefix, const Listing &since, int timeout_ms) override;
+  void set_call_timeout(int timeout_ms) override {
+    call_timeout_ms_ = timeout_ms > 0 && timeout_ms < timeout_ms_ ? timeout_ms : timeout_ms_;
+  }
 
   // The member requests go to now ("127.0.0.1:2379"), for tests of failover.
   std::string current_member() const;
@@ -75,7 +78,8 @@ class EtcdStore final : public MembershipStore {
 
   Endpoint endpoint_;
   std::string secret_;
-  int timeout_ms_;
+  int timeout_ms_;       // the connection's
+  int call_timeout_ms_;  // each call's: timeout_ms_ unless set_call_timeout said less
   size_t current_ = 0;
   std::string token_;  // etcd's auth token for members_[current_]; empty: not authenticated there
   std::unique_ptr<Http> http_;

@@ -9,7 +9,8 @@
 // - compare_and_swap writes only if the key's mod_revision is the one expected (0: the key is absent),
 //   atomically; exactly one of several racing writers with the same expectation succeeds.
 //
-// Every call is bounded by the timeout given to connect_membership_store and throws xffl::Error naming
+// Every call is bounded by the timeout given to connect_membership_store (or a shorter one,
+// set_call_timeout) and throws xffl::Error naming
 // the endpoint and what was awaited: XFFL_ETIMEOUT (no answer in time), XFFL_ENETWORK (no member
 // reachable, or something that is not the store answered), XFFL_EAUTH (the job secret was refused),
 // XFFL_EPEER (the store answered with an error of its own), XFFL_EINVAL (a key or value beyond the
@@ -83,6 +84,11 @@ class MembershipStore {
   // prefix): a key written, added or deleted (a lease's end included). Returns the new listing, or
   // nullopt when nothing changed in time. timeout_ms is capped at the connection's timeout.
   virtual std::optional<Listing> wait_for_change(const std::string &prefix, const Listing &since, int timeout_ms) = 0;
+
+  // Bounds each later call at timeout_ms instead of the connection's timeout (at most that; 0 or less:
+  // the connection's timeout again), so that a caller with a deadline of its own is never held past
+  // it by one request: a wait_for_change then ends within its wait plus this bound.
+  virtual void set_call_timeout(int timeout_ms) = 0;
 };
 
 // Connects to the endpoint and authenticates with the job secret (empty: no authentication); the

@@ -22,7 +22,7 @@ std::chrono::milliseconds ms(int value) { return std::chrono::milliseconds(value
 }  // namespace
 
 XfflStore::XfflStore(Endpoint endpoint, std::string secret, int timeout_ms)
-    : endpoint_(std::move(endpoint)), secret_(std::move(secret)), timeout_ms_(timeout_ms) {
+    : endpoint_(std::move(endpoint)), secret_(std::move(secret)), timeout_ms_(timeout_ms), call_timeout_ms_(timeout_ms) {
   connect(net::Clock::now() + ms(timeout_ms_));
 }
 
@@ -115,7 +115,7 @@ void XfflStore::connect(net::Clock::time_point deadline) {
     if (now >= deadline) {
       auto tried = std::chrono::duration_cast<std::chrono::milliseconds>(now - started).count();
       fail(timed_out ? XFFL_ETIMEOUT : XFFL_ENETWORK, "cannot reach the ", where, " (tried for ", tried,
-           " ms, timeout ", timeout_ms_, " ms): ", last);
+           " ms, timeout ", call_timeout_ms_, " ms): ", last);
     }
     std::this_thread::sleep_for(std::min<net::Clock::duration>(pause, deadline - now));
     pause = std::min(pause * 2, ms(1000));
@@ -126,15 +126,15 @@ void XfflStore::lost(const net::IoResult &result, const std::string &doing) {
   fd_.reset();
   reader_ = protocol::FrameReader{};
   if (result.kind == net::IoResult::Timeout)
-    fail(XFFL_ETIMEOUT, "the federation server ", endpoint_.text, " did not answer ", doing, " within ", timeout_ms_,
-         " ms");
+    fail(XFFL_ETIMEOUT, "the federation server ", endpoint_.text, " did not answer ", doing, " within ",
+         call_timeout_ms_, " ms");
   fail(XFFL_ENETWORK, "lost the connection to the federation server ", endpoint_.text, " while ", doing, ": ",
        result.kind == net::IoResult::Closed ? std::string("it closed") : net::errno_text(result.error));
 }
 
 protocol::Frame XfflStore::call(Type type, std::vector<uint8_t> payload, std::initializer_list<Type> replies,
                                 const std::string &doing, int extra_wait_ms) {
-  auto deadline = net::Clock::now() + ms(timeout_ms_);
+  auto deadline = net::Clock::now() + ms(call_timeout_ms_);
   if (!fd_) connect(deadline);
   deadline += ms(extra_wait_ms);
   net::IoResult io = send_frame(fd_.get(), type, payload, deadline);
