@@ -108,8 +108,9 @@ View decode(const KeyValue &entry) {
 }
 
 std::string view_key(const std::string &prefix) { return prefix + "live/view"; }
+std::string ack_prefix(const std::string &prefix) { return prefix + "live/ack/"; }
 std::string ack_key(const std::string &prefix, int facility, int shard) {
-  return prefix + "ack/" + std::to_string(facility) + "/" + std::to_string(shard);
+  return ack_prefix(prefix) + std::to_string(facility) + "/" + std::to_string(shard);
 }
 std::string ack_value(int64_t epoch, int64_t round) { return std::to_string(epoch) + " " + std::to_string(round); }
 
@@ -358,7 +359,6 @@ RoundPlan RoundCoordinator::begin_round() {
   if (decided_ && phase.started - decided_at_ < std::chrono::milliseconds(kReuseViewMs)) listing = std::move(*decided_);
   else listing = list_live();
   decided_.reset();
-  planned_.reset();
   while (true) {
     Live live = read_live(config_.prefix, listing, config_.facilities);
     if (!live.view) {
@@ -384,7 +384,6 @@ RoundPlan RoundCoordinator::begin_round() {
       auto self = live.registered.find(config_.facility);
       auto member = live.view->members.find(config_.facility);
       if (self != live.registered.end() && member != live.view->members.end() && member->second == self->second) {
-        planned_ = std::move(listing);
         return plan_of(*live.view, config_);
       }
       phase.awaited = "the admission of this facility (" +
@@ -415,7 +414,6 @@ RoundDecision RoundCoordinator::fail_round(const RoundPlan &plan, const std::vec
   for (int f : lost)
     if (f < 0 || f >= config_.facilities)
       fail(XFFL_EINVAL, where_, ": lost facility ", f, " outside [0, ", config_.facilities, ")");
-  planned_.reset();  // read the view again: the failure may come from its change
   if (!lost.empty()) {
     Phase phase = this->phase("the loss of facilities " + join(lost) + " in round " + std::to_string(plan.round) +
                               " not reported");
@@ -443,15 +441,9 @@ RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan, bool acked
   Phase phase = this->phase(round_text + " undecided");
   phase.awaited = "the round's decision" + (failure.empty() ? std::string() : " after this rank's part failed (" +
                                                                                    failure + ")");
-  // The listing this plan came from (no request): anything changed since, the wait below sees at once.
-  Listing listing;
-  // fresh: read from the store after this call began. A compare-and-swap is computed from a fresh view
-  // and fresh member keys only: a registration since the plan is admitted by it, a lost lease dropped.
-  bool fresh = !planned_;
-  if (planned_) listing = std::move(*planned_);
-  else listing = ask(phase, [&](int64_t) { return store_->list(prefix); });
-  planned_.reset();
-  std::optional<Listing> acks_read;  // the acks read before a fresh listing was fetched: no second read
+  // One listing holds the view, the member keys and the acks (all under live/), read after this rank's
+  // ack: it sees every ack put before it, and every later change wakes the wait below.
+  Listing listing = ask(phase, [&](int64_t) { return store_->list(prefix); });
   while (true) {
     Live live = read_live(config_.prefix, listing, config_.facilities);
     if (!live.view) fail(XFFL_EPEER, where_, ": ", round_text, ": the view key disappeared from the store");
@@ -474,14 +466,13 @@ RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan, bool acked
       if (next.round != plan.round)
         fail(XFFL_EINTERNAL, where_, ": ", round_text, " undecided, yet the view of epoch ", view.epoch,
              " is at round ", next.round);
-      planned_ = std::move(listing);
       return {RoundOutcome::Redo, next, view.cause};
     }
     // 2. Undecided in the plan's epoch: commit when every ack is there, or drop the lost facilities.
-    Listing acks = acks_read ? std::move(*acks_read) : ask(phase, [&](int64_t) { return store_->list(config_.prefix + "ack/"); });
-    acks_read.reset();
     std::map<std::string, std::string> ack_values;
-    for (const KeyValue &entry : acks.entries) ack_values[entry.key] = entry.value;
+    const std::string acks = ack_prefix(config_.prefix);
+    for (const KeyValue &entry : listing.entries)
+      if (entry.key.compare(0, acks.size(), acks) == 0) ack_values[entry.key] = entry.value;
     std::vector<std::string> missing;
     const std::string wanted = ack_value(plan.epoch, plan.round);
     // This rank's ack overwritten by a delayed put of an earlier round (epochs.h, "Keys"): put again,
@@ -511,12 +502,6 @@ RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan, bool acked
       }
       if (!lost.empty()) next = next_view(view, live.registered, {}, "", false, 0, config_.quorum);
     }
-    if (next && !fresh) {
-      acks_read = std::move(acks);
-      listing = ask(phase, [&](int64_t) { return store_->list(prefix); });
-      fresh = true;
-      continue;
-    }
     if (next) {
       const std::string value = encode(*next);
       const CasResult swapped =
@@ -532,7 +517,6 @@ RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan, bool acked
         now = *swapped.current;
       } else {
         listing = ask(phase, [&](int64_t) { return store_->list(prefix); });
-        fresh = true;
         continue;
       }
       for (KeyValue &entry : listing.entries)
@@ -545,14 +529,10 @@ RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan, bool acked
       phase.awaited = "the acks of " + awaited + " (their leases are alive)" +
                       (failure.empty() ? std::string() : "; this rank's part failed: " + failure);
     }
-    // Member keys and the view wake us; the acks are re-read at least once a TTL (the rank whose ack
-    // completes the set commits, unless it died in between).
+    // An ack, a member key or the view wakes us (a lease's end included).
     std::optional<Listing> changed =
         wait_live(phase, listing, std::min<int64_t>(remaining_ms(phase.deadline), config_.lease_ttl_seconds * 1000));
-    if (changed) {
-      listing = std::move(*changed);
-      fresh = true;
-    }
+    if (changed) listing = std::move(*changed);
   }
 }
 

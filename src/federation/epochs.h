@@ -12,13 +12,15 @@
 //   P live/view                 "epoch=E committed=R committed_epoch=C halted=0|1 members=F:INC,... joining=F,..."
 //                               written only by compare_and_swap on its mod_revision
 //   P live/member/<facility>    the facility's incarnation, attached to its lease (FacilityLease)
-//   P ack/<facility>/<shard>    "E R": this (facility, shard) finished round R of epoch E; overwritten
+//   P live/ack/<facility>/<shard>
+//                               "E R": this (facility, shard) finished round R of epoch E; overwritten
 //                               every round (facilities x shards keys in all, never more). A put of an
 //                               earlier "E R" can still land later: a store connection of a process
 //                               that died or was cut off keeps its request in its kernel's send queue
 //                               and delivers it when the link is back (seen in tests/netns's cut
 //                               test). A rank waiting for its round's decision therefore puts its ack
-//                               again when it reads another value there.
+//                               again when it reads another value there. Under live/ with the view and
+//                               the members, so that one listing (or one wait's answer) holds all three.
 //
 // Who calls: every crossing rank of every facility (one per shard index and facility), each with its own
 // RoundCoordinator and its own store connection. Per round, with no fault:
@@ -39,18 +41,18 @@
 // take the same decision. No partial sums: a lost facility's acks are never enough to commit without
 // the survivors', and a redo starts from the saved inputs.
 //
-// Store operations per crossing rank per round, with no fault (bench/facilities/README.md measures
-// them): commit_round 1 put (the ack) and 1 list of ack/; then the one rank whose ack completes the set
-// makes 1 compare_and_swap (more than one may try it; one succeeds, and its answer carries the new
-// view: no list after it), and every other rank 1 wait_for_change of live/, which ends at that commit
-// and carries the new view. begin_round reads nothing when the last decision is less than
-// kReuseViewMs old: it plans from the view that decision carried, and commit_round starts from that
-// listing too. On the critical path of a round: put, list, CAS (3 round trips; 6 before session 9).
-// Reusing a view is safe because nothing changes the view between two rounds except a failure
-// report or a lost lease in the next round, and a crossing rank's member watch (round_still_current)
-// ends its crossing when the view's epoch moves or a member's key is gone or replaced; the decision
-// is taken on the store's view as before. A fault costs each rank one more list and wait, and one CAS
-// for the reporters.
+// Store operations per crossing rank per round, with no fault (bench/facilities/README.md counts
+// them): commit_round 1 put (the ack) and 1 list of live/ (view, members and acks); a rank that finds
+// the set of acks complete makes 1 compare_and_swap (more than one may try it; one succeeds, and the
+// answer carries the view as it is now: no list after it); a rank that does not waits on live/, woken
+// by each later ack and by the commit, whose answer carries the new view. begin_round reads nothing
+// when the last decision is less than kReuseViewMs old: it plans from the view that decision carried.
+// On the critical path of a round: put, list, CAS (3 round trips; begin's list, put, two lists, CAS
+// and a list again, 6, before). Reusing a view is safe: between two rounds nothing changes the view
+// but a failure report or a lost lease in the next round, a crossing rank's member watch
+// (round_still_current) ends its crossing when the view's epoch moves or a member's key is gone or
+// replaced, and the decision is taken on a listing read after the ack, as before. A fault costs each
+// rank one more list and wait, and one CAS for the reporters.
 //
 // Deadlines: set_deadline bounds every later call (the crossing rank's whole average, FacilityRounds);
 // every store request is bounded by what is left of it (set_call_timeout), a request that gets no
@@ -202,11 +204,9 @@ class RoundCoordinator {
   std::shared_ptr<StoreContact> contact_;
   std::string where_;  // "rank R (facility F shard S)" for messages
   Clock::time_point deadline_ = Clock::time_point::max();
-  // The listing of live/ the last decision carried (begin_round plans from it while it is young), and
-  // the one the current plan came from (commit_round starts from it).
+  // The listing of live/ the last decision carried: begin_round plans from it while it is young.
   std::optional<Listing> decided_;
   Clock::time_point decided_at_{};
-  std::optional<Listing> planned_;
   std::string last_store_error_;
 };
 
