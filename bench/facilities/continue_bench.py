@@ -18,7 +18,8 @@ usage: bench/facilities/continue_bench.py [BUILD_DIR]     (default build/ci; tar
              requests, bring-up and lease renewals included, over its rounds x 3 crossing ranks).
 Environment: PARTS ("recovery overhead"), TTLS ("1 2 5"), REPEATS (3), COUNT (262144),
 ROUNDS (40), WARMUP (5), XFFL_TIMEOUT (60), STORE (xffl: the built-in server; etcd3: three etcd members
-on loopback, tests/federation's cluster through BUILD_DIR's federation_etcd_cluster, which needs etcd).
+on loopback, tests/federation's cluster through BUILD_DIR's federation_etcd_cluster, which needs etcd),
+FEDERATION_SERVER (the xffl-federation to run; default BUILD_DIR's).
 """
 import os
 import re
@@ -36,7 +37,8 @@ from federation_servers import EtcdCluster, Server, fail  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "ci"))
 XFFL_RUN = os.path.join(BUILD, "tools", "xffl-run", "xffl-run")
-SERVER = os.path.join(BUILD, "tools", "xffl-federation", "xffl-federation")
+# FEDERATION_SERVER: another build's xffl-federation (one with --stats counts an older library's requests).
+SERVER = os.environ.get("FEDERATION_SERVER") or os.path.join(BUILD, "tools", "xffl-federation", "xffl-federation")
 PROGRAM = os.path.join(BUILD, "tests", "facilities", "check_facility")
 ETCD_CLUSTER = os.path.join(BUILD, "tests", "federation", "federation_etcd_cluster")
 SIZES, HSDP = [2, 2, 2], "1"

@@ -42,17 +42,21 @@
 // the survivors', and a redo starts from the saved inputs.
 //
 // Store operations per crossing rank per round, with no fault (bench/facilities/README.md counts
-// them): commit_round 1 put (the ack) and 1 list of live/ (view, members and acks); a rank that finds
-// the set of acks complete makes 1 compare_and_swap (more than one may try it; one succeeds, and the
-// answer carries the view as it is now: no list after it); a rank that does not waits on live/, woken
-// by each later ack and by the commit, whose answer carries the new view. begin_round reads nothing
-// when the last decision is less than kReuseViewMs old: it plans from the view that decision carried.
-// On the critical path of a round: put, list, CAS (3 round trips; begin's list, put, two lists, CAS
-// and a list again, 6, before). Reusing a view is safe: between two rounds nothing changes the view
+// them): commit_round 1 put (the ack) and 1 list of live/ (view, members and acks); a rank that does
+// not find the set of acks complete waits on live/, woken by each later ack. A rank that finds it
+// complete commits: when the commit changes no membership, with a compare_and_swap whose answer it
+// does not wait for (compare_and_swap_unanswered: once every ack is in, the round is committed whoever
+// swaps, and next_view of one view gives the same bytes on every rank), else with one it waits for (its
+// answer carries the view as it is now: no list after it). begin_round reads nothing when the last
+// decision is less than kReuseViewMs old: it plans from the view that decision carried. So a round with
+// no membership change waits for 2 round trips (put, list); before session 9 it was 6 (begin's list,
+// put, two lists, CAS, a list again). Reusing a view is safe: between two rounds nothing changes the view
 // but a failure report or a lost lease in the next round, a crossing rank's member watch
 // (round_still_current) ends its crossing when the view's epoch moves or a member's key is gone or
-// replaced, and the decision is taken on a listing read after the ack, as before. A fault costs each
-// rank one more list and wait, and one CAS for the reporters.
+// replaced, and the decision is taken on a listing read after the ack, as before. One race costs a
+// redo: a registration that one rank's listing holds and another's does not (a facility admitted at
+// that very round boundary) lets the second plan the next round in the old epoch until its watch sees
+// the new one. A fault costs each rank one more list and wait, and one CAS for the reporters.
 //
 // Deadlines: set_deadline bounds every later call (the crossing rank's whole average, FacilityRounds);
 // every store request is bounded by what is left of it (set_call_timeout), a request that gets no

@@ -53,6 +53,10 @@ class EtcdStore final : public MembershipStore {
   std::optional<KeyValue> get(const std::string &key) override;
   CasResult compare_and_swap(const std::string &key, int64_t expected_mod_revision, const std::string &value,
                              LeaseId lease) override;
+  void compare_and_swap_unanswered(const std::string &key, int64_t expected_mod_revision,
+                                   const std::string &value) override {
+    compare_and_swap(key, expected_mod_revision, value, 0);
+  }
   Listing list(const std::string &prefix) override;
   std::optional<Listing> wait_for_change(const std::string &prefix, const Listing &since, int timeout_ms) override;
   void set_call_timeout(int timeout_ms) override {

@@ -78,6 +78,12 @@ class MembershipStore {
   // Writes only if key's mod_revision == expected_mod_revision (0: only if the key is absent).
   virtual CasResult compare_and_swap(const std::string &key, int64_t expected_mod_revision, const std::string &value,
                                      LeaseId lease = 0) = 0;
+  // A compare_and_swap whose answer the caller does not need (its outcome is decided either way, as a
+  // round's commit once every ack is in): it may return before the store applied it, and reports no
+  // failure. The store applies it before any later request of this connection (xffl: it is sent now and
+  // its answer read before the next call's; etcd: done now, as compare_and_swap).
+  virtual void compare_and_swap_unanswered(const std::string &key, int64_t expected_mod_revision,
+                                           const std::string &value) = 0;
   // Every key that starts with prefix (an empty prefix lists everything).
   virtual Listing list(const std::string &prefix) = 0;
   // Waits at most timeout_ms until the prefix's keys differ from `since` (a listing of the same

@@ -124,6 +124,7 @@ void XfflStore::connect(net::Clock::time_point deadline) {
 
 void XfflStore::lost(const net::IoResult &result, const std::string &doing) {
   fd_.reset();
+  unanswered_ = 0;
   reader_ = protocol::FrameReader{};
   if (result.kind == net::IoResult::Timeout)
     fail(XFFL_ETIMEOUT, "the federation server ", endpoint_.text, " did not answer ", doing, " within ",
@@ -135,12 +136,20 @@ void XfflStore::lost(const net::IoResult &result, const std::string &doing) {
 protocol::Frame XfflStore::call(Type type, std::vector<uint8_t> payload, std::initializer_list<Type> replies,
                                 const std::string &doing, int extra_wait_ms) {
   auto deadline = net::Clock::now() + ms(call_timeout_ms_);
-  if (!fd_) connect(deadline);
+  if (!fd_) {
+    unanswered_ = 0;
+    connect(deadline);
+  }
   deadline += ms(extra_wait_ms);
   net::IoResult io = send_frame(fd_.get(), type, payload, deadline);
   if (io.kind != net::IoResult::Ok) lost(io, doing);
   protocol::Frame frame;
   try {
+    // The answers of earlier compare_and_swap_unanswered come first (the server answers in order).
+    for (; unanswered_ > 0; --unanswered_) {
+      io = receive_frame(fd_.get(), reader_, deadline, &frame);
+      if (io.kind != net::IoResult::Ok) lost(io, doing);
+    }
     io = receive_frame(fd_.get(), reader_, deadline, &frame);
   } catch (const ProtocolError &error) {
     fd_.reset();
@@ -254,6 +263,27 @@ CasResult XfflStore::compare_and_swap(const std::string &key, int64_t expected_m
     in.finish();
     return result;
   });
+}
+
+void XfflStore::compare_and_swap_unanswered(const std::string &key, int64_t expected_mod_revision,
+                                            const std::string &value) {
+  check_key(endpoint_.text, key);
+  check_value(endpoint_.text, key, value);
+  if (!fd_) return;  // no connection to send it on now: the caller's later requests do without it
+  PayloadWriter out;
+  out.text(key);
+  protocol::put_i64(out, expected_mod_revision);
+  out.text(value);
+  protocol::put_i64(out, 0);
+  // Bounded by the call timeout: a full send buffer (a store that reads nothing) must not hold us.
+  net::IoResult io = send_frame(fd_.get(), Type::Cas, out.take(), net::Clock::now() + ms(call_timeout_ms_));
+  if (io.kind != net::IoResult::Ok) {
+    fd_.reset();
+    reader_ = protocol::FrameReader{};
+    unanswered_ = 0;
+    return;
+  }
+  ++unanswered_;
 }
 
 Listing XfflStore::read_entries(const std::vector<uint8_t> &payload, const std::string &doing) {

@@ -8,8 +8,12 @@
 //   facility is a member while it is renewed;
 // - each crossing rank (the sender of one shard: the FEDERATED group's member of this facility) holds a
 //   RoundCoordinator over a store connection of its own, made at its first average, and a watch of the
-//   member keys that ends its crossing waits when a facility of the round loses its lease
-//   (comm/crossing_wait_hook.h), so that no survivor waits for XFFL_TIMEOUT on a hung facility;
+//   member keys and the view that ends its crossing waits when a facility of the round loses its lease
+//   or the round moves to another epoch (comm/crossing_wait_hook.h), so that no survivor waits for
+//   XFFL_TIMEOUT on a hung facility; its whole part of an average (store requests, crossing waits) ends
+//   within XFFL_TIMEOUT - min(1 s, XFFL_TIMEOUT / 10) of the call, so that the facility's other ranks,
+//   which wait XFFL_TIMEOUT for its relay, get its status (XFFL_EQUORUM when the store has not answered
+//   it for a lease TTL: federation/epochs.h, "Deadlines");
 // - every other rank only receives: the relay inside the facility (REPLICA group) carries a header
 //   (status, epoch, round, the round's contributing facilities) before the model, so every rank of the
 //   facility answers XFFL_ATTR_FEDERATION_EPOCH / _ROUND / XFFL_ATTR_LIVE_FACILITIES alike, and fails
