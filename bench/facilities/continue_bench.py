@@ -13,13 +13,19 @@ usage: bench/facilities/continue_bench.py [BUILD_DIR]     (default build/ci; tar
              =fail, runs alternating; per run, the median over ROUNDS rounds (after WARMUP) of each
              round's time in xffl_federated_average on the rank that waited least (the last to arrive);
              the median of REPEATS runs per mode, and continue / fail.
+             With the built-in server of a build that has `xffl-federation --stats`, each continue run
+             also prints the store requests served per round and crossing rank, by type (the whole run's
+             requests, bring-up and lease renewals included, over its rounds x 3 crossing ranks).
 Environment: PARTS ("recovery overhead"), TTLS ("1 2 5"), REPEATS (3), COUNT (262144),
 ROUNDS (40), WARMUP (5), XFFL_TIMEOUT (60), STORE (xffl: the built-in server; etcd3: three etcd members
-on loopback, tests/federation's cluster through BUILD_DIR's federation_etcd_cluster, which needs etcd).
+on loopback, tests/federation's cluster through BUILD_DIR's federation_etcd_cluster, which needs etcd),
+FEDERATION_SERVER (the xffl-federation to run; default BUILD_DIR's).
 """
 import os
+import re
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,13 +37,42 @@ from federation_servers import EtcdCluster, Server, fail  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "ci"))
 XFFL_RUN = os.path.join(BUILD, "tools", "xffl-run", "xffl-run")
-SERVER = os.path.join(BUILD, "tools", "xffl-federation", "xffl-federation")
+# FEDERATION_SERVER: another build's xffl-federation (one with --stats counts an older library's requests).
+SERVER = os.environ.get("FEDERATION_SERVER") or os.path.join(BUILD, "tools", "xffl-federation", "xffl-federation")
 PROGRAM = os.path.join(BUILD, "tests", "facilities", "check_facility")
 ETCD_CLUSTER = os.path.join(BUILD, "tests", "federation", "federation_etcd_cluster")
 SIZES, HSDP = [2, 2, 2], "1"
 STORE = os.environ.get("STORE", "xffl")
 REPEATS = int(os.environ.get("REPEATS", "3"))
 TIMEOUT = os.environ.get("XFFL_TIMEOUT", "60")
+
+
+def server_has_stats():
+    try:
+        return "--stats" in subprocess.run([SERVER, "--help"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+class StatsServer(Server):
+    """xffl-federation --stats: stop() keeps the line of the requests it served."""
+
+    def __init__(self, server, secret):
+        env = dict(os.environ, XFFL_AUTH_TOKEN=secret)
+        self.process = subprocess.Popen([server, "--listen", "127.0.0.1:0", "--stats"], stdout=subprocess.PIPE,
+                                        env=env, text=True)
+        found = re.search(r"listening on (\S+)", self.process.stdout.readline())
+        if not found:
+            super().stop()
+            fail("xffl-federation did not say where it listens")
+        self.endpoint = "xffl://" + found.group(1)
+        self.served = None
+
+    def stop(self):
+        super().stop()
+        if self.served is None:
+            found = re.search(r"served (.*)$", self.process.stdout.read() or "", re.M)
+            self.served = found.group(1) if found else ""
 
 
 def load():
@@ -57,7 +92,7 @@ class Federation:
             secret = self.server.secret
         else:
             secret = "continue-bench-secret"
-            self.server = Server(SERVER, secret)
+            self.server = StatsServer(SERVER, secret) if server_has_stats() else Server(SERVER, secret)
         self.jobs = [Job(XFFL_RUN, f, SIZES, HSDP, self.server.endpoint, secret, [PROGRAM, "continue"] + program_args,
                          env, max_time=600) for f in range(len(SIZES))]
 
@@ -113,6 +148,13 @@ def overhead(mode, count, rounds, warmup):
             for r in job.timed_rounds():
                 if warmup < r["round"] <= warmup + rounds:
                     least[r["round"]] = min(least.get(r["round"], r["seconds"]), r["seconds"])
+        fed.server.stop()
+        served = getattr(fed.server, "served", None)
+        if served and mode == "continue":
+            total = max(max_round(j) for j in fed.jobs)
+            per = ", ".join(f"{name} {int(n) / total / len(SIZES):.2f}" for name, n in
+                            (item.rsplit(" ", 1) for item in served.split(", ")))
+            print(f"  store requests per round and crossing rank ({total} rounds): {per}", flush=True)
         return statistics.median(least.values())
 
 

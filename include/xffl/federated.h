@@ -41,7 +41,8 @@ XFFL_BEGIN_DECLS
  *         count or dtype); XFFL_ESTATE (no federated scaling, or another call on the state is in progress);
  *         XFFL_EUNSUPPORTED; XFFL_ETIMEOUT; XFFL_EPEER; XFFL_EBACKEND; XFFL_EQUORUM (facility mode with
  *         XFFL_FACILITY_FAULTS_CONTINUE: fewer facilities than the quorum remain, on every rank of every
- *         survivor); XFFL_EAUTH (in that mode: the model received by a returning facility failed its
+ *         survivor; also on every rank of a facility whose store has not answered it for a lease TTL
+ *         by the end of the call's timeout: cut off, it counts no quorum); XFFL_EAUTH (in that mode: the model received by a returning facility failed its
  *         keyed hash, and was not used).
  * @note Collective over the whole job; calls on one state and its groups must not overlap
  *       (collective.h, Threads).

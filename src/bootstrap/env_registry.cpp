@@ -80,9 +80,10 @@ std::vector<Variable> make_table() {
       {Var::Facility, "XFFL_FACILITY", count, nullptr, "none: one job is the whole federation", 0, {}, {}, 0,
        "This job's facility: its index in XFFL_FEDERATED, when each facility runs its own job."},
       {Var::FederationLeaseTtl, "XFFL_FEDERATION_LEASE_TTL", seconds, nullptr,
-       "XFFL_TIMEOUT / 20, within [2, 15] s", 0, {}, {}, 0,
+       "XFFL_TIMEOUT / 20, within [2, 15] s, at most half XFFL_TIMEOUT (at least 1 s)", 0, {}, {}, 0,
        "A facility is alive while its lease in the membership store is renewed; it is lost this long after "
-       "its last renewal (whole seconds, rounded up)."},
+       "its last renewal (whole seconds, rounded up). Under XFFL_FACILITY_FAULTS=continue it must be shorter "
+       "than XFFL_TIMEOUT (else xffl_set_global is XFFL_EINVAL)."},
       {Var::FacilityFaults, "XFFL_FACILITY_FAULTS", choice, "fail", nullptr, 0,
        {{"fail", XFFL_FACILITY_FAULTS_FAIL, true}, {"continue", XFFL_FACILITY_FAULTS_CONTINUE, true}},
        {}, 0,

@@ -6,13 +6,12 @@
 #include <numeric>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "common/error.h"
 #include "federation/facility_lease.h"
 
 namespace xffl::federation {
-
-using Clock = std::chrono::steady_clock;
 
 // The view key's content: one field a line, "name=value" (cause is free text, last).
 namespace {
@@ -109,8 +108,9 @@ View decode(const KeyValue &entry) {
 }
 
 std::string view_key(const std::string &prefix) { return prefix + "live/view"; }
+std::string ack_prefix(const std::string &prefix) { return prefix + "live/ack/"; }
 std::string ack_key(const std::string &prefix, int facility, int shard) {
-  return prefix + "ack/" + std::to_string(facility) + "/" + std::to_string(shard);
+  return ack_prefix(prefix) + std::to_string(facility) + "/" + std::to_string(shard);
 }
 std::string ack_value(int64_t epoch, int64_t round) { return std::to_string(epoch) + " " + std::to_string(round); }
 
@@ -168,8 +168,76 @@ RoundCoordinator::RoundCoordinator(std::unique_ptr<MembershipStore> store, Coord
   if (c.timeout_ms <= 0) fail(XFFL_EINVAL, "federation: timeout ", c.timeout_ms, " ms must be positive");
   if (config_.quorum == 0) config_.quorum = config_.facilities / 2 + 1;
   if (config_.lease_ttl_seconds <= 0) config_.lease_ttl_seconds = 1;
-  where_ = "federation " + store_->endpoint() + ": facility " + std::to_string(c.facility) + " shard " +
-           std::to_string(c.shard);
+  contact_ = config_.contact ? config_.contact : std::make_shared<StoreContact>();
+  where_ = "federation " + store_->endpoint() + ": " +
+           (c.rank >= 0 ? "rank " + std::to_string(c.rank) + " (facility " : "facility ") + std::to_string(c.facility) +
+           " shard " + std::to_string(c.shard) + (c.rank >= 0 ? ")" : "");
+}
+
+RoundCoordinator::Phase RoundCoordinator::phase(std::string what) const {
+  Phase p;
+  p.started = Clock::now();
+  p.deadline = std::min(p.started + std::chrono::milliseconds(config_.timeout_ms), deadline_);
+  p.what = std::move(what);
+  return p;
+}
+
+void RoundCoordinator::give_up(const Phase &phase) const {
+  const auto now = Clock::now();
+  auto ms = [&](Clock::time_point since) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count();
+  };
+  const std::optional<Clock::time_point> silent = contact_->silent_since();
+  if (silent && ms(*silent) >= config_.lease_ttl_seconds * 1000)
+    fail(XFFL_EQUORUM, where_, ": ", phase.what, " after ", ms(phase.started), " ms; awaited ",
+         phase.awaited.empty() ? std::string("the store") : phase.awaited, ". The federation's store has not ",
+         "answered this rank for ", ms(*silent), " ms (", last_store_error_, "), longer than the lease TTL of ",
+         config_.lease_ttl_seconds, " s, so this facility's lease has ended or cannot be renewed: it is out of the ",
+         "federation and, cut off, below any quorum, so it stops here and computes no round alone (no split ",
+         "brain). Its next average waits for its admission once it reaches the store again");
+  fail(XFFL_ETIMEOUT, where_, ": ", phase.what, " after ", ms(phase.started), " ms (the timeout is ",
+       config_.timeout_ms, " ms", deadline_ == Clock::time_point::max() ? "" : " for the whole average", "); awaited ",
+       phase.awaited.empty() ? std::string("the store") : phase.awaited,
+       silent ? "; the store has not answered for " + std::to_string(ms(*silent)) + " ms (" + last_store_error_ + ")"
+              : std::string());
+}
+
+template <typename Request>
+auto RoundCoordinator::ask(const Phase &phase, Request request) -> decltype(request(int64_t{0})) {
+  auto pause = std::chrono::milliseconds(20);
+  while (true) {
+    const int64_t left = remaining_ms(phase.deadline);
+    if (left <= 0) give_up(phase);
+    store_->set_call_timeout(static_cast<int>(std::min<int64_t>(left, config_.timeout_ms)));
+    const auto asked = Clock::now();
+    try {
+      auto answer = request(left);
+      contact_->answered();
+      return answer;
+    } catch (const Error &error) {
+      // No answer (timed out, or the connection failed or was refused): the store or the link is down.
+      // Tried again until the deadline: a link back within it loses nothing.
+      if (error.status() != XFFL_ETIMEOUT && error.status() != XFFL_ENETWORK) throw;
+      contact_->unanswered(asked);
+      last_store_error_ = error.what();
+    }
+    const int64_t after = remaining_ms(phase.deadline);
+    if (after <= 0) give_up(phase);
+    std::this_thread::sleep_for(std::min(pause, std::chrono::milliseconds(after)));
+    pause = std::min(pause * 2, std::chrono::milliseconds(500));
+  }
+}
+
+// A wait on live/ that ends by the phase's deadline: the server holds it at most wait_ms, and at least
+// min(1 s, half of what is left) remains for its answer.
+std::optional<Listing> RoundCoordinator::wait_live(const Phase &phase, const Listing &since, int64_t wait_ms) {
+  const std::string prefix = config_.prefix + "live/";
+  return ask(phase, [&](int64_t left) {
+    const int64_t answer = std::min<int64_t>(1000, left / 2);
+    const int64_t wait = std::max<int64_t>(0, std::min(wait_ms, left - answer));
+    store_->set_call_timeout(static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(left - wait, config_.timeout_ms))));
+    return store_->wait_for_change(prefix, since, static_cast<int>(wait));
+  });
 }
 
 void RoundCoordinator::check_plan(const RoundPlan &plan) const {
@@ -200,6 +268,7 @@ RoundPlan plan_of(const View &view, const CoordinatorConfig &config) {
     plan.heal.push_back({plan.joining[j],
                          plan.contributors[(static_cast<size_t>(config.shard) + j) % plan.contributors.size()]});
   plan.self_joining = contains(plan.joining, config.facility);
+  plan.incarnations = view.members;
   auto self = view.members.find(config.facility);
   if (self != view.members.end()) plan.incarnation = self->second;
   return plan;
@@ -260,13 +329,38 @@ std::optional<View> next_view(const View &view, const std::map<int, std::string>
 
 }  // namespace
 
+std::string round_still_current(const std::string &prefix, int facilities, const RoundPlan &plan,
+                                const Listing &listing) {
+  Live live = read_live(prefix, listing, facilities);
+  if (!live.view) return "the view key disappeared from the store";
+  const View &view = *live.view;
+  if (view.committed_epoch == plan.epoch && view.committed >= plan.round) return "";  // decided: nothing to end
+  if (view.halted) return "the federation halted in epoch " + std::to_string(view.epoch) + ": " + view.cause;
+  if (view.epoch != plan.epoch)
+    return "round " + std::to_string(plan.round) + " moved from epoch " + std::to_string(plan.epoch) + " to epoch " +
+           std::to_string(view.epoch) + ": " + view.cause;
+  for (const auto &[facility, incarnation] : plan.incarnations) {
+    auto found = live.registered.find(facility);
+    if (found == live.registered.end())
+      return "facility " + std::to_string(facility) + " lost: its lease in the federation's store ended (no member key)";
+    if (found->second != incarnation)
+      return "facility " + std::to_string(facility) + " lost: it registered again (incarnation " + incarnation +
+             " replaced by " + found->second + ")";
+  }
+  return "";
+}
+
 RoundPlan RoundCoordinator::begin_round() {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeout_ms);
+  Phase phase = this->phase("no round to begin");
   const std::string prefix = config_.prefix + "live/";
-  Listing listing = store_->list(prefix);
+  auto list_live = [&] { return ask(phase, [&](int64_t) { return store_->list(prefix); }); };
+  // The view the last decision carried, while young: no request (epochs.h, "Store operations").
+  Listing listing;
+  if (decided_ && phase.started - decided_at_ < std::chrono::milliseconds(kReuseViewMs)) listing = std::move(*decided_);
+  else listing = list_live();
+  decided_.reset();
   while (true) {
     Live live = read_live(config_.prefix, listing, config_.facilities);
-    std::string awaited;
     if (!live.view) {
       std::vector<int> missing;
       for (int f = 0; f < config_.facilities; ++f)
@@ -276,36 +370,42 @@ RoundPlan RoundCoordinator::begin_round() {
         first.epoch = 1;
         first.members = live.registered;
         first.cause = "epoch 1 formed by facilities " + join(facilities_of(first.members));
-        store_->compare_and_swap(view_key(config_.prefix), 0, encode(first));  // one former wins; all read it
-        listing = store_->list(prefix);
+        ask(phase, [&](int64_t) {  // one former wins; all read it
+          return store_->compare_and_swap(view_key(config_.prefix), 0, encode(first));
+        });
+        listing = list_live();
         continue;
       }
-      awaited = "every facility to register before the first epoch (missing: facilities " + join(missing) + ")";
+      phase.awaited = "every facility to register before the first epoch (missing: facilities " + join(missing) + ")";
     } else if (live.view->halted) {
       fail(XFFL_EQUORUM, where_, ": the federation halted in epoch ", live.view->epoch, " after round ",
            live.view->committed, ": ", live.view->cause);
     } else {
       auto self = live.registered.find(config_.facility);
       auto member = live.view->members.find(config_.facility);
-      if (self != live.registered.end() && member != live.view->members.end() && member->second == self->second)
+      if (self != live.registered.end() && member != live.view->members.end() && member->second == self->second) {
         return plan_of(*live.view, config_);
-      awaited = "the admission of this facility (" +
-                (self == live.registered.end() ? std::string("not registered: its lease holder registers it again")
-                                               : "incarnation " + self->second) +
-                ") at a round boundary; epoch " + std::to_string(live.view->epoch) + ", last committed round " +
-                std::to_string(live.view->committed);
+      }
+      phase.awaited = "the admission of this facility (" +
+                      (self == live.registered.end() ? std::string("not registered: its lease holder registers it again")
+                                                     : "incarnation " + self->second) +
+                      ") at a round boundary; epoch " + std::to_string(live.view->epoch) + ", last committed round " +
+                      std::to_string(live.view->committed);
     }
-    const int64_t left = remaining_ms(deadline);
-    if (left == 0) fail(XFFL_ETIMEOUT, where_, ": no round to begin within ", config_.timeout_ms, " ms; awaited ", awaited);
-    std::optional<Listing> changed = store_->wait_for_change(prefix, listing, static_cast<int>(left));
+    std::optional<Listing> changed = wait_live(phase, listing, remaining_ms(phase.deadline));
     if (changed) listing = std::move(*changed);
   }
 }
 
 RoundDecision RoundCoordinator::commit_round(const RoundPlan &plan) {
   check_plan(plan);
-  store_->put(ack_key(config_.prefix, config_.facility, config_.shard), ack_value(plan.epoch, plan.round));
-  return await_decision(plan, true);
+  Phase phase = this->phase("round " + std::to_string(plan.round) + " of epoch " + std::to_string(plan.epoch) +
+                            " not acknowledged");
+  phase.awaited = "the store's answer to this rank's acknowledgement";
+  ask(phase, [&](int64_t) {
+    return store_->put(ack_key(config_.prefix, config_.facility, config_.shard), ack_value(plan.epoch, plan.round));
+  });
+  return await_decision(plan, true, "");
 }
 
 RoundDecision RoundCoordinator::fail_round(const RoundPlan &plan, const std::vector<int> &lost,
@@ -315,24 +415,35 @@ RoundDecision RoundCoordinator::fail_round(const RoundPlan &plan, const std::vec
     if (f < 0 || f >= config_.facilities)
       fail(XFFL_EINVAL, where_, ": lost facility ", f, " outside [0, ", config_.facilities, ")");
   if (!lost.empty()) {
-    Live live = read_live(config_.prefix, store_->list(config_.prefix + "live/"), config_.facilities);
+    Phase phase = this->phase("the loss of facilities " + join(lost) + " in round " + std::to_string(plan.round) +
+                              " not reported");
+    phase.awaited = "the view, to report the loss (" + cause + ")";
+    Live live = read_live(config_.prefix, ask(phase, [&](int64_t) { return store_->list(config_.prefix + "live/"); }),
+                          config_.facilities);
     // Only while the round is undecided in the plan's epoch: otherwise someone decided already.
     if (live.view && !live.view->halted && live.view->epoch == plan.epoch && live.view->committed < plan.round) {
       std::optional<View> next = next_view(*live.view, live.registered, lost,
                                            cause + " (reported by facility " + std::to_string(config_.facility) +
                                                " shard " + std::to_string(config_.shard) + ")",
                                            false, 0, config_.quorum);
-      if (next) store_->compare_and_swap(view_key(config_.prefix), live.view->mod_revision, encode(*next));
+      if (next)
+        ask(phase, [&](int64_t) {
+          return store_->compare_and_swap(view_key(config_.prefix), live.view->mod_revision, encode(*next));
+        });
     }
   }
-  return await_decision(plan, false);
+  return await_decision(plan, false, cause);
 }
 
-RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan, bool acked) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeout_ms);
+RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan, bool acked, const std::string &failure) {
   const std::string prefix = config_.prefix + "live/";
   const std::string round_text = "round " + std::to_string(plan.round) + " of epoch " + std::to_string(plan.epoch);
-  Listing listing = store_->list(prefix);
+  Phase phase = this->phase(round_text + " undecided");
+  phase.awaited = "the round's decision" + (failure.empty() ? std::string() : " after this rank's part failed (" +
+                                                                                   failure + ")");
+  // One listing holds the view, the member keys and the acks (all under live/), read after this rank's
+  // ack: it sees every ack put before it, and every later change wakes the wait below.
+  Listing listing = ask(phase, [&](int64_t) { return store_->list(prefix); });
   while (true) {
     Live live = read_live(config_.prefix, listing, config_.facilities);
     if (!live.view) fail(XFFL_EPEER, where_, ": ", round_text, ": the view key disappeared from the store");
@@ -340,6 +451,8 @@ RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan, bool acked
     // 1. Decided: committed in the plan's epoch (whatever came after), halted, evicted, or redone.
     if (view.committed_epoch == plan.epoch && view.committed >= plan.round) {
       RoundDecision decision{RoundOutcome::Committed, plan, view.cause};
+      decided_ = std::move(listing);
+      decided_at_ = Clock::now();
       return decision;
     }
     if (view.halted)
@@ -356,16 +469,17 @@ RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan, bool acked
       return {RoundOutcome::Redo, next, view.cause};
     }
     // 2. Undecided in the plan's epoch: commit when every ack is there, or drop the lost facilities.
-    Listing acks = store_->list(config_.prefix + "ack/");
     std::map<std::string, std::string> ack_values;
-    for (const KeyValue &entry : acks.entries) ack_values[entry.key] = entry.value;
+    const std::string acks = ack_prefix(config_.prefix);
+    for (const KeyValue &entry : listing.entries)
+      if (entry.key.compare(0, acks.size(), acks) == 0) ack_values[entry.key] = entry.value;
     std::vector<std::string> missing;
     const std::string wanted = ack_value(plan.epoch, plan.round);
     // This rank's ack overwritten by a delayed put of an earlier round (epochs.h, "Keys"): put again,
     // or the round would wait for it until the timeout and every member would fail.
     const std::string own = ack_key(config_.prefix, config_.facility, config_.shard);
     if (acked && ack_values[own] != wanted) {
-      store_->put(own, wanted);
+      ask(phase, [&](int64_t) { return store_->put(own, wanted); });
       ack_values[own] = wanted;
     }
     for (const auto &member : view.members) {
@@ -388,22 +502,57 @@ RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan, bool acked
       }
       if (!lost.empty()) next = next_view(view, live.registered, {}, "", false, 0, config_.quorum);
     }
+    if (next && missing.empty() && next->epoch == view.epoch && next->members == view.members &&
+        next->halted == view.halted) {
+      // Every ack is in and the commit changes no membership: the round is committed whoever swaps the
+      // view, and the new view is the same bytes whoever writes it (next_view of the same view), so this
+      // rank does not wait for the store's answer (the swap is applied before its next request).
+      const std::string value = encode(*next);
+      try {
+        store_->set_call_timeout(static_cast<int>(std::max<int64_t>(1, remaining_ms(phase.deadline))));
+        store_->compare_and_swap_unanswered(view_key(config_.prefix), view.mod_revision, value);
+      } catch (const Error &) {
+        // Not needed for the decision: another rank's swap, or the next round's, advances the view.
+      }
+      for (KeyValue &entry : listing.entries)
+        if (entry.key == view_key(config_.prefix)) {
+          entry.value = value;
+          entry.mod_revision = 0;  // not known: nothing swaps against this listing (a fresh one first)
+        }
+      decided_ = std::move(listing);
+      decided_at_ = Clock::now();
+      return {RoundOutcome::Committed, plan, next->cause};
+    }
     if (next) {
-      store_->compare_and_swap(view_key(config_.prefix), view.mod_revision, encode(*next));  // the loser follows
-      listing = store_->list(prefix);
+      const std::string value = encode(*next);
+      const CasResult swapped =
+          ask(phase, [&](int64_t) { return store_->compare_and_swap(view_key(config_.prefix), view.mod_revision, value); });
+      // The answer carries the view as it is now (ours, or the winner's): no list. The listing keeps its
+      // revision, so a later wait on it sees every change since, the members' included.
+      KeyValue now;
+      if (swapped.succeeded) {
+        now.key = view_key(config_.prefix);
+        now.value = value;
+        now.mod_revision = swapped.revision;
+      } else if (swapped.current) {
+        now = *swapped.current;
+      } else {
+        listing = ask(phase, [&](int64_t) { return store_->list(prefix); });
+        continue;
+      }
+      for (KeyValue &entry : listing.entries)
+        if (entry.key == now.key) entry = now;
       continue;
     }
-    const int64_t left = remaining_ms(deadline);
-    if (left == 0) {
+    {
       std::string awaited;
       for (const std::string &text : missing) awaited += (awaited.empty() ? "" : "; ") + text;
-      fail(XFFL_ETIMEOUT, where_, ": ", round_text, " undecided after ", config_.timeout_ms,
-           " ms; awaited the acks of ", awaited, " (their leases are alive)");
+      phase.awaited = "the acks of " + awaited + " (their leases are alive)" +
+                      (failure.empty() ? std::string() : "; this rank's part failed: " + failure);
     }
-    // Member keys and the view wake us; the acks are re-read at least once a TTL (the rank whose ack
-    // completes the set commits, unless it died in between).
-    const int64_t slice = std::min<int64_t>(left, config_.lease_ttl_seconds * 1000);
-    std::optional<Listing> changed = store_->wait_for_change(prefix, listing, static_cast<int>(slice));
+    // An ack, a member key or the view wakes us (a lease's end included).
+    std::optional<Listing> changed =
+        wait_live(phase, listing, std::min<int64_t>(remaining_ms(phase.deadline), config_.lease_ttl_seconds * 1000));
     if (changed) listing = std::move(*changed);
   }
 }

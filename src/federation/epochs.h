@@ -12,13 +12,15 @@
 //   P live/view                 "epoch=E committed=R committed_epoch=C halted=0|1 members=F:INC,... joining=F,..."
 //                               written only by compare_and_swap on its mod_revision
 //   P live/member/<facility>    the facility's incarnation, attached to its lease (FacilityLease)
-//   P ack/<facility>/<shard>    "E R": this (facility, shard) finished round R of epoch E; overwritten
+//   P live/ack/<facility>/<shard>
+//                               "E R": this (facility, shard) finished round R of epoch E; overwritten
 //                               every round (facilities x shards keys in all, never more). A put of an
 //                               earlier "E R" can still land later: a store connection of a process
 //                               that died or was cut off keeps its request in its kernel's send queue
 //                               and delivers it when the link is back (seen in tests/netns's cut
 //                               test). A rank waiting for its round's decision therefore puts its ack
-//                               again when it reads another value there.
+//                               again when it reads another value there. Under live/ with the view and
+//                               the members, so that one listing (or one wait's answer) holds all three.
 //
 // Who calls: every crossing rank of every facility (one per shard index and facility), each with its own
 // RoundCoordinator and its own store connection. Per round, with no fault:
@@ -39,24 +41,73 @@
 // take the same decision. No partial sums: a lost facility's acks are never enough to commit without
 // the survivors', and a redo starts from the saved inputs.
 //
-// Store operations per crossing rank per round, with no fault: begin_round 1 list; commit_round 1 put
-// (the ack), 1 list of live/, 1 list of ack/, 1 wait_for_change (it ends at the commit and carries the
-// new view); the one rank whose ack completes the set also makes 1 compare_and_swap (more than one may
-// try it; one succeeds). So about 5 per rank and 5 x facilities x shards + 1 in all. A fault costs each
-// rank one more list and wait, and one CAS for the reporters.
+// Store operations per crossing rank per round, with no fault (bench/facilities/README.md counts
+// them): commit_round 1 put (the ack) and 1 list of live/ (view, members and acks); a rank that does
+// not find the set of acks complete waits on live/, woken by each later ack. A rank that finds it
+// complete commits: when the commit changes no membership, with a compare_and_swap whose answer it
+// does not wait for (compare_and_swap_unanswered: once every ack is in, the round is committed whoever
+// swaps, and next_view of one view gives the same bytes on every rank), else with one it waits for (its
+// answer carries the view as it is now: no list after it). begin_round reads nothing when the last
+// decision is less than kReuseViewMs old: it plans from the view that decision carried. So a round with
+// no membership change waits for 2 round trips (put, list); before session 9 it was 6 (begin's list,
+// put, two lists, CAS, a list again). Reusing a view is safe: between two rounds nothing changes the view
+// but a failure report or a lost lease in the next round, a crossing rank's member watch
+// (round_still_current) ends its crossing when the view's epoch moves or a member's key is gone or
+// replaced, and the decision is taken on a listing read after the ack, as before. One race costs a
+// redo: a registration that one rank's listing holds and another's does not (a facility admitted at
+// that very round boundary) lets the second plan the next round in the old epoch until its watch sees
+// the new one. A fault costs each rank one more list and wait, and one CAS for the reporters.
 //
-// Not thread-safe: one call at a time per object.
+// Deadlines: set_deadline bounds every later call (the crossing rank's whole average, FacilityRounds);
+// every store request is bounded by what is left of it (set_call_timeout), a request that gets no
+// answer (XFFL_ETIMEOUT, XFFL_ENETWORK) is tried again until then, and at the deadline the call throws
+// XFFL_EQUORUM when the store has not answered this rank for at least one lease TTL (its lease has ended
+// or cannot be renewed: the facility is out of the federation and counts no quorum alone; it is
+// readmitted when it reaches the store again), XFFL_ETIMEOUT otherwise (the store answers, the others do
+// not), each naming rank, facility, shard, what was awaited and for how long.
+//
+// Not thread-safe: one call at a time per object (StoreContact is shared, and thread-safe).
 #ifndef XFFL_SRC_FEDERATION_EPOCHS_H
 #define XFFL_SRC_FEDERATION_EPOCHS_H
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "federation/membership_store.h"
 
 namespace xffl::federation {
+
+using Clock = std::chrono::steady_clock;
+
+// A round boundary shorter than this reuses the view the last decision carried (see above).
+constexpr int64_t kReuseViewMs = 1000;
+
+// Whether the membership store answers one crossing rank, over any of its connections (its coordinator's,
+// its member watch's): an average that gives up says whether the store was silent, and since when.
+// Thread-safe.
+class StoreContact {
+ public:
+  void answered() { silent_since_ns_.store(0); }
+  // A request sent at `asked` got no answer: the store is silent since then, unless it already was.
+  void unanswered(Clock::time_point asked) {
+    int64_t expected = 0;
+    silent_since_ns_.compare_exchange_strong(expected, std::max<int64_t>(1, asked.time_since_epoch().count()));
+  }
+  std::optional<Clock::time_point> silent_since() const {
+    const int64_t since = silent_since_ns_.load();
+    if (since == 0) return std::nullopt;
+    return Clock::time_point(Clock::duration(since));
+  }
+
+ private:
+  std::atomic<int64_t> silent_since_ns_{0};
+};
 
 struct CoordinatorConfig {
   std::string prefix;  // federation_prefix(job id)
@@ -68,6 +119,8 @@ struct CoordinatorConfig {
   std::vector<double> weights;  // one per facility (the user's FedAvg weights, > 0); empty: equal
   int timeout_ms = 0;           // bounds every call (XFFL_TIMEOUT)
   int64_t lease_ttl_seconds = 0;  // the facilities' lease TTL: how often the acks are re-read while waiting
+  int rank = -1;                  // this crossing rank's global rank, for messages (-1: not said)
+  std::shared_ptr<StoreContact> contact;  // shared with the rank's member watch; null: one of its own
 };
 
 // Who sends the model to a joining facility, for this plan's shard.
@@ -86,7 +139,14 @@ struct RoundPlan {
   std::vector<double> weights;      // one per facility of XFFL_FEDERATED: w_f / sum over contributors, else 0
   bool self_joining = false;        // this facility receives the model in this round
   std::string incarnation;          // this facility's incarnation in the epoch
+  std::map<int, std::string> incarnations;  // every member's incarnation in the epoch
 };
+
+// Whether the round of `plan` can still be computed as planned, from a listing of the prefix's live/
+// keys: "" when so, else why not (the view moved to another epoch, or halted; a member's key is gone or
+// holds another incarnation). A crossing rank's member watch ends its crossing waits on a non-empty answer.
+std::string round_still_current(const std::string &prefix, int facilities, const RoundPlan &plan,
+                                const Listing &live);
 
 enum class RoundOutcome { Committed, Redo, Evicted };
 
@@ -119,15 +179,39 @@ class RoundCoordinator {
   // was decided already), then waits for the decision as commit_round does.
   RoundDecision fail_round(const RoundPlan &plan, const std::vector<int> &lost, const std::string &cause);
 
+  // Every later call ends by `deadline` (Clock::time_point::max(): each call's own timeout only).
+  void set_deadline(Clock::time_point deadline) { deadline_ = deadline; }
+  const std::shared_ptr<StoreContact> &contact() const { return contact_; }
+
  private:
+  // One call's bound and what it waits for, for the message when it ends.
+  struct Phase {
+    Clock::time_point started, deadline;
+    std::string what;     // "no round to begin", "round 3 of epoch 2 undecided"
+    std::string awaited;  // updated as the call learns more
+  };
+  Phase phase(std::string what) const;
+  // Runs request(call_timeout_ms) against the store, again while it gets no answer, until the phase's
+  // deadline; then throws (see "Deadlines").
+  template <typename Request>
+  auto ask(const Phase &phase, Request request) -> decltype(request(int64_t{0}));
+  std::optional<Listing> wait_live(const Phase &phase, const Listing &since, int64_t wait_ms);
+  [[noreturn]] void give_up(const Phase &phase) const;
+
   // acked: this rank put its ack of the plan's round (commit_round); it puts it again when it finds it
   // overwritten.
-  RoundDecision await_decision(const RoundPlan &plan, bool acked);
+  RoundDecision await_decision(const RoundPlan &plan, bool acked, const std::string &failure);
   void check_plan(const RoundPlan &plan) const;
 
   std::unique_ptr<MembershipStore> store_;
   CoordinatorConfig config_;
-  std::string where_;  // "facility F shard S" for messages
+  std::shared_ptr<StoreContact> contact_;
+  std::string where_;  // "rank R (facility F shard S)" for messages
+  Clock::time_point deadline_ = Clock::time_point::max();
+  // The listing of live/ the last decision carried: begin_round plans from it while it is young.
+  std::optional<Listing> decided_;
+  Clock::time_point decided_at_{};
+  std::string last_store_error_;
 };
 
 }  // namespace xffl::federation

@@ -127,7 +127,7 @@ void fail_on_tls_refusal(CURLcode rc, const Endpoint &endpoint, const Member &me
 }  // namespace
 
 EtcdStore::EtcdStore(Endpoint endpoint, std::string secret, int timeout_ms)
-    : endpoint_(std::move(endpoint)), secret_(std::move(secret)), timeout_ms_(timeout_ms), http_(new Http) {
+    : endpoint_(std::move(endpoint)), secret_(std::move(secret)), timeout_ms_(timeout_ms), call_timeout_ms_(timeout_ms), http_(new Http) {
   http_->handle = curl::curl().curl_easy_init();
   if (!http_->handle) fail(XFFL_ENOMEM, "libcurl could not create a handle for the federation ", endpoint_.text);
   // Reaching a member (and authenticating there) now, so that a wrong endpoint or secret shows at
@@ -151,7 +151,7 @@ bool EtcdStore::attempt(const std::string &path, const std::string &body, bool w
   std::string authorization = "Authorization: " + token_;
   if (with_token && !token_.empty()) headers = api.curl_slist_append(headers, authorization.c_str());
   // A dead member must not eat the whole budget before the next one is tried.
-  long connect_ms = std::min<long>(budget_ms, std::max<long>(500, timeout_ms_ / 4));
+  long connect_ms = std::min<long>(budget_ms, std::max<long>(500, call_timeout_ms_ / 4));
   api.curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   api.curl_easy_setopt(h, CURLOPT_POST, 1L);
   api.curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.c_str());
@@ -180,7 +180,7 @@ bool EtcdStore::attempt(const std::string &path, const std::string &body, bool w
 
 json::Value EtcdStore::request(const std::string &path, const std::string &body, const std::string &doing) {
   const auto started = Clock::now();
-  const auto deadline = started + std::chrono::milliseconds(timeout_ms_);
+  const auto deadline = started + std::chrono::milliseconds(call_timeout_ms_);
   const size_t members = endpoint_.members.size();
   std::vector<std::string> failures(members);
   bool any_timed_out = false, reauthenticated = false;
@@ -193,7 +193,7 @@ json::Value EtcdStore::request(const std::string &path, const std::string &body,
       for (const std::string &failure : failures)
         if (!failure.empty()) words += (words.empty() ? "" : "; ") + failure;
       fail(any_timed_out ? XFFL_ETIMEOUT : XFFL_ENETWORK, "etcd federation ", endpoint_.text, ": no member answered ",
-           doing, " within ", timeout_ms_, " ms (", words.empty() ? "no attempt" : words, ")");
+           doing, " within ", call_timeout_ms_, " ms (", words.empty() ? "no attempt" : words, ")");
     }
     Reply reply;
     std::string why;
@@ -278,7 +278,7 @@ json::Value EtcdStore::request(const std::string &path, const std::string &body,
 struct EtcdStore::Http {};
 
 EtcdStore::EtcdStore(Endpoint endpoint, std::string secret, int timeout_ms)
-    : endpoint_(std::move(endpoint)), secret_(std::move(secret)), timeout_ms_(timeout_ms) {
+    : endpoint_(std::move(endpoint)), secret_(std::move(secret)), timeout_ms_(timeout_ms), call_timeout_ms_(timeout_ms) {
   fail(XFFL_EUNSUPPORTED, "etcd federation ", endpoint_.text,
        ": this build of xffl has no libcurl headers (Debian: libcurl4-openssl-dev); use xffl:// or rebuild");
 }

@@ -53,8 +53,15 @@ class EtcdStore final : public MembershipStore {
   std::optional<KeyValue> get(const std::string &key) override;
   CasResult compare_and_swap(const std::string &key, int64_t expected_mod_revision, const std::string &value,
                              LeaseId lease) override;
+  void compare_and_swap_unanswered(const std::string &key, int64_t expected_mod_revision,
+                                   const std::string &value) override {
+    compare_and_swap(key, expected_mod_revision, value, 0);
+  }
   Listing list(const std::string &prefix) override;
   std::optional<Listing> wait_for_change(const std::string &prefix, const Listing &since, int timeout_ms) override;
+  void set_call_timeout(int timeout_ms) override {
+    call_timeout_ms_ = timeout_ms > 0 && timeout_ms < timeout_ms_ ? timeout_ms : timeout_ms_;
+  }
 
   // The member requests go to now ("127.0.0.1:2379"), for tests of failover.
   std::string current_member() const;
@@ -75,7 +82,8 @@ class EtcdStore final : public MembershipStore {
 
   Endpoint endpoint_;
   std::string secret_;
-  int timeout_ms_;
+  int timeout_ms_;       // the connection's
+  int call_timeout_ms_;  // each call's: timeout_ms_ unless set_call_timeout said less
   size_t current_ = 0;
   std::string token_;  // etcd's auth token for members_[current_]; empty: not authenticated there
   std::unique_ptr<Http> http_;

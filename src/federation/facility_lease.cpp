@@ -55,6 +55,9 @@ FacilityLease::FacilityLease(const Endpoint &endpoint, const std::string &secret
 
 FacilityLease::~FacilityLease() {
   stop();
+  // The store did not answer the last renewal: a revoke would wait for it once more (up to a TTL) at
+  // the end of a job cut off from it, and the lease ends by itself within its TTL anyway.
+  if (store_silent_.load()) return;
   try {
     if (lease_.load() != 0) store_->revoke(lease_.load());
   } catch (const std::exception &) {
@@ -140,7 +143,9 @@ void FacilityLease::renew_loop() {
       try {
         register_member(*store_);
         last_renewal = Clock::now();
+        store_silent_.store(false);
       } catch (const std::exception &) {
+        store_silent_.store(true);
       }
     };
     if (!registered_.load()) {
@@ -150,7 +155,9 @@ void FacilityLease::renew_loop() {
     const LeaseId lease = lease_.load();
     const auto now = Clock::now();
     try {
-      if (store_->keep_alive(lease) > 0) {
+      const int64_t ttl = store_->keep_alive(lease);
+      store_silent_.store(false);
+      if (ttl > 0) {
         last_renewal = now;
         continue;
       }
@@ -161,6 +168,7 @@ void FacilityLease::renew_loop() {
                    " s): the facility was evicted and registers again");
       register_again();
     } catch (const std::exception &) {
+      store_silent_.store(true);
       // The store did not answer. Only its answer says whether the lease ended: an etcd cluster without
       // a leader answers nobody, and its next leader extends every lease, so a facility that counted
       // itself evicted after a TTL of silence would give up a membership the store still holds (and,

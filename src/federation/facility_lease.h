@@ -16,7 +16,7 @@
 //
 // Bounds: the first registration may take the whole timeout; after it the lease's connection has a
 // timeout of min(timeout_ms, max(1 s, TTL)), so every renewal and the destructor (which stops the
-// thread, then revokes the lease) end within about one TTL.
+// thread, then revokes the lease, unless the last renewal got no answer) end within about one TTL.
 #ifndef XFFL_SRC_FEDERATION_FACILITY_LEASE_H
 #define XFFL_SRC_FEDERATION_FACILITY_LEASE_H
 
@@ -76,6 +76,7 @@ class FacilityLease {
   std::atomic<LeaseId> lease_{0};  // written by the thread after an eviction, read by the owner after stop()
   std::atomic<uint64_t> evictions_{0};
   std::atomic<bool> registered_{false};
+  std::atomic<bool> store_silent_{false};  // the last renewal got no answer
   mutable std::mutex mutex_;  // guards incarnation_, cause_, stopping_
   std::condition_variable wake_;
   std::string incarnation_;

@@ -158,6 +158,7 @@ void FederationServer::serve(Connection *connection) {
       // connection slot); stop() wakes this receive by shutting the socket down.
       auto forever = net::Clock::now() + std::chrono::hours(24 * 365);
       if (receive_frame(fd, reader, forever, &frame).kind != net::IoResult::Ok) return;
+      if (static_cast<size_t>(frame.type) < requests_.size()) requests_[static_cast<size_t>(frame.type)]++;
       std::optional<Reply> reply;
       {
         std::unique_lock<std::mutex> lock(mutex_);
@@ -187,6 +188,17 @@ void FederationServer::serve(Connection *connection) {
   } catch (const std::exception &) {
     // A malformed frame (ProtocolError) or a stranger: the connection ends, the server goes on.
   }
+}
+
+std::string FederationServer::request_counts() const {
+  std::string out;
+  for (size_t type = 0; type < requests_.size(); ++type) {
+    const uint64_t count = requests_[type].load();
+    if (count == 0 || !protocol::is_known_type(static_cast<uint16_t>(type))) continue;
+    out += (out.empty() ? "" : ", ") + std::string(protocol::type_name(static_cast<protocol::Type>(type))) + " " +
+           std::to_string(count);
+  }
+  return out.empty() ? "none" : out;
 }
 
 }  // namespace xffl::federation

@@ -9,6 +9,7 @@
 #ifndef XFFL_SRC_FEDERATION_FEDERATION_SERVER_H
 #define XFFL_SRC_FEDERATION_FEDERATION_SERVER_H
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <list>
@@ -43,6 +44,9 @@ class FederationServer {
   const std::string &address() const { return address_; }
   // Closes the listener and every connection, and joins every thread. Idempotent.
   void stop();
+  // The requests served so far, by type: "Put 12, List 30, ..." (types never asked are left out); for
+  // profiling a client's protocol (xffl-federation --stats, bench/facilities/continue_bench.py).
+  std::string request_counts() const;
 
  private:
   struct Connection {
@@ -68,6 +72,7 @@ class FederationServer {
   std::list<std::unique_ptr<Connection>> connections_;
   std::atomic<bool> stopping_{false};
   std::thread acceptor_;
+  std::array<std::atomic<uint64_t>, 64> requests_{};  // by request type (< 64)
 };
 
 }  // namespace xffl::federation

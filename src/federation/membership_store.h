@@ -9,7 +9,8 @@
 // - compare_and_swap writes only if the key's mod_revision is the one expected (0: the key is absent),
 //   atomically; exactly one of several racing writers with the same expectation succeeds.
 //
-// Every call is bounded by the timeout given to connect_membership_store and throws xffl::Error naming
+// Every call is bounded by the timeout given to connect_membership_store (or a shorter one,
+// set_call_timeout) and throws xffl::Error naming
 // the endpoint and what was awaited: XFFL_ETIMEOUT (no answer in time), XFFL_ENETWORK (no member
 // reachable, or something that is not the store answered), XFFL_EAUTH (the job secret was refused),
 // XFFL_EPEER (the store answered with an error of its own), XFFL_EINVAL (a key or value beyond the
@@ -77,12 +78,23 @@ class MembershipStore {
   // Writes only if key's mod_revision == expected_mod_revision (0: only if the key is absent).
   virtual CasResult compare_and_swap(const std::string &key, int64_t expected_mod_revision, const std::string &value,
                                      LeaseId lease = 0) = 0;
+  // A compare_and_swap whose answer the caller does not need (its outcome is decided either way, as a
+  // round's commit once every ack is in): it may return before the store applied it, and reports no
+  // failure. The store applies it before any later request of this connection (xffl: it is sent now and
+  // its answer read before the next call's; etcd: done now, as compare_and_swap).
+  virtual void compare_and_swap_unanswered(const std::string &key, int64_t expected_mod_revision,
+                                           const std::string &value) = 0;
   // Every key that starts with prefix (an empty prefix lists everything).
   virtual Listing list(const std::string &prefix) = 0;
   // Waits at most timeout_ms until the prefix's keys differ from `since` (a listing of the same
   // prefix): a key written, added or deleted (a lease's end included). Returns the new listing, or
   // nullopt when nothing changed in time. timeout_ms is capped at the connection's timeout.
   virtual std::optional<Listing> wait_for_change(const std::string &prefix, const Listing &since, int timeout_ms) = 0;
+
+  // Bounds each later call at timeout_ms instead of the connection's timeout (at most that; 0 or less:
+  // the connection's timeout again), so that a caller with a deadline of its own is never held past
+  // it by one request: a wait_for_change then ends within its wait plus this bound.
+  virtual void set_call_timeout(int timeout_ms) = 0;
 };
 
 // Connects to the endpoint and authenticates with the job secret (empty: no authentication); the

@@ -38,7 +38,34 @@ void read_tls_files(const Environment &environment, Endpoint *endpoint) {
 }  // namespace
 
 int64_t default_lease_ttl_seconds(int timeout_ms) {
-  return std::clamp<int64_t>(timeout_ms / 20 / 1000, 2, 15);
+  const int64_t ttl = std::clamp<int64_t>(timeout_ms / 20 / 1000, 2, 15);
+  return std::max<int64_t>(1, std::min<int64_t>(ttl, timeout_ms / 2 / 1000));
+}
+
+void check_lease_ttl(int64_t ttl_seconds, int timeout_ms, const char *ttl_origin) {
+  if (ttl_seconds * 1000 < int64_t{timeout_ms}) return;
+  fail(XFFL_EINVAL, "XFFL_FACILITY_FAULTS=continue needs a lease TTL shorter than the timeout: ",
+       registry::name(Var::FederationLeaseTtl), " = ", ttl_seconds, " s (", ttl_origin, ") is not below ",
+       registry::name(Var::Timeout), " (XFFL_OPT_TIMEOUT_MS) = ", timeout_ms,
+       " ms; survivors would time out before a lost facility's lease ends. Set ",
+       registry::name(Var::FederationLeaseTtl), " below ", registry::name(Var::Timeout),
+       " (whole seconds, at least 1; the default is ", registry::name(Var::Timeout), " / 20 within [2, 15] s)",
+       timeout_ms <= 1000 ? ", or a timeout above 1 s" : "");
+}
+
+int64_t continue_lease_ttl_seconds(const Environment &environment, int timeout_ms) {
+  std::optional<int> ttl_ms = registry::read_int(environment, Var::FederationLeaseTtl);
+  if (!ttl_ms) {
+    const int64_t ttl = default_lease_ttl_seconds(timeout_ms);
+    check_lease_ttl(ttl, timeout_ms, "its default, the smallest a lease can have");
+    return ttl;
+  }
+  const int64_t ttl = std::max<int64_t>(1, (int64_t{*ttl_ms} + 999) / 1000);
+  const std::string origin = *ttl_ms == ttl * 1000
+                                 ? std::string("as set")
+                                 : "set to " + std::to_string(*ttl_ms) + " ms, rounded up to whole seconds";
+  check_lease_ttl(ttl, timeout_ms, origin.c_str());
+  return ttl;
 }
 
 std::optional<FederationSettings> read_federation_settings(const Environment &environment, int timeout_ms) {

@@ -22,7 +22,7 @@ std::chrono::milliseconds ms(int value) { return std::chrono::milliseconds(value
 }  // namespace
 
 XfflStore::XfflStore(Endpoint endpoint, std::string secret, int timeout_ms)
-    : endpoint_(std::move(endpoint)), secret_(std::move(secret)), timeout_ms_(timeout_ms) {
+    : endpoint_(std::move(endpoint)), secret_(std::move(secret)), timeout_ms_(timeout_ms), call_timeout_ms_(timeout_ms) {
   connect(net::Clock::now() + ms(timeout_ms_));
 }
 
@@ -115,7 +115,7 @@ void XfflStore::connect(net::Clock::time_point deadline) {
     if (now >= deadline) {
       auto tried = std::chrono::duration_cast<std::chrono::milliseconds>(now - started).count();
       fail(timed_out ? XFFL_ETIMEOUT : XFFL_ENETWORK, "cannot reach the ", where, " (tried for ", tried,
-           " ms, timeout ", timeout_ms_, " ms): ", last);
+           " ms, timeout ", call_timeout_ms_, " ms): ", last);
     }
     std::this_thread::sleep_for(std::min<net::Clock::duration>(pause, deadline - now));
     pause = std::min(pause * 2, ms(1000));
@@ -124,23 +124,32 @@ void XfflStore::connect(net::Clock::time_point deadline) {
 
 void XfflStore::lost(const net::IoResult &result, const std::string &doing) {
   fd_.reset();
+  unanswered_ = 0;
   reader_ = protocol::FrameReader{};
   if (result.kind == net::IoResult::Timeout)
-    fail(XFFL_ETIMEOUT, "the federation server ", endpoint_.text, " did not answer ", doing, " within ", timeout_ms_,
-         " ms");
+    fail(XFFL_ETIMEOUT, "the federation server ", endpoint_.text, " did not answer ", doing, " within ",
+         call_timeout_ms_, " ms");
   fail(XFFL_ENETWORK, "lost the connection to the federation server ", endpoint_.text, " while ", doing, ": ",
        result.kind == net::IoResult::Closed ? std::string("it closed") : net::errno_text(result.error));
 }
 
 protocol::Frame XfflStore::call(Type type, std::vector<uint8_t> payload, std::initializer_list<Type> replies,
                                 const std::string &doing, int extra_wait_ms) {
-  auto deadline = net::Clock::now() + ms(timeout_ms_);
-  if (!fd_) connect(deadline);
+  auto deadline = net::Clock::now() + ms(call_timeout_ms_);
+  if (!fd_) {
+    unanswered_ = 0;
+    connect(deadline);
+  }
   deadline += ms(extra_wait_ms);
   net::IoResult io = send_frame(fd_.get(), type, payload, deadline);
   if (io.kind != net::IoResult::Ok) lost(io, doing);
   protocol::Frame frame;
   try {
+    // The answers of earlier compare_and_swap_unanswered come first (the server answers in order).
+    for (; unanswered_ > 0; --unanswered_) {
+      io = receive_frame(fd_.get(), reader_, deadline, &frame);
+      if (io.kind != net::IoResult::Ok) lost(io, doing);
+    }
     io = receive_frame(fd_.get(), reader_, deadline, &frame);
   } catch (const ProtocolError &error) {
     fd_.reset();
@@ -254,6 +263,27 @@ CasResult XfflStore::compare_and_swap(const std::string &key, int64_t expected_m
     in.finish();
     return result;
   });
+}
+
+void XfflStore::compare_and_swap_unanswered(const std::string &key, int64_t expected_mod_revision,
+                                            const std::string &value) {
+  check_key(endpoint_.text, key);
+  check_value(endpoint_.text, key, value);
+  if (!fd_) return;  // no connection to send it on now: the caller's later requests do without it
+  PayloadWriter out;
+  out.text(key);
+  protocol::put_i64(out, expected_mod_revision);
+  out.text(value);
+  protocol::put_i64(out, 0);
+  // Bounded by the call timeout: a full send buffer (a store that reads nothing) must not hold us.
+  net::IoResult io = send_frame(fd_.get(), Type::Cas, out.take(), net::Clock::now() + ms(call_timeout_ms_));
+  if (io.kind != net::IoResult::Ok) {
+    fd_.reset();
+    reader_ = protocol::FrameReader{};
+    unanswered_ = 0;
+    return;
+  }
+  ++unanswered_;
 }
 
 Listing XfflStore::read_entries(const std::vector<uint8_t> &payload, const std::string &doing) {

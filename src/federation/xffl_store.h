@@ -26,8 +26,13 @@ class XfflStore final : public MembershipStore {
   std::optional<KeyValue> get(const std::string &key) override;
   CasResult compare_and_swap(const std::string &key, int64_t expected_mod_revision, const std::string &value,
                              LeaseId lease) override;
+  void compare_and_swap_unanswered(const std::string &key, int64_t expected_mod_revision,
+                                   const std::string &value) override;
   Listing list(const std::string &prefix) override;
   std::optional<Listing> wait_for_change(const std::string &prefix, const Listing &since, int timeout_ms) override;
+  void set_call_timeout(int timeout_ms) override {
+    call_timeout_ms_ = timeout_ms > 0 && timeout_ms < timeout_ms_ ? timeout_ms : timeout_ms_;
+  }
 
  private:
   void connect(bootstrap::net::Clock::time_point deadline);
@@ -49,9 +54,11 @@ class XfflStore final : public MembershipStore {
 
   Endpoint endpoint_;
   std::string secret_;
-  int timeout_ms_;
+  int timeout_ms_;       // the connection's
+  int call_timeout_ms_;  // each call's: timeout_ms_ unless set_call_timeout said less
   bootstrap::net::Fd fd_;
   protocol::FrameReader reader_;
+  int unanswered_ = 0;  // replies of compare_and_swap_unanswered still to read (and drop) on fd_
 };
 
 }  // namespace xffl::federation

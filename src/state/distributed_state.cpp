@@ -113,6 +113,10 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
   // Facility mode is checked before any rank waits (the facility index, WORLD_SIZE == F_i).
   std::shared_ptr<FacilityLink> facility = FacilityLink::from_options(options_, rank, world_size);
   if (facility) check_quorum(static_cast<int>(facility->sizes().size()), "xffl_set_global");
+  // Under continue the lease TTL must be shorter than the timeout (federation/settings.h): refused here,
+  // before any rank waits, whatever the backend.
+  const bool continues = facility && options_.facility_faults == XFFL_FACILITY_FAULTS_CONTINUE;
+  const int64_t lease_ttl = continues ? federation::continue_lease_ttl_seconds(process_environment(), options_.timeout_ms) : 0;
 
   std::shared_ptr<comm::Backend> made =
       make_backend(GlobalConfig{backend, master_addr, master_port, rank, world_size, store_address_from_pmix},
@@ -121,13 +125,9 @@ void DistributedState::set_global(xffl_backend_t backend, xffl_device_t device_t
   // has published its crossing address (make_backend's barrier), so that a facility admitted into the
   // federation can be reached at once.
   // Backend NONE (topology only) never averages: it takes no lease and connects to nothing.
-  if (facility && options_.facility_faults == XFFL_FACILITY_FAULTS_CONTINUE && backend != XFFL_BACKEND_NONE) {
-    std::optional<federation::FederationSettings> settings =
-        federation::read_federation_settings(process_environment(), options_.timeout_ms);
-    const int64_t ttl =
-        settings ? settings->lease_ttl_seconds : federation::default_lease_ttl_seconds(options_.timeout_ms);
+  if (continues && backend != XFFL_BACKEND_NONE) {
     facility_rounds_ = std::make_unique<FacilityRounds>(facility, rank, options_.timeout_ms,
-                                                        options_.federation_quorum, ttl, options_.auth_token,
+                                                        options_.federation_quorum, lease_ttl, options_.auth_token,
                                                         options_.job_id,
                                                         Logger(options_.log_level, facility->global_rank(rank)));
   }
@@ -157,6 +157,8 @@ void DistributedState::set_option(xffl_option_t option, int value) {
   // Setting an option xffl_set_global read to the value it already has changes nothing: allowed.
   if (Options::read_by_set_global(option) && !Options::is_string_option(option) && value == options_.get(option)) return;
   require_settable(option);
+  if (option == XFFL_OPT_TIMEOUT_MS && value > 0 && facility_rounds_)
+    federation::check_lease_ttl(facility_rounds_->lease_ttl_seconds(), value, "fixed by xffl_set_global");
   if (option == XFFL_OPT_FEDERATED_STRATEGY) federated_strategies_.require(value);
   const xffl_wire_format_t wire_format = options_.wire_format;
   options_.set(option, value);

@@ -6,7 +6,7 @@
 #include <functional>
 #include <mutex>
 #include <new>
-#include <set>
+#include <optional>
 
 #include "comm/dtype.h"
 #include "common/error.h"
@@ -94,56 +94,75 @@ Header decode(const std::vector<uint8_t> &in, int facilities) {
 
 }  // namespace
 
-// Ends the crossing waits of a round when a facility of the round has no member key any more (its
-// lease ended: a dead or hung facility), instead of letting them run to XFFL_TIMEOUT. Polled by the
-// crossing backend on the waiting thread (comm/crossing_wait_hook.h); reads the store at most once
-// per kWatchPeriodMs over a connection of its own.
+// Ends the crossing waits of a round when the round can no longer complete as planned (a facility of
+// the round has no member key any more or registered again, the view moved to another epoch:
+// federation::round_still_current), instead of letting them run to XFFL_TIMEOUT; and at the average's
+// deadline (FacilityRounds::run_crossing), so that a crossing rank cut off from the others and the store
+// ends its average within the timeout. Polled by the crossing backend on the waiting thread
+// (comm/crossing_wait_hook.h); reads the store at most once per kWatchPeriodMs over a connection of its
+// own, each read bounded by call_bound_ms and the deadline.
 class FacilityRounds::MemberWatch {
  public:
-  MemberWatch(std::unique_ptr<federation::MembershipStore> store, std::string prefix, int facilities)
-      : store_(std::move(store)), prefix_(std::move(prefix)), facilities_(facilities) {}
+  MemberWatch(std::unique_ptr<federation::MembershipStore> store, std::string prefix, int facilities,
+              std::shared_ptr<federation::StoreContact> contact, int64_t call_bound_ms)
+      : store_(std::move(store)),
+        prefix_(std::move(prefix)),
+        facilities_(facilities),
+        contact_(std::move(contact)),
+        call_bound_ms_(call_bound_ms) {}
 
-  // The facilities of the round now crossing; empty: nothing is watched.
-  void watch(std::vector<int> members) {
+  // The round now crossing (null: nothing is watched) and its average's deadline.
+  void watch(const RoundPlan *plan, Clock::time_point started, Clock::time_point deadline) {
     std::lock_guard<std::mutex> lock(mutex_);
-    members_ = std::move(members);
+    plan_.reset();
+    if (plan) plan_ = *plan;
+    started_ = started;
+    deadline_ = deadline;
     next_ = Clock::now() + std::chrono::milliseconds(kWatchPeriodMs);
   }
 
   void check() {
-    std::vector<int> members;
+    RoundPlan plan;
+    Clock::time_point deadline, started;
+    const Clock::time_point now = Clock::now();
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (members_.empty() || Clock::now() < next_) return;
-      next_ = Clock::now() + std::chrono::milliseconds(kWatchPeriodMs);
-      members = members_;
+      if (!plan_) return;
+      deadline = deadline_;
+      started = started_;
+      if (now < deadline && now < next_) return;
+      next_ = now + std::chrono::milliseconds(kWatchPeriodMs);
+      plan = *plan_;
     }
+    const auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - started).count();
+    if (now >= deadline)
+      fail(XFFL_ETIMEOUT, "the crossing of round ", plan.round, " of epoch ", plan.epoch, " (facilities ",
+           join(plan.members), ") had not completed ", elapsed_ms, " ms into the federated average, its deadline");
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    store_->set_call_timeout(static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(left, call_bound_ms_))));
     federation::Listing listing;
     try {
-      listing = store_->list(prefix_ + "live/member/");
-    } catch (const Error &) {
-      return;  // the store is unreachable: no early end; the transport's own timeout still bounds the wait
+      listing = store_->list(prefix_ + "live/");
+      contact_->answered();
+    } catch (const Error &error) {
+      // The store is unreachable: no early end (its silence alone proves nothing about the round: an
+      // etcd electing a leader answers no one); the deadline above still ends the wait.
+      if (error.status() == XFFL_ETIMEOUT || error.status() == XFFL_ENETWORK) contact_->unanswered(now);
+      return;
     }
-    std::set<int> registered;
-    const std::string keys = prefix_ + "live/member/";
-    for (const federation::KeyValue &entry : listing.entries) {
-      try {
-        registered.insert(std::stoi(entry.key.substr(keys.size())));
-      } catch (const std::exception &) {
-      }
-    }
-    for (int facility : members)
-      if (facility >= 0 && facility < facilities_ && !registered.count(facility))
-        fail(XFFL_EPEER, "facility ", facility, " lost: its lease in the federation's store ", store_->endpoint(),
-             " ended (no member key), so the crossing wait on it ends");
+    const std::string why = federation::round_still_current(prefix_, facilities_, plan, listing);
+    if (!why.empty()) fail(XFFL_EPEER, why, ", so the crossing wait of round ", plan.round, " ends");
   }
 
  private:
   std::unique_ptr<federation::MembershipStore> store_;
   std::string prefix_;
   int facilities_;
+  std::shared_ptr<federation::StoreContact> contact_;
+  int64_t call_bound_ms_;
   std::mutex mutex_;
-  std::vector<int> members_;
+  std::optional<RoundPlan> plan_;
+  Clock::time_point started_{}, deadline_{};
   Clock::time_point next_{};
 };
 
@@ -166,6 +185,7 @@ FacilityRounds::FacilityRounds(std::shared_ptr<FacilityLink> link, int job_rank,
       job_id_(job_id),
       logger_(std::move(logger)) {
   for (int f = 0; f < static_cast<int>(link_->sizes().size()); ++f) progress_.live.push_back(f);
+  contact_ = std::make_shared<federation::StoreContact>();
   if (job_rank_ == 0)
     lease_ = std::make_unique<federation::FacilityLease>(link_->endpoint(), auth_token_, timeout_ms_, link_->prefix(),
                                                          link_->facility(), lease_ttl_seconds_);
@@ -234,21 +254,30 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
     config.quorum = quorum_;
     config.timeout_ms = timeout_ms_;
     config.lease_ttl_seconds = lease_ttl_seconds_;
+    config.rank = link_->global_rank(job_rank_);
+    config.contact = contact_;
     coordinator_ = std::make_unique<federation::RoundCoordinator>(link_->open_store(), config);
     coordinator_shard_ = placement.shard;
     coordinator_shards_ = placement.shards;
   }
   if (!watch_) {
-    watch_ = std::make_shared<MemberWatch>(link_->open_store(), link_->prefix(), facilities);
+    const int64_t bound_ms = std::min<int64_t>(timeout_ms_, std::max<int64_t>(kWatchPeriodMs, lease_ttl_seconds_ * 500));
+    watch_ = std::make_shared<MemberWatch>(link_->open_store(), link_->prefix(), facilities, contact_, bound_ms);
     link_->crossing_wait_hook()->set([watch = watch_] { watch->check(); });
   }
+  // The whole of this rank's part ends within the timeout, a little before it (min(1 s, timeout / 10)),
+  // so that the ranks of its relay group, which wait the timeout for it, get its status.
+  const Clock::time_point average_started = Clock::now();
+  const Clock::time_point deadline =
+      average_started + std::chrono::milliseconds(timeout_ms_ - std::min(1000, timeout_ms_ / 10));
+  coordinator_->set_deadline(deadline);
   const bool logs = placement.shard == 0;  // one line per facility, from the crossing rank of shard 0
   const size_t bytes = count * comm::dtype_size(dtype);
   RoundPlan plan = coordinator_->begin_round();
   while (true) {
     std::string failure;
     bool seal_failed = false;
-    watch_->watch(plan.members);
+    watch_->watch(&plan, average_started, deadline);
     try {
       if (plan.self_joining) {
         const auto heal = std::find_if(plan.heal.begin(), plan.heal.end(),
@@ -330,7 +359,7 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
       if (seal_failed) {
         // Never used: this facility reports itself lost so that the others go on without it, then
         // the caller gets XFFL_EAUTH; its next average asks for the model again.
-        watch_->watch({});
+        watch_->watch(nullptr, average_started, deadline);
         contributors_.reset();
         RoundDecision decision = coordinator_->fail_round(plan, {self}, failure);
         while (decision.outcome == RoundOutcome::Redo)
@@ -338,7 +367,7 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
         throw;
       }
     }
-    watch_->watch({});
+    watch_->watch(nullptr, average_started, deadline);
     if (!failure.empty()) contributors_.reset();  // a failed communicator is unusable
     const RoundDecision decision =
         failure.empty() ? coordinator_->commit_round(plan) : coordinator_->fail_round(plan, {}, failure);

@@ -8,8 +8,12 @@
 //   facility is a member while it is renewed;
 // - each crossing rank (the sender of one shard: the FEDERATED group's member of this facility) holds a
 //   RoundCoordinator over a store connection of its own, made at its first average, and a watch of the
-//   member keys that ends its crossing waits when a facility of the round loses its lease
-//   (comm/crossing_wait_hook.h), so that no survivor waits for XFFL_TIMEOUT on a hung facility;
+//   member keys and the view that ends its crossing waits when a facility of the round loses its lease
+//   or the round moves to another epoch (comm/crossing_wait_hook.h), so that no survivor waits for
+//   XFFL_TIMEOUT on a hung facility; its whole part of an average (store requests, crossing waits) ends
+//   within XFFL_TIMEOUT - min(1 s, XFFL_TIMEOUT / 10) of the call, so that the facility's other ranks,
+//   which wait XFFL_TIMEOUT for its relay, get its status (XFFL_EQUORUM when the store has not answered
+//   it for a lease TTL: federation/epochs.h, "Deadlines");
 // - every other rank only receives: the relay inside the facility (REPLICA group) carries a header
 //   (status, epoch, round, the round's contributing facilities) before the model, so every rank of the
 //   facility answers XFFL_ATTR_FEDERATION_EPOCH / _ROUND / XFFL_ATTR_LIVE_FACILITIES alike, and fails
@@ -73,6 +77,7 @@ namespace xffl {
 namespace federation {
 class FacilityLease;
 class RoundCoordinator;
+class StoreContact;
 }  // namespace federation
 
 namespace federated::wire {
@@ -124,6 +129,8 @@ class FacilityRounds {
   // The last committed round's epoch, number and contributing facilities (0, 0 and every facility
   // before the first average): a copy, consistent, safe from any thread.
   Progress progress() const;
+  // The lease TTL this facility runs with (XFFL_FEDERATION_LEASE_TTL or its default), in seconds.
+  int64_t lease_ttl_seconds() const { return lease_ttl_seconds_; }
 
  private:
   class MemberWatch;
@@ -149,6 +156,7 @@ class FacilityRounds {
   std::unique_ptr<federation::RoundCoordinator> coordinator_;  // crossing ranks, from their first average
   int coordinator_shard_ = -1, coordinator_shards_ = 0;
   std::shared_ptr<MemberWatch> watch_;
+  std::shared_ptr<federation::StoreContact> contact_;  // the crossing rank's: its coordinator's and watch's requests
   // The crossing group of the current epoch's contributors, kept between the rounds of one epoch.
   std::unique_ptr<comm::Communicator> contributors_;
   uint64_t contributors_serial_ = 0;

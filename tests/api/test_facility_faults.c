@@ -159,6 +159,43 @@ static void test_facility_mode_refusals(void **state) {
   unsetenv("XFFL_FEDERATED");
 }
 
+/* Under CONTINUE the lease TTL must be shorter than the timeout (equal too is refused): xffl_set_global says
+ * XFFL_EINVAL naming both variables and both values, before any rank waits (backend NONE included). FAIL takes
+ * no lease: the same TTL is accepted. */
+static void test_lease_ttl_not_below_the_timeout(void **state) {
+  (void)state;
+  setenv("XFFL_FACILITY", "0", 1);
+  setenv("XFFL_FEDERATION", "xffl://127.0.0.1:9", 1);
+  setenv("XFFL_FEDERATED", "1,1", 1);
+  setenv("XFFL_FEDERATION_LEASE_TTL", "10", 1);
+  const int timeouts[] = {10000, 4000};
+  for (size_t i = 0; i < 2; ++i) {
+    xffl_state_t *st = NULL;
+    assert_xffl_ok(xffl_state_create(&st));
+    assert_xffl_ok(xffl_set_option(st, XFFL_OPT_FACILITY_FAULTS, XFFL_FACILITY_FAULTS_CONTINUE));
+    assert_xffl_ok(xffl_set_option(st, XFFL_OPT_TIMEOUT_MS, timeouts[i]));
+    assert_xffl_status(xffl_set_global(st, XFFL_BACKEND_NONE, XFFL_DEVICE_CPU, API_MASTER_ADDR, API_MASTER_PORT, 0, 1),
+                       XFFL_EINVAL);
+    api_expect_message_contains("XFFL_FEDERATION_LEASE_TTL = 10 s (as set) is not below XFFL_TIMEOUT", "TTL >= timeout");
+    api_expect_message_contains(i == 0 ? "= 10000 ms" : "= 4000 ms", "the timeout's value");
+    xffl_state_destroy(st);
+  }
+  xffl_state_t *st = NULL;
+  assert_xffl_ok(xffl_state_create(&st));
+  assert_xffl_ok(xffl_set_option(st, XFFL_OPT_FACILITY_FAULTS, XFFL_FACILITY_FAULTS_CONTINUE));
+  assert_xffl_ok(xffl_set_option(st, XFFL_OPT_TIMEOUT_MS, 10001));
+  assert_xffl_ok(xffl_set_global(st, XFFL_BACKEND_NONE, XFFL_DEVICE_CPU, API_MASTER_ADDR, API_MASTER_PORT, 0, 1));
+  xffl_state_destroy(st);
+  assert_xffl_ok(xffl_state_create(&st));
+  assert_xffl_ok(xffl_set_option(st, XFFL_OPT_TIMEOUT_MS, 5000));
+  assert_xffl_ok(xffl_set_global(st, XFFL_BACKEND_NONE, XFFL_DEVICE_CPU, API_MASTER_ADDR, API_MASTER_PORT, 0, 1));
+  xffl_state_destroy(st);
+  unsetenv("XFFL_FEDERATION_LEASE_TTL");
+  unsetenv("XFFL_FACILITY");
+  unsetenv("XFFL_FEDERATION");
+  unsetenv("XFFL_FEDERATED");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults_and_environment),
@@ -166,6 +203,7 @@ int main(void) {
       cmocka_unit_test(test_quorum_against_the_layout),
       cmocka_unit_test(test_attributes),
       cmocka_unit_test(test_facility_mode_refusals),
+      cmocka_unit_test(test_lease_ttl_not_below_the_timeout),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,9 +70,22 @@ void test_settings(void **) {
   assert_int_equal(settings->facility, 2);
   assert_int_equal(settings->lease_ttl_seconds, 15);  // 300 s / 20
   assert_int_equal(read_federation_settings(env, 60000)->lease_ttl_seconds, 3);
-  assert_int_equal(read_federation_settings(env, 1000)->lease_ttl_seconds, 2);
+  // Small timeouts: at most half the timeout, at least 1 s (a lease must end inside the timeout).
+  assert_int_equal(read_federation_settings(env, 5000)->lease_ttl_seconds, 2);
+  assert_int_equal(read_federation_settings(env, 3000)->lease_ttl_seconds, 1);
+  assert_int_equal(read_federation_settings(env, 2000)->lease_ttl_seconds, 1);
+  assert_int_equal(read_federation_settings(env, 1000)->lease_ttl_seconds, 1);
+  assert_int_equal(continue_lease_ttl_seconds(env, 2000), 1);
+  // Under continue the TTL must be below the timeout; at 1 s even the default is not.
+  expect_failure(outcome_of([&] { continue_lease_ttl_seconds(env, 1000); }), XFFL_EINVAL,
+                 {"XFFL_FEDERATION_LEASE_TTL = 1 s (its default", "XFFL_TIMEOUT (XFFL_OPT_TIMEOUT_MS) = 1000 ms",
+                  "or a timeout above 1 s"});
   env["XFFL_FEDERATION_LEASE_TTL"] = "2.5";
   assert_int_equal(read_federation_settings(env, 300000)->lease_ttl_seconds, 3);  // rounded up
+  assert_int_equal(continue_lease_ttl_seconds(env, 3001), 3);
+  expect_failure(outcome_of([&] { continue_lease_ttl_seconds(env, 3000); }), XFFL_EINVAL,
+                 {"XFFL_FEDERATION_LEASE_TTL = 3 s (set to 2500 ms, rounded up to whole seconds) is not below "
+                  "XFFL_TIMEOUT (XFFL_OPT_TIMEOUT_MS) = 3000 ms"});
   expect_failure(outcome_of([] {
                    read_federation_settings({{"XFFL_FEDERATION", "xffl://h:1"}}, 1000);
                  }),

@@ -222,7 +222,7 @@ class ShardRank {
   // What a delayed put of an earlier round does to facility 0 shard 0's ack (epochs.h, "Keys": P
   // ack/<facility>/<shard> = "E R"), once that ack is there and before this rank's completes the set.
   void overwrite_first_ack(const RoundPlan &plan) {
-    const std::string key = prefix_ + "ack/0/0";
+    const std::string key = prefix_ + "live/ack/0/0";
     const std::string acked = std::to_string(plan.epoch) + " " + std::to_string(plan.round);
     auto deadline = Clock::now() + std::chrono::milliseconds(kTimeoutMs);
     for (std::optional<KeyValue> ack = store_->get(key); !ack || ack->value != acked; ack = store_->get(key)) {
@@ -347,7 +347,7 @@ class ShardRank {
     }
     if (facility_ == scenario_.partial_ack_facility && plan.round == scenario_.partial_ack_round && shard_ == 1) {
       // Die with the whole facility once shard 0 acked this round and before this shard does.
-      const std::string ack = prefix_ + "ack/" + std::to_string(facility_) + "/0";
+      const std::string ack = prefix_ + "live/ack/" + std::to_string(facility_) + "/0";
       const std::string wanted = std::to_string(plan.epoch) + " " + std::to_string(plan.round);
       auto deadline = Clock::now() + std::chrono::milliseconds(kTimeoutMs);
       while (Clock::now() < deadline) {

@@ -1,7 +1,7 @@
 // xffl-federation: serves a federation's membership (leases, revisions, compare-and-swap, prefix
 // listing, watch) on one TCP port until SIGINT or SIGTERM.
 //
-//   xffl-federation [--listen HOST:PORT]
+//   xffl-federation [--listen HOST:PORT] [--stats]
 //
 // The job secret is XFFL_AUTH_TOKEN, as for every rank of the job (unset: no authentication). Port 0
 // lets the kernel choose; the first line on stdout is "xffl-federation: listening on HOST:PORT", so a
@@ -21,20 +21,24 @@
 namespace {
 
 constexpr const char *kUsage =
-    "usage: xffl-federation [--listen HOST:PORT]\n"
+    "usage: xffl-federation [--listen HOST:PORT] [--stats]\n"
     "  Serves a federation's membership store (XFFL_FEDERATION=xffl://HOST:PORT) until SIGINT/SIGTERM.\n"
     "  --listen HOST:PORT   address to serve (default 127.0.0.1:0: loopback, a port the kernel picks)\n"
+    "  --stats              on SIGINT/SIGTERM, print the requests served by type before exiting\n"
     "  The job secret is read from XFFL_AUTH_TOKEN (unset: no authentication).\n";
 
 int run(int argc, char **argv) {
   std::string listen = "127.0.0.1:0";
+  bool stats = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
     }
-    if (arg == "--listen" && i + 1 < argc) {
+    if (arg == "--stats") {
+      stats = true;
+    } else if (arg == "--listen" && i + 1 < argc) {
       listen = argv[++i];
     } else if (arg.rfind("--listen=", 0) == 0) {
       listen = arg.substr(9);
@@ -74,6 +78,10 @@ int run(int argc, char **argv) {
   int received = 0;
   sigwait(&signals, &received);
   server.stop();
+  if (stats) {
+    std::printf("xffl-federation: served %s\n", server.request_counts().c_str());
+    std::fflush(stdout);
+  }
   return 0;
 }
 
