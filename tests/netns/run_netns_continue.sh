@@ -12,6 +12,7 @@
 # The harness is tests/facilities/run_continue.py's, driven by netns_continue.py; xffl-run and
 # xffl-federation reach it as links to in_facility.sh, which start them in their namespaces.
 # Exit 77 (CTest SKIP_RETURN_CODE) when namespaces cannot be created here, with the reason.
+# XFFL_NETNS_PYTHON: the Python interpreter (default python3; CMake sets the interpreter's own path).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 if [ $# -ne 5 ] && { [ $# -ne 7 ] || [ "$6" != etcd3 ]; }; then
@@ -52,7 +53,7 @@ ln -s "$here/in_facility.sh" "$FAC_WORKDIR/xffl-run"
 ln -s "$here/in_facility.sh" "$FAC_WORKDIR/xffl-federation"
 XFFL_NETNS_FACILITIES="${FAC_NS[*]}" XFFL_NETNS_SERVER_ADDR=${FAC_ADDR[0]} XFFL_NETNS_XFFL_RUN=$xffl_run \
   XFFL_NETNS_FEDERATION=$federation XFFL_NETNS_RELAY_PIDS="${FAC_RELAY_PIDS[*]}" XFFL_NETNS_WORKDIR=$FAC_WORKDIR \
-  python3 "$here/netns_continue.py" "$FAC_WORKDIR/xffl-run" "$FAC_WORKDIR/xffl-federation" "$program" "$scenario" "$@"
+  "${XFFL_NETNS_PYTHON:-python3}" "$here/netns_continue.py" "$FAC_WORKDIR/xffl-run" "$FAC_WORKDIR/xffl-federation" "$program" "$scenario" "$@"
 status=$?
 for f in 0 1 2; do
   # The relays' counters (printed when they end) and any flip.

@@ -49,31 +49,29 @@ wan_env=(env XFFL_CROSS_FACILITY_BACKEND=wan XFFL_WAN_STREAMS=4 XFFL_WAN_ENCRYPT
 facilities_up "$relay" 1gbit 10 || fail "could not build the two facilities"
 echo "facilities: ${FAC_NS[0]} (${FAC_ADDR[0]}) <-> ${FAC_NS[1]} (${FAC_ADDR[1]}); sizes $sizes, hsdp $hsdp, world $world"
 
-finished() {  # pid exited (zombie or reaped)
-  local state
-  state=$(awk '{print $3}' "/proc/$1/stat" 2> /dev/null) || return 0
-  [ -z "$state" ] || [ "$state" = Z ]
-}
-
 # wait_ranks BOUND_SECONDS: fills rank_rc[r] (124 for a rank still running at the bound, then killed).
+# Polls with shell builtins only (facilities_finished, facilities_nap): no process per look.
 declare -a rank_rc
 wait_ranks() {
   local deadline=$((SECONDS + $1)) r
   rank_rc=()
   while :; do
     local running=0
-    for r in $(seq 0 $((world - 1))); do
+    for ((r = 0; r < world; r++)); do
       [ -n "${rank_rc[$r]:-}" ] && continue
-      if finished "${FAC_PIDS[$r]}"; then
+      if facilities_finished "${FAC_PIDS[$r]}"; then
         wait "${FAC_PIDS[$r]}"
         rank_rc[$r]=$?
       else
         running=$((running + 1))
       fi
     done
-    [ $running -eq 0 ] && return 0
+    if [ $running -eq 0 ]; then
+      FAC_PIDS=()  # all reaped: nothing left for facilities_down to signal
+      return 0
+    fi
     if [ $SECONDS -ge $deadline ]; then
-      for r in $(seq 0 $((world - 1))); do
+      for ((r = 0; r < world; r++)); do
         [ -n "${rank_rc[$r]:-}" ] && continue
         echo "rank $r still running after $1 s: killed"
         rank_rc[$r]=124
@@ -81,7 +79,7 @@ wait_ranks() {
       facilities_kill_ranks
       return 1
     fi
-    sleep 0.05
+    facilities_nap 0.05
   done
 }
 
