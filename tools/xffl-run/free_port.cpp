@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <random>
 #include <sys/socket.h>
+#include <utility>
 
 #include "errors.h"
 #include "fd.h"
@@ -26,8 +27,8 @@ int ephemeral_range_start() {
   return low;
 }
 
-// Binds `port` (0: the kernel's pick) on `address`; returns the port bound, 0 when none was.
-int bind_port(const std::string& address, int port, std::string& last_error) {
+// Binds `port` (0: the kernel's pick) on `address`; returns the port bound and its socket, or port 0.
+HeldPort bind_port(const std::string& address, int port, std::string& last_error) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -36,13 +37,15 @@ int bind_port(const std::string& address, int port, std::string& last_error) {
   int rc = ::getaddrinfo(address.c_str(), std::to_string(port).c_str(), &hints, &found);
   if (rc != 0) throw UsageError("--master-addr '" + address + "' does not resolve: " + ::gai_strerror(rc));
 
-  int bound_port = 0;
-  for (addrinfo* candidate = found; candidate && bound_port == 0; candidate = candidate->ai_next) {
+  HeldPort held;
+  for (addrinfo* candidate = found; candidate && held.port == 0; candidate = candidate->ai_next) {
     UniqueFd sock(::socket(candidate->ai_family, candidate->ai_socktype | SOCK_CLOEXEC, candidate->ai_protocol));
     if (!sock) {
       last_error = std::strerror(errno);
       continue;
     }
+    int on = 1;
+    ::setsockopt(sock.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
     sockaddr_storage bound{};
     socklen_t length = sizeof bound;
     if (::bind(sock.get(), candidate->ai_addr, candidate->ai_addrlen) != 0 ||
@@ -50,25 +53,29 @@ int bind_port(const std::string& address, int port, std::string& last_error) {
       last_error = std::strerror(errno);
       continue;
     }
-    if (bound.ss_family == AF_INET) bound_port = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-    if (bound.ss_family == AF_INET6) bound_port = ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+    if (bound.ss_family == AF_INET) held.port = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    if (bound.ss_family == AF_INET6) held.port = ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+    if (held.port != 0) held.holder = std::move(sock);
   }
   ::freeaddrinfo(found);
-  return bound_port;
+  return held;
 }
 
 }  // namespace
 
-int find_free_port(const std::string& address) {
+HeldPort find_free_port(const std::string& address) {
   std::string last_error = "no address";
   const int ephemeral_start = ephemeral_range_start();
   if (ephemeral_start > kLowestDrawn + kDraws) {
     std::mt19937 generator(std::random_device{}());
     std::uniform_int_distribution<int> draw(kLowestDrawn, ephemeral_start - 1);
-    for (int attempt = 0; attempt < kDraws; ++attempt)
-      if (int port = bind_port(address, draw(generator), last_error)) return port;
+    for (int attempt = 0; attempt < kDraws; ++attempt) {
+      HeldPort held = bind_port(address, draw(generator), last_error);
+      if (held.port != 0) return held;
+    }
   }
-  if (int port = bind_port(address, 0, last_error)) return port;
+  HeldPort held = bind_port(address, 0, last_error);
+  if (held.port != 0) return held;
   throw UsageError("cannot bind a port on --master-addr '" + address + "': " + last_error);
 }
 

@@ -39,7 +39,10 @@ int launch(int argc, const char* const* argv) {
     const char* inherited = std::getenv("XFFL_JOB_ID");
     job_id = inherited && *inherited ? inherited : "xffl";
   }
-  JobInfo job{opts.master_addr, opts.master_port ? *opts.master_port : find_free_port(opts.master_addr), job_id};
+  // A port we draw stays held until we exit (free_port.h); a port given is the caller's to keep free.
+  HeldPort drawn;
+  if (!opts.master_port) drawn = find_free_port(opts.master_addr);
+  JobInfo job{opts.master_addr, opts.master_port ? *opts.master_port : drawn.port, job_id};
 #ifdef __linux__
   // Processes a rank leaves behind are re-parented to us rather than to init, so we can reap them.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
