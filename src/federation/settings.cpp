@@ -12,10 +12,6 @@ namespace xffl::federation {
 namespace registry = bootstrap::registry;
 using registry::Var;
 
-namespace {
-
-// XFFL_FEDERATION_CA, _CERT and _KEY into endpoint->tls_files: only for etcds://, the certificate with its
-// key, each a file this process can read (checked now, so a typo shows before any rank waits).
 void read_tls_files(const Environment &environment, Endpoint *endpoint) {
   const Var vars[] = {Var::FederationCa, Var::FederationCert, Var::FederationKey};
   std::string *files[] = {&endpoint->tls_files.ca, &endpoint->tls_files.cert, &endpoint->tls_files.key};
@@ -35,8 +31,6 @@ void read_tls_files(const Environment &environment, Endpoint *endpoint) {
          " is not: a client certificate needs its private key");
 }
 
-}  // namespace
-
 int64_t default_lease_ttl_seconds(int timeout_ms) {
   const int64_t ttl = std::clamp<int64_t>(timeout_ms / 20 / 1000, 2, 15);
   return std::max<int64_t>(1, std::min<int64_t>(ttl, timeout_ms / 2 / 1000));
@@ -49,7 +43,8 @@ void check_lease_ttl(int64_t ttl_seconds, int timeout_ms, const char *ttl_origin
        registry::name(Var::Timeout), " (XFFL_OPT_TIMEOUT_MS) = ", timeout_ms,
        " ms; survivors would time out before a lost facility's lease ends. Set ",
        registry::name(Var::FederationLeaseTtl), " below ", registry::name(Var::Timeout),
-       " (whole seconds, at least 1; the default is ", registry::name(Var::Timeout), " / 20 within [2, 15] s)",
+       " (whole seconds, at least 1; the default is ", registry::name(Var::Timeout),
+       " / 20 within [2, 15] s, at most half the timeout, at least 1 s)",
        timeout_ms <= 1000 ? ", or a timeout above 1 s" : "");
 }
 
@@ -66,25 +61,6 @@ int64_t continue_lease_ttl_seconds(const Environment &environment, int timeout_m
                                  : "set to " + std::to_string(*ttl_ms) + " ms, rounded up to whole seconds";
   check_lease_ttl(ttl, timeout_ms, origin.c_str());
   return ttl;
-}
-
-std::optional<FederationSettings> read_federation_settings(const Environment &environment, int timeout_ms) {
-  std::optional<std::string> endpoint = registry::read_text(environment, Var::Federation);
-  std::optional<int> facility = registry::read_int(environment, Var::Facility);
-  if (!endpoint && !facility) return std::nullopt;
-  if (!endpoint || !facility)
-    fail(XFFL_EINVAL, registry::name(endpoint ? Var::Federation : Var::Facility), " is set but ",
-         registry::name(endpoint ? Var::Facility : Var::Federation),
-         " is not: a facility's job needs both, its index and the federation's membership store");
-  FederationSettings settings;
-  settings.endpoint = parse_endpoint(*endpoint, registry::name(Var::Federation));
-  read_tls_files(environment, &settings.endpoint);
-  settings.facility = *facility;
-  std::optional<int> ttl_ms = registry::read_int(environment, Var::FederationLeaseTtl);
-  // etcd's TTLs are whole seconds: round up, so the lease never ends earlier than asked.
-  settings.lease_ttl_seconds = ttl_ms ? std::max<int64_t>(1, (int64_t{*ttl_ms} + 999) / 1000)
-                                      : default_lease_ttl_seconds(timeout_ms);
-  return settings;
 }
 
 }  // namespace xffl::federation

@@ -1,22 +1,21 @@
-// A facility job's federation settings from its environment: XFFL_FEDERATION (parsed, endpoint.h),
-// XFFL_FACILITY, XFFL_FEDERATION_LEASE_TTL, and the TLS files of an etcds:// endpoint
-// (bootstrap/env_registry.h declares them).
+// A facility job's federation settings that only its environment gives (bootstrap/env_registry.h
+// declares them): the TLS files of an etcds:// endpoint, and XFFL_FEDERATION_LEASE_TTL. XFFL_FEDERATION
+// and XFFL_FACILITY are options too (state/facility_link.h reads them).
 #ifndef XFFL_SRC_FEDERATION_SETTINGS_H
 #define XFFL_SRC_FEDERATION_SETTINGS_H
 
 #include <cstdint>
-#include <optional>
 
 #include "common/environment.h"
 #include "federation/endpoint.h"
 
 namespace xffl::federation {
 
-struct FederationSettings {
-  Endpoint endpoint;
-  int facility = 0;
-  int64_t lease_ttl_seconds = 0;
-};
+// XFFL_FEDERATION_CA, _CERT and _KEY into endpoint->tls_files. Throws xffl::Error(XFFL_EINVAL) naming the
+// variable: one set for an endpoint without TLS (etcd:// rather than etcds://), a certificate without its
+// key or a key without its certificate, a file this process cannot read (checked now, so that a typo
+// shows before any rank waits).
+void read_tls_files(const Environment &environment, Endpoint *endpoint);
 
 // XFFL_TIMEOUT / 20, within [2, 15] s: a lost facility is noticed well inside one timeout, and a
 // facility is not declared lost over a short stall (torchft's heartbeat timeout is 5 s). At most half
@@ -34,11 +33,6 @@ int64_t default_lease_ttl_seconds(int timeout_ms);
 int64_t continue_lease_ttl_seconds(const Environment &environment, int timeout_ms);
 // The same check for a TTL already fixed, against a new timeout (XFFL_OPT_TIMEOUT_MS set later).
 void check_lease_ttl(int64_t ttl_seconds, int timeout_ms, const char *ttl_origin);
-
-// nullopt when neither XFFL_FEDERATION nor XFFL_FACILITY is set (the single-world mode). Throws
-// xffl::Error(XFFL_EINVAL) naming the variables: one set without the other, an endpoint that does not
-// parse, a facility or TTL that does not fit its type.
-std::optional<FederationSettings> read_federation_settings(const Environment &environment, int timeout_ms);
 
 }  // namespace xffl::federation
 

@@ -4,7 +4,9 @@
 
 #include "bootstrap/env_registry.h"
 #include "bootstrap/env_values.h"
+#include "common/environment.h"
 #include "common/error.h"
+#include "federation/settings.h"
 
 namespace xffl {
 
@@ -60,6 +62,8 @@ std::shared_ptr<FacilityLink> FacilityLink::from_options(const Options &options,
   link->world_size_ = static_cast<int>(total);
   link->job_rank_ = job_rank;
   link->endpoint_ = federation::parse_endpoint(*options.federation, federation_name);
+  // etcds://: its CA and client certificate come only from the environment.
+  federation::read_tls_files(process_environment(), &link->endpoint_);
   link->prefix_ = "xffl/" + options.job_id + "/";
   link->secret_ = options.auth_token;
   link->timeout_ms_ = options.timeout_ms;

@@ -154,6 +154,33 @@ static void test_facility_mode_refusals(void **state) {
                      XFFL_EINVAL);
   api_expect_message_contains("XFFL_OPT_FEDERATION_QUORUM 3 exceeds the 2 facilities", "quorum above G");
   xffl_state_destroy(st);
+
+  /* An etcds:// federation's files are read from the environment by xffl_set_global, and checked there. */
+  const struct {
+    const char *federation, *variable, *value, *message;
+  } tls_cases[] = {
+      {"etcd://127.0.0.1:9", "XFFL_FEDERATION_CA", "/proc/self/status", "does not use TLS: write etcds://"},
+      {"etcds://127.0.0.1:9", "XFFL_FEDERATION_CA", "/nonexistent/ca.pem",
+       "XFFL_FEDERATION_CA='/nonexistent/ca.pem' is not a file this process can read"},
+      {"etcds://127.0.0.1:9", "XFFL_FEDERATION_CERT", "/proc/self/status",
+       "XFFL_FEDERATION_CERT is set but XFFL_FEDERATION_KEY is not"},
+  };
+  for (size_t i = 0; i < sizeof tls_cases / sizeof tls_cases[0]; ++i) {
+    setenv("XFFL_FEDERATION", tls_cases[i].federation, 1);
+    setenv(tls_cases[i].variable, tls_cases[i].value, 1);
+    assert_xffl_ok(xffl_state_create(&st));
+    assert_xffl_status(xffl_set_global(st, XFFL_BACKEND_NONE, XFFL_DEVICE_CPU, API_MASTER_ADDR, API_MASTER_PORT, 0, 1),
+                       XFFL_EINVAL);
+    api_expect_message_contains(tls_cases[i].message, tls_cases[i].variable);
+    xffl_state_destroy(st);
+    unsetenv(tls_cases[i].variable);
+  }
+  setenv("XFFL_FEDERATION", "etcds://127.0.0.1:9", 1);
+  setenv("XFFL_FEDERATION_CA", "/proc/self/status", 1);
+  assert_xffl_ok(xffl_state_create(&st));
+  assert_xffl_ok(xffl_set_global(st, XFFL_BACKEND_NONE, XFFL_DEVICE_CPU, API_MASTER_ADDR, API_MASTER_PORT, 0, 1));
+  xffl_state_destroy(st);
+  unsetenv("XFFL_FEDERATION_CA");
   unsetenv("XFFL_FACILITY");
   unsetenv("XFFL_FEDERATION");
   unsetenv("XFFL_FEDERATED");

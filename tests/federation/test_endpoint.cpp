@@ -61,45 +61,34 @@ void test_bad_endpoints(void **) {
   expect_bad("xffl://u@a:1", "only meaningful for etcd");
 }
 
-void test_settings(void **) {
-  xffl::Environment none;
-  assert_false(read_federation_settings(none, 300000).has_value());
-  xffl::Environment env{{"XFFL_FEDERATION", "xffl://127.0.0.1:29600"}, {"XFFL_FACILITY", "2"}};
-  auto settings = read_federation_settings(env, 300000);
-  assert_true(settings.has_value());
-  assert_int_equal(settings->facility, 2);
-  assert_int_equal(settings->lease_ttl_seconds, 15);  // 300 s / 20
-  assert_int_equal(read_federation_settings(env, 60000)->lease_ttl_seconds, 3);
+// The lease TTL: XFFL_TIMEOUT / 20 within [2, 15] s, at most half the timeout, at least 1 s; a TTL set
+// is rounded up to whole seconds, and under continue it must be below the timeout.
+void test_lease_ttl(void **) {
+  assert_int_equal(default_lease_ttl_seconds(300000), 15);  // 300 s / 20
+  assert_int_equal(default_lease_ttl_seconds(600000), 15);  // at most 15 s
+  assert_int_equal(default_lease_ttl_seconds(60000), 3);
   // Small timeouts: at most half the timeout, at least 1 s (a lease must end inside the timeout).
-  assert_int_equal(read_federation_settings(env, 5000)->lease_ttl_seconds, 2);
-  assert_int_equal(read_federation_settings(env, 3000)->lease_ttl_seconds, 1);
-  assert_int_equal(read_federation_settings(env, 2000)->lease_ttl_seconds, 1);
-  assert_int_equal(read_federation_settings(env, 1000)->lease_ttl_seconds, 1);
+  assert_int_equal(default_lease_ttl_seconds(5000), 2);
+  assert_int_equal(default_lease_ttl_seconds(3000), 1);
+  assert_int_equal(default_lease_ttl_seconds(2000), 1);
+  assert_int_equal(default_lease_ttl_seconds(1000), 1);
+  xffl::Environment env;
+  assert_int_equal(continue_lease_ttl_seconds(env, 300000), 15);
   assert_int_equal(continue_lease_ttl_seconds(env, 2000), 1);
   // Under continue the TTL must be below the timeout; at 1 s even the default is not.
   expect_failure(outcome_of([&] { continue_lease_ttl_seconds(env, 1000); }), XFFL_EINVAL,
                  {"XFFL_FEDERATION_LEASE_TTL = 1 s (its default", "XFFL_TIMEOUT (XFFL_OPT_TIMEOUT_MS) = 1000 ms",
-                  "or a timeout above 1 s"});
+                  "at most half the timeout, at least 1 s", "or a timeout above 1 s"});
   env["XFFL_FEDERATION_LEASE_TTL"] = "2.5";
-  assert_int_equal(read_federation_settings(env, 300000)->lease_ttl_seconds, 3);  // rounded up
+  assert_int_equal(continue_lease_ttl_seconds(env, 300000), 3);  // rounded up
   assert_int_equal(continue_lease_ttl_seconds(env, 3001), 3);
   expect_failure(outcome_of([&] { continue_lease_ttl_seconds(env, 3000); }), XFFL_EINVAL,
                  {"XFFL_FEDERATION_LEASE_TTL = 3 s (set to 2500 ms, rounded up to whole seconds) is not below "
                   "XFFL_TIMEOUT (XFFL_OPT_TIMEOUT_MS) = 3000 ms"});
-  expect_failure(outcome_of([] {
-                   read_federation_settings({{"XFFL_FEDERATION", "xffl://h:1"}}, 1000);
-                 }),
-                 XFFL_EINVAL, {"XFFL_FEDERATION is set but XFFL_FACILITY is not"});
-  expect_failure(outcome_of([] { read_federation_settings({{"XFFL_FACILITY", "0"}}, 1000); }), XFFL_EINVAL,
-                 {"XFFL_FACILITY is set but XFFL_FEDERATION is not"});
-  expect_failure(outcome_of([] {
-                   read_federation_settings({{"XFFL_FEDERATION", "zk://h:1"}, {"XFFL_FACILITY", "0"}}, 1000);
-                 }),
-                 XFFL_EINVAL, {"XFFL_FEDERATION='zk://h:1'", "unknown scheme"});
-  expect_failure(outcome_of([] {
-                   read_federation_settings({{"XFFL_FEDERATION", "xffl://h:1"}, {"XFFL_FACILITY", "-1"}}, 1000);
-                 }),
-                 XFFL_EINVAL, {"XFFL_FACILITY"});
+  env["XFFL_FEDERATION_LEASE_TTL"] = "4";
+  assert_int_equal(continue_lease_ttl_seconds(env, 300000), 4);
+  expect_failure(outcome_of([&] { continue_lease_ttl_seconds(env, 4000); }), XFFL_EINVAL,
+                 {"XFFL_FEDERATION_LEASE_TTL = 4 s (as set) is not below"});
 }
 
 // etcds:// is etcd over HTTPS; its files come from XFFL_FEDERATION_CA, _CERT and _KEY, only with etcds://,
@@ -113,28 +102,32 @@ void test_tls_settings(void **) {
   assert_false(parse_endpoint("etcd://h1:2379", "XFFL_FEDERATION").tls);
 
   const std::string readable = "/proc/self/status";  // any file every process can read
-  xffl::Environment env{{"XFFL_FEDERATION", "etcds://127.0.0.1:2379"}, {"XFFL_FACILITY", "0"}};
-  auto plain = read_federation_settings(env, 60000);
-  assert_true(plain->endpoint.tls);
-  assert_true(plain->endpoint.tls_files.ca.empty());  // the system's CA store
+  const Endpoint tls = parse_endpoint("etcds://127.0.0.1:2379", "XFFL_FEDERATION");
+  // Reads the files of `env` into a copy of `endpoint`.
+  auto with_files = [](const xffl::Environment &env, Endpoint endpoint) {
+    read_tls_files(env, &endpoint);
+    return endpoint;
+  };
+  xffl::Environment env;
+  assert_true(with_files(env, tls).tls_files.ca.empty());  // the system's CA store
   env["XFFL_FEDERATION_CA"] = readable;
   env["XFFL_FEDERATION_CERT"] = readable;
   env["XFFL_FEDERATION_KEY"] = readable;
-  auto files = read_federation_settings(env, 60000);
-  assert_string_equal(files->endpoint.tls_files.ca.c_str(), readable.c_str());
-  assert_string_equal(files->endpoint.tls_files.key.c_str(), readable.c_str());
+  const Endpoint files = with_files(env, tls);
+  assert_string_equal(files.tls_files.ca.c_str(), readable.c_str());
+  assert_string_equal(files.tls_files.cert.c_str(), readable.c_str());
+  assert_string_equal(files.tls_files.key.c_str(), readable.c_str());
 
   xffl::Environment no_key = env;
   no_key.erase("XFFL_FEDERATION_KEY");
-  expect_failure(outcome_of([&] { read_federation_settings(no_key, 1000); }), XFFL_EINVAL,
+  expect_failure(outcome_of([&] { with_files(no_key, tls); }), XFFL_EINVAL,
                  {"XFFL_FEDERATION_CERT is set but XFFL_FEDERATION_KEY is not"});
   xffl::Environment missing = env;
   missing["XFFL_FEDERATION_CA"] = "/nonexistent/ca.pem";
-  expect_failure(outcome_of([&] { read_federation_settings(missing, 1000); }), XFFL_EINVAL,
+  expect_failure(outcome_of([&] { with_files(missing, tls); }), XFFL_EINVAL,
                  {"XFFL_FEDERATION_CA='/nonexistent/ca.pem'", "not a file this process can read"});
-  xffl::Environment not_tls = env;
-  not_tls["XFFL_FEDERATION"] = "etcd://127.0.0.1:2379";
-  expect_failure(outcome_of([&] { read_federation_settings(not_tls, 1000); }), XFFL_EINVAL,
+  const Endpoint plain = parse_endpoint("etcd://127.0.0.1:2379", "XFFL_FEDERATION");
+  expect_failure(outcome_of([&] { with_files(env, plain); }), XFFL_EINVAL,
                  {"XFFL_FEDERATION_CA is set", "does not use TLS", "etcds://"});
 }
 
@@ -190,7 +183,7 @@ int main() {
       cmocka_unit_test(test_etcd_endpoints),
       cmocka_unit_test(test_xffl_endpoint),
       cmocka_unit_test(test_bad_endpoints),
-      cmocka_unit_test(test_settings),
+      cmocka_unit_test(test_lease_ttl),
       cmocka_unit_test(test_tls_settings),
       cmocka_unit_test(test_json),
       cmocka_unit_test(test_core_leases_with_time_passed_in),

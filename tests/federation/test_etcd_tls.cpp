@@ -35,10 +35,12 @@ xffl::Environment variables(const std::string &ca = "ca.pem", bool client_certif
   return env;
 }
 
+// As a facility job's xffl_set_global does (state/facility_link.cpp): the endpoint, then its files.
 std::unique_ptr<MembershipStore> connect_with(const xffl::Environment &env, int timeout_ms = kTimeoutMs,
                                               const std::string &secret = federation_test::kSecret) {
-  std::optional<FederationSettings> settings = read_federation_settings(env, timeout_ms);
-  return connect_membership_store(settings->endpoint, secret, timeout_ms);
+  Endpoint endpoint = parse_endpoint(env.at("XFFL_FEDERATION"), "XFFL_FEDERATION");
+  read_tls_files(env, &endpoint);
+  return connect_membership_store(endpoint, secret, timeout_ms);
 }
 
 // Over TLS the store behaves as over plain HTTP: a leased key, a compare-and-swap, a listing.
