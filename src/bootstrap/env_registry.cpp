@@ -118,6 +118,9 @@ std::vector<Variable> make_table() {
       {Var::WanBdp, "XFFL_WAN_BDP", count, "0", nullptr, 0, {}, {}, 0,
        "wan crossing backend: the link's bandwidth-delay product in bytes; sizes each stream's socket "
        "buffers (BDP / streams); 0 keeps the kernel's autotuning."},
+      {Var::WanDialOut, "XFFL_WAN_DIAL_OUT", flag, "0", nullptr, 0, {}, {}, 0,
+       "wan crossing backend: 1 accepts no connection from other facilities and dials every peer instead "
+       "(a facility whose firewall passes only outbound connections); two such facilities cannot meet."},
   };
 }
 

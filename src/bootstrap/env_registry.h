@@ -58,6 +58,7 @@ enum class Var {
   WanStreams,
   WanEncryption,
   WanBdp,
+  WanDialOut,
 };
 
 enum class Type {

@@ -86,6 +86,10 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
     if (crossing->memory != comm::MemoryKind::kHost)  // crossing groups are staged through host memory
       fail(XFFL_EINVAL, "cross-facility backend ", crossing->name, " moves device memory; it must move host memory");
   }
+  // Only the wan backend can dial out only; under any other this rank would still have to accept.
+  if (options.wan_dial_out && entry.kind != XFFL_BACKEND_NONE && (!crossing || crossing->kind != XFFL_BACKEND_WAN))
+    fail(XFFL_EINVAL, "XFFL_WAN_DIAL_OUT=1 needs the wan crossing backend (XFFL_CROSS_FACILITY_BACKEND=wan; the ",
+         "default in facility mode): backend ", entry.name, " accepts connections from the other ranks");
   // What can fail on this rank alone fails here, before the others wait for it in the rendezvous.
   if (maker.load) maker.load();
   if (crossing && maker_of(*crossing, true).load) crossing->maker->load();
@@ -102,6 +106,7 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
   setup.wan_streams = options.wan_streams;
   setup.wan_encryption = options.wan_encryption;
   setup.wan_bdp_bytes = options.wan_bdp_bytes;
+  setup.wan_dial_out = options.wan_dial_out;
   std::shared_ptr<bootstrap::Store> store;
   if (maker.rendezvous || (crossing && crossing->maker->rendezvous)) {
     store = open_store(config, options, logger);

@@ -27,6 +27,7 @@ Options Options::from_environment(const Environment &environment) {
     fail(XFFL_EINVAL, registry::name(Var::WanStreams), "=", options.wan_streams, " is more than 64 streams");
   options.wan_encryption = static_cast<xffl_wan_encryption_t>(value(Var::WanEncryption));
   options.wan_bdp_bytes = static_cast<size_t>(value(Var::WanBdp));
+  options.wan_dial_out = value(Var::WanDialOut) == 1;
   options.facility_faults = static_cast<xffl_facility_faults_t>(value(Var::FacilityFaults));
   options.federation_quorum = value(Var::FederationQuorum);
   options.facility = registry::read_int(environment, Var::Facility);

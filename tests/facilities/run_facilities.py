@@ -2,11 +2,15 @@
 """One job per facility, through the user's path (tests/facilities, label facilities).
 
 usage: run_facilities.py XFFL_RUN XFFL_FEDERATION XFFL_TOPO PROGRAM SCENARIO [ARGS]
-  results SIZES HSDP [etcd]   a federation server (built-in, or one etcd member), one xffl-run job per
+  results SIZES HSDP [etcd] [dial_out=I,J]
+                              a federation server (built-in, or one etcd member), one xffl-run job per
                               facility, and the single-world job of the same layout: every rank's plan
                               and groups equal xffl-topo's for its global rank, WORLD is the facility's
                               job, and every federated average's bytes (per shard) are the same on every
-                              rank of every facility and equal to the single-world job's.
+                              rank of every facility and equal to the single-world job's. dial_out: those
+                              facilities' jobs run with XFFL_WAN_DIAL_OUT=1 (they accept no connection).
+  dial_out_both               two facility jobs that both dial out only: XFFL_EINVAL on every crossing
+                              rank, naming both ranks, bounded.
   bad                         bad input: clear errors, bounded, no hang.
   kill                        FAIL semantics: SIGKILL of one facility's ranks in the middle of averaging;
                               the other facility's ranks end with XFFL_EPEER or XFFL_ETIMEOUT.
@@ -84,7 +88,9 @@ def topo(world, sizes, hsdp):
 
 def scenario_results():
     sizes_text, hsdp = ARGS[0], int(ARGS[1])
-    use_etcd = len(ARGS) > 2 and ARGS[2] == "etcd"
+    use_etcd = "etcd" in ARGS[2:]
+    dial_out = next((set(int(i) for i in a.split("=")[1].split(",")) for a in ARGS[2:] if a.startswith("dial_out=")),
+                    set())
     if use_etcd and (shutil.which("etcd") is None or shutil.which("etcdctl") is None):
         print("etcd not installed: skipped")
         sys.exit(77)
@@ -102,7 +108,7 @@ def scenario_results():
     secret = "" if use_etcd else SECRET
     try:
         jobs = [start(size, layout + ["--facility", str(i), "--federation", server.endpoint], ["results"],
-                      secret=secret)
+                      extra_env={"XFFL_WAN_DIAL_OUT": "1"} if i in dial_out else None, secret=secret)
                 for i, size in enumerate(sizes)]
         outputs = [finish(job, f"facility {i}'s job") for i, job in enumerate(jobs)]
     finally:
@@ -269,6 +275,20 @@ def scenario_kill():
     print(f"facility 0 ended {ended:.1f} s after the kill: " + failed[0].strip())
 
 
+def scenario_dial_out_both():
+    server = Server(SERVER, SECRET)
+    try:
+        layout = ["--federated", "2,2", "--hsdp", "1"]
+        jobs = [start(2, layout + ["--facility", str(i), "--federation", server.endpoint], ["results"],
+                      extra_env={"XFFL_WAN_DIAL_OUT": "1"}) for i in range(2)]
+        for i, job in enumerate(jobs):
+            expect_error(f"facility {i}'s job", job,
+                         [r"XFFL_EINVAL", r"ranks [0-9] and [0-9] both dial out only \(XFFL_WAN_DIAL_OUT=1\)"])
+    finally:
+        server.stop()
+
+
 if __name__ == "__main__":
-    {"results": scenario_results, "bad": scenario_bad, "kill": scenario_kill}[SCENARIO]()
+    {"results": scenario_results, "bad": scenario_bad, "kill": scenario_kill,
+     "dial_out_both": scenario_dial_out_both}[SCENARIO]()
     print("facilities test passed")

@@ -167,6 +167,54 @@ void back_to_back_averages_of_mixed_sizes(void **) {
   }
 }
 
+// XFFL_WAN_DIAL_OUT: a dial-out rank never listens and publishes kDialOutOnly; it dials every peer,
+// lower ranks included, and the collectives are exact. Three members: rank 1 dials out, so it dials
+// rank 0 (which would otherwise dial it) and rank 2 as usual. Two dial-out members: XFFL_EINVAL on
+// both, naming both ranks, within the timeout.
+void dial_out_rank_dials_every_peer(void **) {
+  for (int streams : {1, 3}) {
+    auto outcomes = run_ranks(
+        3,
+        [&](int rank) {
+          WanSettings s = settings_for(rank, 3, streams, XFFL_WAN_ENCRYPTION_AES_256_GCM);
+          s.dial_out = rank == 1;
+          return s;
+        },
+        [&](int rank, Communicator &comm) {
+          std::vector<float> x((size_t{1} << 20) + 5);
+          for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((rank + 1) * static_cast<int>(i % 11));
+          comm.allreduce(x.data(), x.data(), x.size(), XFFL_F32, XFFL_SUM, nullptr);
+          for (size_t i = 0; i < x.size(); ++i)
+            if (x[i] != static_cast<float>(6 * static_cast<int>(i % 11)))
+              (xffl::fail)(XFFL_EINTERNAL, "allreduce[", i, "] = ", x[i]);
+          int32_t b = rank == 0 ? 7 : -1;
+          comm.broadcast(&b, 1, XFFL_I32, 0, nullptr);
+          if (b != 7) (xffl::fail)(XFFL_EINTERNAL, "broadcast from rank 0 gave ", b);
+        },
+        [](xffl_test::MemoryExchange &exchange) {
+          const std::vector<uint8_t> entry = exchange.fetch("xffl/wan/addr/1", 1000);
+          if (std::string(entry.begin(), entry.end()) != xffl::comm::wan::kDialOutOnly)
+            (xffl::fail)(XFFL_EINTERNAL, "rank 1 published '", std::string(entry.begin(), entry.end()), "'");
+        });
+    expect_ok(outcomes);
+  }
+  auto outcomes = run_ranks(
+      2,
+      [&](int rank) {
+        WanSettings s = settings_for(rank, 2, 2, XFFL_WAN_ENCRYPTION_NONE);
+        s.dial_out = true;
+        return s;
+      },
+      [&](int, Communicator &comm) {
+        float x = 1;
+        comm.allreduce(&x, &x, 1, XFFL_F32, XFFL_SUM, nullptr);
+      });
+  for (const Outcome &outcome : outcomes) {
+    assert_int_equal(outcome.status, XFFL_EINVAL);
+    expect_contains(outcome.message, "ranks 0 and 1 both dial out only (XFFL_WAN_DIAL_OUT=1)");
+  }
+}
+
 // A proxy between rank 0 (the dialer) and rank 1 that flips one byte of the first frame rank 0 sends.
 class TamperProxy {
  public:
@@ -334,6 +382,7 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(collectives_exact_over_streams_and_ciphers),
       cmocka_unit_test(back_to_back_averages_of_mixed_sizes),
+      cmocka_unit_test(dial_out_rank_dials_every_peer),
       cmocka_unit_test(flipped_byte_on_the_link_is_eauth),
       cmocka_unit_test(wrong_secret_is_eauth),
       cmocka_unit_test(peer_that_leaves_is_epeer),

@@ -39,7 +39,12 @@ StripedLinks::StripedLinks(std::shared_ptr<WanHub> hub, std::vector<int> members
       description_(std::move(description)),
       encrypted_(hub_->settings().encryption != XFFL_WAN_ENCRYPTION_NONE) {
   peers_.resize(members_.size());
-  for (size_t i = 0; i < members_.size(); ++i) peers_[i].rank = members_[i];
+  const WanSettings &settings = hub_->settings();
+  for (size_t i = 0; i < members_.size(); ++i) {
+    peers_[i].rank = members_[i];
+    // A lower rank dials us unless we dial out only; the other cases are settled at connect().
+    if (members_[i] < settings.rank && !settings.dial_out) peers_[i].role = Role::Wait;
+  }
 }
 
 StripedLinks::~StripedLinks() {
@@ -97,8 +102,11 @@ StripedLinks::Peer &StripedLinks::peer(int index, const char *what) {
 
 void StripedLinks::connect(int index, Clock::time_point deadline) {
   Peer &p = peers_[static_cast<size_t>(index)];
-  if (p.connected || p.rank < hub_->settings().rank) return;  // the lower rank dials; the higher one waits
-  std::vector<Connection> dialled = hub_->dial(p.rank, group_, std::string(operation_) + " on " + description_, deadline);
+  if (p.connected || p.role == Role::Wait) return;
+  const std::string what = std::string(operation_) + " on " + description_;
+  if (p.role == Role::Unknown) p.role = hub_->dials(p.rank, what, deadline) ? Role::Dial : Role::Wait;
+  if (p.role == Role::Wait) return;  // the peer dials: progress() claims its streams
+  std::vector<Connection> dialled = hub_->dial(p.rank, group_, what, deadline);
   p.streams.resize(dialled.size());
   for (size_t s = 0; s < dialled.size(); ++s) p.streams[s].connection = std::move(dialled[s]);
   p.connected = true;
@@ -354,10 +362,10 @@ void StripedLinks::progress(Clock::time_point deadline, int awaited) {
   } catch (const Error &error) {
     failure(error.status(), awaited, error.what());
   }
-  // Streams that peers of lower rank dialled, accepted by the hub (here or in another group's wait).
+  // Streams that peers dialled (WanHub::dials), accepted by the hub (here or in another group's wait).
   for (size_t i = 0; i < peers_.size(); ++i) {
     Peer &p = peers_[i];
-    if (p.connected || static_cast<int>(i) == my_index_ || p.rank > hub_->settings().rank) continue;
+    if (p.connected || static_cast<int>(i) == my_index_ || p.role != Role::Wait) continue;
     while (static_cast<int>(p.streams.size()) < hub_->settings().streams) {
       std::optional<Connection> claimed;
       try {

@@ -123,6 +123,11 @@ xffl_status_t io_status(const net::IoResult &result) {
 
 WanHub::WanHub(const WanSettings &settings, std::shared_ptr<Exchange> exchange)
     : settings_(settings), exchange_(std::move(exchange)) {
+  if (settings_.dial_out) {  // no listener: every peer is dialled from here
+    address_ = kDialOutOnly;
+    if (!settings_.publish_lazily) publish_address();
+    return;
+  }
   const std::string host = listen_address(settings_.store_host);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -155,6 +160,28 @@ void WanHub::size_buffers(int fd) const {
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
 }
 
+std::string WanHub::published_entry(int peer, Clock::time_point deadline) {
+  const int remaining_ms = static_cast<int>(
+      std::max<long long>(1, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count()));
+  const std::vector<uint8_t> published = exchange_->fetch("xffl/wan/addr/" + std::to_string(peer), remaining_ms);
+  return std::string(published.begin(), published.end());
+}
+
+void WanHub::both_dial_out(int peer, const std::string &what) const {
+  fail(XFFL_EINVAL, "rank ", settings_.rank, ": wan: ", what, ": ranks ", std::min(settings_.rank, peer), " and ",
+       std::max(settings_.rank, peer), " both dial out only (XFFL_WAN_DIAL_OUT=1), so neither accepts the other's "
+       "connection: one of the two facilities must accept inbound connections from the other");
+}
+
+bool WanHub::dials(int peer, const std::string &what, Clock::time_point deadline) {
+  const int rank = settings_.rank;
+  if (peer < rank && !settings_.dial_out) return false;  // the common case: no store request
+  const bool peer_dials_out = published_entry(peer, deadline) == kDialOutOnly;
+  if (peer_dials_out && settings_.dial_out) both_dial_out(peer, what);
+  if (peer_dials_out) return false;
+  return settings_.dial_out || peer > rank;
+}
+
 std::vector<Connection> WanHub::dial(int peer, const GroupKey &group, const std::string &what,
                                      Clock::time_point deadline) {
   const int rank = settings_.rank;
@@ -162,10 +189,11 @@ std::vector<Connection> WanHub::dial(int peer, const GroupKey &group, const std:
     return "rank " + std::to_string(rank) + ": wan: " + what + ": stream " + std::to_string(stream) + " of " +
            std::to_string(settings_.streams) + " to rank " + std::to_string(peer);
   };
-  const int remaining_ms = static_cast<int>(
-      std::max<long long>(1, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count()));
-  const std::vector<uint8_t> published = exchange_->fetch("xffl/wan/addr/" + std::to_string(peer), remaining_ms);
-  const std::string text(published.begin(), published.end());
+  const std::string text = published_entry(peer, deadline);
+  if (text == kDialOutOnly) {
+    if (settings_.dial_out) both_dial_out(peer, what);
+    fail(XFFL_EINTERNAL, where(0), ": the peer dials out only; it must dial this rank");
+  }
   const size_t colon = text.rfind(':');
   std::string error;
   bool permanent = false;
@@ -246,6 +274,7 @@ std::vector<Connection> WanHub::dial(int peer, const GroupKey &group, const std:
 }
 
 void WanHub::accept_pending(Clock::time_point deadline) {
+  if (!listener_) return;  // dial-out: nothing to accept
   for (;;) {
     net::Fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!fd) {

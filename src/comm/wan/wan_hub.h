@@ -2,7 +2,10 @@
 // is published in the job's store ("xffl/wan/addr/<rank>"), the dialling of a peer's streams and the
 // handshake that authenticates each connection with the job's secret.
 //
-// Handshake (per TCP stream, dialer = the lower global rank of the pair):
+// Who dials: the lower global rank of a pair, unless the higher one dials out only (XFFL_WAN_DIAL_OUT:
+// it never listens and publishes kDialOutOnly); two dial-out ranks cannot meet (XFFL_EINVAL).
+//
+// Handshake (per TCP stream, dialer as above):
 //   dialer   -> acceptor: hello = magic | from | to | group tag | group serial | stream | streams |
 //                         encryption | 32-byte random nonce
 //   acceptor -> dialer:   status | 32-byte random nonce | HMAC(secret, "xffl-wan/1 acceptor" | hello | nonce)
@@ -60,12 +63,19 @@ class WanHub {
 
   WanSettings &settings() { return settings_; }
   const WanSettings &settings() const { return settings_; }
+  // -1 for a dial-out rank (poll() skips it).
   int listen_fd() const { return listener_.get(); }
+  // "ip:port", or kDialOutOnly.
   const std::string &address() const { return address_; }
 
-  // Dials every stream of peer (a global rank above this one) for group: the streams in index order.
-  // `what` names the group for messages. Throws XFFL_ETIMEOUT, XFFL_EPEER, XFFL_EAUTH, XFFL_EINVAL
-  // (the peer runs other settings), XFFL_ENETWORK.
+  // Whether this rank dials peer (true) or accepts peer's connections (false): the lower rank dials
+  // unless the higher one dials out only. Fetches the peer's published entry when the answer depends
+  // on it (waiting for it until deadline). Throws XFFL_EINVAL when both dial out only, naming both,
+  // and what Exchange::fetch throws.
+  bool dials(int peer, const std::string &what, Clock::time_point deadline);
+  // Dials every stream of peer for group: the streams in index order. `what` names the group for
+  // messages. Throws XFFL_ETIMEOUT, XFFL_EPEER, XFFL_EAUTH, XFFL_EINVAL (the peer runs other settings,
+  // or dials out only too), XFFL_ENETWORK.
   std::vector<Connection> dial(int peer, const GroupKey &group, const std::string &what, Clock::time_point deadline);
   // Accepts and authenticates every connection waiting on the listener, without waiting for new ones.
   void accept_pending(Clock::time_point deadline);
@@ -77,6 +87,9 @@ class WanHub {
 
  private:
   void accept_one(bootstrap::net::Fd fd, Clock::time_point deadline);
+  // The peer's published entry: "ip:port" or kDialOutOnly.
+  std::string published_entry(int peer, Clock::time_point deadline);
+  [[noreturn]] void both_dial_out(int peer, const std::string &what) const;
   // The stream socket's buffers from the BDP (before connect, or on the listener before listen).
   void size_buffers(int fd) const;
 

@@ -18,6 +18,9 @@ constexpr size_t kFrameBytes = size_t{256} << 10;
 // Socket buffers set from XFFL_WAN_BDP are at least this per stream.
 constexpr size_t kMinSocketBuffer = size_t{64} << 10;
 
+// What a dial-out rank publishes in place of its address.
+constexpr const char *kDialOutOnly = "dial-out";
+
 struct WanSettings {
   int rank = 0;
   int world_size = 1;
@@ -35,6 +38,10 @@ struct WanSettings {
   // route a peer in another facility takes back), or on its primary address when that route is
   // loopback but the store's host is not (listen_address.h). Empty: none known, as such a name.
   std::string store_host;
+  // XFFL_WAN_DIAL_OUT: this rank never listens; it dials every peer itself, whatever their ranks (a
+  // facility whose firewall passes only outbound connections). It publishes kDialOutOnly instead of
+  // an address. Two such ranks cannot reach each other: XFFL_EINVAL naming both.
+  bool dial_out = false;
   // Publish this rank's address only when a group of more than one member first needs it (facility
   // mode: ranks that never cross facilities never reach the federation's store). False: at once.
   bool publish_lazily = false;
