@@ -402,8 +402,12 @@ RoundDecision RoundCoordinator::commit_round(const RoundPlan &plan) {
   Phase phase = this->phase("round " + std::to_string(plan.round) + " of epoch " + std::to_string(plan.epoch) +
                             " not acknowledged");
   phase.awaited = "the store's answer to this rank's acknowledgement";
+  // The ack's answer is not waited for: await_decision's listing, on the same connection, is answered
+  // after the store applied it, and an ack that listing does not show (the put failed, or found no
+  // connection to go on) is put again there, answered. So the ack and the listing are one round trip.
   ask(phase, [&](int64_t) {
-    return store_->put(ack_key(config_.prefix, config_.facility, config_.shard), ack_value(plan.epoch, plan.round));
+    store_->put_unanswered(ack_key(config_.prefix, config_.facility, config_.shard), ack_value(plan.epoch, plan.round));
+    return 0;
   });
   return await_decision(plan, true, "");
 }

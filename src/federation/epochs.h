@@ -42,15 +42,18 @@
 // the survivors', and a redo starts from the saved inputs.
 //
 // Store operations per crossing rank per round, with no fault (bench/facilities/README.md counts
-// them): commit_round 1 put (the ack) and 1 list of live/ (view, members and acks); a rank that does
+// them): commit_round 1 put (the ack, whose answer it does not wait for: put_unanswered, read before
+// the listing's on the same connection; an ack the listing does not show is put again, answered) and
+// 1 list of live/ (view, members and acks); a rank that does
 // not find the set of acks complete waits on live/, woken by each later ack. A rank that finds it
 // complete commits: when the commit changes no membership, with a compare_and_swap whose answer it
 // does not wait for (compare_and_swap_unanswered: once every ack is in, the round is committed whoever
 // swaps, and next_view of one view gives the same bytes on every rank), else with one it waits for (its
 // answer carries the view as it is now: no list after it). begin_round reads nothing when the last
 // decision is less than kReuseViewMs old: it plans from the view that decision carried. So a round with
-// no membership change waits for 2 round trips (put, list); before session 9 it was 6 (begin's list,
-// put, two lists, CAS, a list again). Reusing a view is safe: between two rounds nothing changes the view
+// no membership change waits for 1 round trip (the put and the list sent together; etcd: 2, its put
+// is answered); before session 9 it was 6 (begin's list, put, two lists, CAS, a list again), in
+// session 9 2 (put, list). Reusing a view is safe: between two rounds nothing changes the view
 // but a failure report or a lost lease in the next round, a crossing rank's member watch
 // (round_still_current) ends its crossing when the view's epoch moves or a member's key is gone or
 // replaced, and the decision is taken on a listing read after the ack, as before. One race costs a

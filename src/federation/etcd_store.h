@@ -57,6 +57,7 @@ class EtcdStore final : public MembershipStore {
                                    const std::string &value) override {
     compare_and_swap(key, expected_mod_revision, value, 0);
   }
+  void put_unanswered(const std::string &key, const std::string &value) override { put(key, value, 0); }
   Listing list(const std::string &prefix) override;
   std::optional<Listing> wait_for_change(const std::string &prefix, const Listing &since, int timeout_ms) override;
   void set_call_timeout(int timeout_ms) override {

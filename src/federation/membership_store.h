@@ -84,6 +84,11 @@ class MembershipStore {
   // its answer read before the next call's; etcd: done now, as compare_and_swap).
   virtual void compare_and_swap_unanswered(const std::string &key, int64_t expected_mod_revision,
                                            const std::string &value) = 0;
+  // A put (no lease) whose answer the caller does not wait for, as compare_and_swap_unanswered: a
+  // round's ack, which the listing that follows on this connection shows once applied, and which the
+  // caller puts again, answered, when that listing does not (epochs.h). Reports no failure but an
+  // invalid key or value.
+  virtual void put_unanswered(const std::string &key, const std::string &value) = 0;
   // Every key that starts with prefix (an empty prefix lists everything).
   virtual Listing list(const std::string &prefix) = 0;
   // Waits at most timeout_ms until the prefix's keys differ from `since` (a listing of the same

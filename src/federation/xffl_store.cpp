@@ -269,14 +269,28 @@ void XfflStore::compare_and_swap_unanswered(const std::string &key, int64_t expe
                                             const std::string &value) {
   check_key(endpoint_.text, key);
   check_value(endpoint_.text, key, value);
-  if (!fd_) return;  // no connection to send it on now: the caller's later requests do without it
   PayloadWriter out;
   out.text(key);
   protocol::put_i64(out, expected_mod_revision);
   out.text(value);
   protocol::put_i64(out, 0);
+  send_unanswered(Type::Cas, out.take());
+}
+
+void XfflStore::put_unanswered(const std::string &key, const std::string &value) {
+  check_key(endpoint_.text, key);
+  check_value(endpoint_.text, key, value);
+  PayloadWriter out;
+  out.text(key);
+  out.text(value);
+  protocol::put_i64(out, 0);
+  send_unanswered(Type::Put, out.take());
+}
+
+void XfflStore::send_unanswered(Type type, std::vector<uint8_t> payload) {
+  if (!fd_) return;  // no connection to send it on now: the caller's later requests do without it
   // Bounded by the call timeout: a full send buffer (a store that reads nothing) must not hold us.
-  net::IoResult io = send_frame(fd_.get(), Type::Cas, out.take(), net::Clock::now() + ms(call_timeout_ms_));
+  net::IoResult io = send_frame(fd_.get(), type, payload, net::Clock::now() + ms(call_timeout_ms_));
   if (io.kind != net::IoResult::Ok) {
     fd_.reset();
     reader_ = protocol::FrameReader{};

@@ -28,6 +28,7 @@ class XfflStore final : public MembershipStore {
                              LeaseId lease) override;
   void compare_and_swap_unanswered(const std::string &key, int64_t expected_mod_revision,
                                    const std::string &value) override;
+  void put_unanswered(const std::string &key, const std::string &value) override;
   Listing list(const std::string &prefix) override;
   std::optional<Listing> wait_for_change(const std::string &prefix, const Listing &since, int timeout_ms) override;
   void set_call_timeout(int timeout_ms) override {
@@ -44,6 +45,9 @@ class XfflStore final : public MembershipStore {
   // and message). extra_wait_ms extends the deadline for a request the server may hold (Watch).
   protocol::Frame call(protocol::Type type, std::vector<uint8_t> payload, std::initializer_list<protocol::Type> replies,
                        const std::string &doing, int extra_wait_ms = 0);
+  // Sends a request whose reply the next call reads and drops (the *_unanswered requests); nothing
+  // without a connection, and a failed send only ends the connection.
+  void send_unanswered(protocol::Type type, std::vector<uint8_t> payload);
   [[noreturn]] void lost(const bootstrap::net::IoResult &result, const std::string &doing);
   Listing read_entries(const std::vector<uint8_t> &payload, const std::string &doing);
   int64_t single_i64(const protocol::Frame &frame, const std::string &doing);
@@ -58,7 +62,7 @@ class XfflStore final : public MembershipStore {
   int call_timeout_ms_;  // each call's: timeout_ms_ unless set_call_timeout said less
   bootstrap::net::Fd fd_;
   protocol::FrameReader reader_;
-  int unanswered_ = 0;  // replies of compare_and_swap_unanswered still to read (and drop) on fd_
+  int unanswered_ = 0;  // replies of the *_unanswered requests still to read (and drop) on fd_
 };
 
 }  // namespace xffl::federation
