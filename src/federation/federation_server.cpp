@@ -1,5 +1,7 @@
 #include "federation/federation_server.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -96,6 +98,11 @@ void FederationServer::accept_loop() {
     int raw = ::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (raw < 0) continue;
     net::Fd fd(raw);
+    // A client may send requests without waiting for each answer (epochs.h, the unanswered ack and
+    // swap); with Nagle's algorithm the answer after the first would wait for the client's delayed
+    // ACK of it.
+    int on = 1;
+    ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
     std::lock_guard<std::mutex> lock(connections_mutex_);
     if (connections_.size() >= kMaxConnections || stopping_) continue;  // closed at once by fd's destructor
     auto connection = std::make_unique<Connection>();
