@@ -97,6 +97,16 @@ void test_lease_outlives_an_election(void **) {
   assert_true(entry && entry->value == first);
 }
 
+// etcd raises a short TTL to 1.5 election timeouts (3 s with this cluster's 2 s): a lease that would
+// then outlive the timeout is refused, naming both TTLs; below the timeout it is taken.
+void test_granted_ttl_not_below_the_timeout(void **) {
+  const std::string prefix = federation_prefix("lease-granted-test");
+  expect_failure(outcome_of([&] { FacilityLease lease(endpoint(), federation_test::kSecret, 3000, prefix, 2, 1); }),
+                 XFFL_EINVAL, {"facility 2's lease was granted for 3 s though 1 s were asked", "--election-timeout"});
+  FacilityLease lease(endpoint(), federation_test::kSecret, 3001, prefix, 2, 1);
+  assert_true(lease.registered());
+}
+
 void test_invalid_arguments(void **) {
   expect_failure(outcome_of([] { FacilityLease lease(endpoint(), federation_test::kSecret, kTimeoutMs, "p/", -1, 2); }),
                  XFFL_EINVAL, {"facility -1"});
@@ -123,7 +133,8 @@ int main(int argc, char **argv) {
       std::printf("etcd or etcdctl is not installed: skipped\n");
       return 77;
     }
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_lease_outlives_an_election)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_lease_outlives_an_election),
+                                       cmocka_unit_test(test_granted_ttl_not_below_the_timeout)};
     int failed = cmocka_run_group_tests_name("facility lease on etcd", tests, nullptr, nullptr);
     backend.reset();
     return failed;
