@@ -45,23 +45,16 @@ FacilityLease::FacilityLease(const Endpoint &endpoint, const std::string &secret
   register_member(*first);
   // etcd keeps a lease at least 1.5 election timeouts, whatever was asked: read back what it granted. A
   // lease that outlives the timeout would make the other facilities time out before this one's loss
-  // shows, so continuing after a lost facility would never happen.
-  int64_t granted = 0;
-  try {
-    granted = first->keep_alive(lease_.load());
-  } catch (const std::exception &) {
-    first->revoke(lease_.load());
-    throw;
-  }
-  if (granted > ttl_seconds && granted * 1000 >= int64_t{timeout_ms}) {
-    first->revoke(lease_.load());
-    fail(XFFL_EINVAL, "federation ", endpoint.text, ": facility ", facility, "'s lease was granted for ", granted,
-         " s though ", ttl_seconds, " s were asked (etcd keeps a lease at least 1.5 election timeouts), not below "
-         "the timeout of ", timeout_ms, " ms: the other facilities would time out before this facility's loss "
-         "showed. Give the etcd members a shorter --election-timeout, or XFFL_TIMEOUT above ", granted, " s");
-  }
+  // shows, so continuing after a lost facility would never happen. Whatever fails from here revokes the
+  // lease just taken.
   const int64_t bound_ms = std::min<int64_t>(timeout_ms, std::max<int64_t>(1000, ttl_seconds * 1000));
   try {
+    const int64_t granted = first->keep_alive(lease_.load());
+    if (granted > ttl_seconds && granted * 1000 >= int64_t{timeout_ms})
+      fail(XFFL_EINVAL, "federation ", endpoint.text, ": facility ", facility, "'s lease was granted for ", granted,
+           " s though ", ttl_seconds, " s were asked (etcd keeps a lease at least 1.5 election timeouts), not "
+           "below the timeout of ", timeout_ms, " ms: the other facilities would time out before this facility's "
+           "loss showed. Give the etcd members a shorter --election-timeout, or XFFL_TIMEOUT above ", granted, " s");
     store_ = connect_membership_store(endpoint, secret, static_cast<int>(bound_ms));
   } catch (const std::exception &) {
     first->revoke(lease_.load());

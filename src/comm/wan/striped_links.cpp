@@ -43,7 +43,7 @@ StripedLinks::StripedLinks(std::shared_ptr<WanHub> hub, std::vector<int> members
   for (size_t i = 0; i < members_.size(); ++i) {
     peers_[i].rank = members_[i];
     // A lower rank dials us unless we dial out only; the other cases are settled at connect().
-    if (members_[i] < settings.rank && !settings.dial_out) peers_[i].role = Role::Wait;
+    peers_[i].accepts = members_[i] < settings.rank && !settings.dial_out;
   }
 }
 
@@ -102,11 +102,14 @@ StripedLinks::Peer &StripedLinks::peer(int index, const char *what) {
 
 void StripedLinks::connect(int index, Clock::time_point deadline) {
   Peer &p = peers_[static_cast<size_t>(index)];
-  if (p.connected || p.role == Role::Wait) return;
+  if (p.connected || p.accepts) return;
   const std::string what = std::string(operation_) + " on " + description_;
-  if (p.role == Role::Unknown) p.role = hub_->dials(p.rank, what, deadline) ? Role::Dial : Role::Wait;
-  if (p.role == Role::Wait) return;  // the peer dials: progress() claims its streams
-  std::vector<Connection> dialled = hub_->dial(p.rank, group_, what, deadline);
+  const std::optional<std::string> address = hub_->dial_address(p.rank, what, deadline);
+  if (!address) {  // the peer dials: progress() claims its streams
+    p.accepts = true;
+    return;
+  }
+  std::vector<Connection> dialled = hub_->dial(p.rank, *address, group_, what, deadline);
   p.streams.resize(dialled.size());
   for (size_t s = 0; s < dialled.size(); ++s) p.streams[s].connection = std::move(dialled[s]);
   p.connected = true;
@@ -365,7 +368,7 @@ void StripedLinks::progress(Clock::time_point deadline, int awaited) {
   // Streams that peers dialled (WanHub::dials), accepted by the hub (here or in another group's wait).
   for (size_t i = 0; i < peers_.size(); ++i) {
     Peer &p = peers_[i];
-    if (p.connected || static_cast<int>(i) == my_index_ || p.role != Role::Wait) continue;
+    if (p.connected || static_cast<int>(i) == my_index_ || !p.accepts) continue;
     while (static_cast<int>(p.streams.size()) < hub_->settings().streams) {
       std::optional<Connection> claimed;
       try {

@@ -1,6 +1,6 @@
 // PointToPoint (comm/algorithms/point_to_point.h) over the cross-facility streams of one group: each
 // pair of members holds N authenticated TCP streams (WanHub), made on the pair's first message (the
-// lower global rank dials, unless the higher one dials out only: WanHub::dials). A message is cut into frames (framing.h) that go to whichever stream can
+// lower global rank dials, unless the higher one dials out only: WanHub::dial_address). A message is cut into frames (framing.h) that go to whichever stream can
 // take one (its socket accepts bytes), so a slow stream carries fewer frames instead of holding the
 // others back; the receiver places each frame by offset. Messages between two members are matched in
 // the order posted within each step of each call (message_key); a frame for a receive not posted yet
@@ -94,10 +94,9 @@ class StripedLinks final : public algorithms::PointToPoint {
     bool have_header = false;
     bool closed = false;  // the peer closed it between frames
   };
-  enum class Role { Unknown, Dial, Wait };  // who makes this pair's streams (WanHub::dials)
   struct Peer {
     int rank = 0;  // global
-    Role role = Role::Unknown;
+    bool accepts = false;  // the peer dials this rank (WanHub::dial_address): progress() claims its streams
     std::vector<Stream> streams;
     bool connected = false;
     bool closed = false;  // the peer closed its streams with nothing of ours pending

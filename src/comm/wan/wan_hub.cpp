@@ -160,40 +160,28 @@ void WanHub::size_buffers(int fd) const {
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
 }
 
-std::string WanHub::published_entry(int peer, Clock::time_point deadline) {
+std::optional<std::string> WanHub::dial_address(int peer, const std::string &what, Clock::time_point deadline) {
+  const int rank = settings_.rank;
+  if (peer < rank && !settings_.dial_out) return std::nullopt;  // the lower rank dials: no store request
   const int remaining_ms = static_cast<int>(
       std::max<long long>(1, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count()));
   const std::vector<uint8_t> published = exchange_->fetch("xffl/wan/addr/" + std::to_string(peer), remaining_ms);
-  return std::string(published.begin(), published.end());
+  std::string entry(published.begin(), published.end());
+  if (entry != kDialOutOnly) return entry;
+  if (settings_.dial_out)
+    fail(XFFL_EINVAL, "rank ", rank, ": wan: ", what, ": ranks ", std::min(rank, peer), " and ", std::max(rank, peer),
+         " both dial out only (XFFL_WAN_DIAL_OUT=1), so neither accepts the other's connection: one of the two "
+         "facilities must accept inbound connections from the other");
+  return std::nullopt;  // the peer dials out only: it dials this rank
 }
 
-void WanHub::both_dial_out(int peer, const std::string &what) const {
-  fail(XFFL_EINVAL, "rank ", settings_.rank, ": wan: ", what, ": ranks ", std::min(settings_.rank, peer), " and ",
-       std::max(settings_.rank, peer), " both dial out only (XFFL_WAN_DIAL_OUT=1), so neither accepts the other's "
-       "connection: one of the two facilities must accept inbound connections from the other");
-}
-
-bool WanHub::dials(int peer, const std::string &what, Clock::time_point deadline) {
-  const int rank = settings_.rank;
-  if (peer < rank && !settings_.dial_out) return false;  // the common case: no store request
-  const bool peer_dials_out = published_entry(peer, deadline) == kDialOutOnly;
-  if (peer_dials_out && settings_.dial_out) both_dial_out(peer, what);
-  if (peer_dials_out) return false;
-  return settings_.dial_out || peer > rank;
-}
-
-std::vector<Connection> WanHub::dial(int peer, const GroupKey &group, const std::string &what,
+std::vector<Connection> WanHub::dial(int peer, const std::string &text, const GroupKey &group, const std::string &what,
                                      Clock::time_point deadline) {
   const int rank = settings_.rank;
   auto where = [&](int stream) {
     return "rank " + std::to_string(rank) + ": wan: " + what + ": stream " + std::to_string(stream) + " of " +
            std::to_string(settings_.streams) + " to rank " + std::to_string(peer);
   };
-  const std::string text = published_entry(peer, deadline);
-  if (text == kDialOutOnly) {
-    if (settings_.dial_out) both_dial_out(peer, what);
-    fail(XFFL_EINTERNAL, where(0), ": the peer dials out only; it must dial this rank");
-  }
   const size_t colon = text.rfind(':');
   std::string error;
   bool permanent = false;

@@ -68,15 +68,16 @@ class WanHub {
   // "ip:port", or kDialOutOnly.
   const std::string &address() const { return address_; }
 
-  // Whether this rank dials peer (true) or accepts peer's connections (false): the lower rank dials
-  // unless the higher one dials out only. Fetches the peer's published entry when the answer depends
-  // on it (waiting for it until deadline). Throws XFFL_EINVAL when both dial out only, naming both,
-  // and what Exchange::fetch throws.
-  bool dials(int peer, const std::string &what, Clock::time_point deadline);
-  // Dials every stream of peer for group: the streams in index order. `what` names the group for
-  // messages. Throws XFFL_ETIMEOUT, XFFL_EPEER, XFFL_EAUTH, XFFL_EINVAL (the peer runs other settings,
-  // or dials out only too), XFFL_ENETWORK.
-  std::vector<Connection> dial(int peer, const GroupKey &group, const std::string &what, Clock::time_point deadline);
+  // The address to dial peer at ("ip:port", as it published it) when this rank dials it; nullopt when
+  // peer dials this rank. The lower rank dials unless the higher one dials out only; the peer's entry
+  // is fetched (waiting for it until deadline) only when this rank may dial. Throws XFFL_EINVAL when
+  // both dial out only, naming both, and what Exchange::fetch throws.
+  std::optional<std::string> dial_address(int peer, const std::string &what, Clock::time_point deadline);
+  // Dials every stream of peer at `address` (dial_address's) for group: the streams in index order.
+  // `what` names the group for messages. Throws XFFL_ETIMEOUT, XFFL_EPEER, XFFL_EAUTH, XFFL_EINVAL (the
+  // peer runs other settings), XFFL_ENETWORK.
+  std::vector<Connection> dial(int peer, const std::string &address, const GroupKey &group, const std::string &what,
+                               Clock::time_point deadline);
   // Accepts and authenticates every connection waiting on the listener, without waiting for new ones.
   void accept_pending(Clock::time_point deadline);
   // The accepted stream `stream` from peer for group, if it came. Throws XFFL_EAUTH when that peer's
@@ -87,9 +88,6 @@ class WanHub {
 
  private:
   void accept_one(bootstrap::net::Fd fd, Clock::time_point deadline);
-  // The peer's published entry: "ip:port" or kDialOutOnly.
-  std::string published_entry(int peer, Clock::time_point deadline);
-  [[noreturn]] void both_dial_out(int peer, const std::string &what) const;
   // The stream socket's buffers from the BDP (before connect, or on the listener before listen).
   void size_buffers(int fd) const;
 
