@@ -439,6 +439,37 @@ RoundDecision RoundCoordinator::fail_round(const RoundPlan &plan, const std::vec
   return await_decision(plan, false, cause);
 }
 
+RoundDecision RoundCoordinator::await_round(const RoundPlan &plan) {
+  check_plan(plan);
+  return await_decision(plan, true, "");
+}
+
+RoundPlan RoundCoordinator::begin_round_receiving(const std::string &cause) {
+  while (true) {
+    RoundPlan plan = begin_round();
+    if (plan.self_joining || plan.contributors.size() <= 1) return plan;
+    Phase phase = this->phase("the readmission of facility " + std::to_string(config_.facility) +
+                              " to receive the model in round " + std::to_string(plan.round));
+    phase.awaited = "the view, to mark this facility joining (" + cause + ")";
+    Listing listing = ask(phase, [&](int64_t) { return store_->list(config_.prefix + "live/"); });
+    Live live = read_live(config_.prefix, listing, config_.facilities);
+    // Plan again when the view is not the one planned from (another rank moved it meanwhile).
+    if (!live.view || live.view->halted || live.view->epoch != plan.epoch || live.view->committed + 1 != plan.round)
+      continue;
+    View next = *live.view;
+    next.epoch = live.view->epoch + 1;
+    if (!contains(next.joining, config_.facility)) next.joining.push_back(config_.facility);
+    std::sort(next.joining.begin(), next.joining.end());
+    next.cause = "facility " + std::to_string(config_.facility) + " receives the model again: " + cause + "; epoch " +
+                 std::to_string(live.view->epoch) + " became epoch " + std::to_string(next.epoch) + " (facilities " +
+                 join(facilities_of(next.members)) + ", joining " + join(next.joining) + ")";
+    ask(phase, [&](int64_t) {
+      return store_->compare_and_swap(view_key(config_.prefix), live.view->mod_revision, encode(next));
+    });
+    // Won or lost, the next begin_round reads the view as it is now.
+  }
+}
+
 RoundDecision RoundCoordinator::await_decision(const RoundPlan &plan, bool acked, const std::string &failure) {
   const std::string prefix = config_.prefix + "live/";
   const std::string round_text = "round " + std::to_string(plan.round) + " of epoch " + std::to_string(plan.epoch);

@@ -182,6 +182,26 @@ class RoundCoordinator {
   // was decided already), then waits for the decision as commit_round does.
   RoundDecision fail_round(const RoundPlan &plan, const std::vector<int> &lost, const std::string &cause);
 
+  // A round whose outcome this rank did not learn: its commit_round threw after the ack was put (the
+  // store stopped answering it, the deadline came), so the others may have committed the round with
+  // this facility's part, or redone it without. Called again later (the facility's next average),
+  // await_round waits for that decision as commit_round does (putting the ack again if it was
+  // overwritten while the round is still open): Committed means the round counted this facility's
+  // part in plan.epoch; Redo, that it did not and this facility is a contributor of decision.plan;
+  // Evicted, that it is no longer a member (decision.plan.round - 1 is the last committed round: at
+  // most plan.round - 1 proves the round did not count; otherwise it may have). Throws as
+  // commit_round does.
+  RoundDecision await_round(const RoundPlan &plan);
+  // begin_round for a facility that must receive the model although it is a member: its last round
+  // counted its part (await_round said Committed), but it gave the caller its input back and does not
+  // hold the result. When the plan would have it contribute, it moves the view by compare-and-swap to
+  // a new epoch with the same members in which this facility is joining (the others' round in progress
+  // is redone; they send it the model, as to a restarted facility; no quorum changes), then plans
+  // from that view: self_joining. When it is the only contributor left, no one can send it the model:
+  // the plan is begin_round's, and it contributes what it holds. `cause` goes into the view's cause,
+  // for the log.
+  RoundPlan begin_round_receiving(const std::string &cause);
+
   // Every later call ends by `deadline` (Clock::time_point::max(): each call's own timeout only).
   void set_deadline(Clock::time_point deadline) { deadline_ = deadline; }
   const std::shared_ptr<StoreContact> &contact() const { return contact_; }

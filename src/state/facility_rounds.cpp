@@ -240,6 +240,30 @@ std::unique_ptr<comm::Communicator> FacilityRounds::heal_group(const Placement &
   return placement.backend->create_communicator(spec);
 }
 
+std::string FacilityRounds::settle_unknown_round(federated::wire::ErrorFeedback *feedback) {
+  if (!unknown_round_) return "";
+  const RoundPlan acked = *unknown_round_;
+  const RoundDecision decision = coordinator_->await_round(acked);  // throws: still unknown, for the next call
+  unknown_round_.reset();
+  const bool counted = decision.outcome == RoundOutcome::Committed;
+  // Evicted: the last committed round is decision.plan.round - 1; below the acked round, the round
+  // did not count; at or past it, it may have (committed in its epoch, then this facility dropped).
+  const bool unknown = decision.outcome == RoundOutcome::Evicted && decision.plan.round > acked.round;
+  if (unknown_residuals_ && feedback) {
+    using Settlement = federated::wire::ErrorFeedback::Settlement;
+    feedback->settle(counted ? Settlement::Counted : unknown ? Settlement::Unknown : Settlement::NotCounted);
+  }
+  unknown_residuals_ = false;
+  if (coordinator_shard_ == 0)
+    logger_.info("federation: round ", acked.round, " of epoch ", acked.epoch, ", which facility ", link_->facility(),
+                 " acknowledged in an average that ended without its decision, ",
+                 counted   ? "counted this facility's part: it receives the model before it contributes again"
+                 : unknown ? "may have counted this facility's part (it is no longer a member): it receives the model"
+                           : "did not count this facility's part");
+  if (!counted) return "";  // evicted: it receives the model at its admission anyway
+  return "round " + std::to_string(acked.round) + " counted its part, but its average ended without the decision";
+}
+
 void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, size_t count, xffl_dtype_t dtype,
                                   const std::function<void()> &restore, Outcome &outcome) {
   const int self = link_->facility();
@@ -273,7 +297,10 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
   coordinator_->set_deadline(deadline);
   const bool logs = placement.shard == 0;  // one line per facility, from the crossing rank of shard 0
   const size_t bytes = count * comm::dtype_size(dtype);
-  RoundPlan plan = coordinator_->begin_round();
+  // The residuals set aside are in the state's store whatever this call's format: settled there.
+  const std::string receive_because = settle_unknown_round(placement.error_feedback);
+  RoundPlan plan =
+      receive_because.empty() ? coordinator_->begin_round() : coordinator_->begin_round_receiving(receive_because);
   while (true) {
     std::string failure;
     bool seal_failed = false;
@@ -369,8 +396,20 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
     }
     watch_->watch(nullptr, average_started, deadline);
     if (!failure.empty()) contributors_.reset();  // a failed communicator is unusable
-    const RoundDecision decision =
-        failure.empty() ? coordinator_->commit_round(plan) : coordinator_->fail_round(plan, {}, failure);
+    RoundDecision decision;
+    if (failure.empty()) {
+      try {
+        decision = coordinator_->commit_round(plan);
+      } catch (const Error &) {
+        // The ack may be in the store and the round committed by the others with this facility's part:
+        // the next average learns which (settle_unknown_round); average() sets the residuals aside.
+        unknown_round_ = plan;
+        ++unknown_rounds_;
+        throw;
+      }
+    } else {
+      decision = coordinator_->fail_round(plan, {}, failure);
+    }
     switch (decision.outcome) {
       case RoundOutcome::Committed:
         if (logs && decision.cause.find(" became epoch ") != std::string::npos)
@@ -447,6 +486,7 @@ void FacilityRounds::average(const Placement &placement, void *const *bufs, cons
       if (feedback) feedback->restore();
     };
     Outcome outcome;
+    const uint64_t unknown_before = unknown_rounds_;
     try {
       run_crossing(placement, work, count, dtype, restore, outcome);
       header.epoch = outcome.epoch;
@@ -462,9 +502,15 @@ void FacilityRounds::average(const Placement &placement, void *const *bufs, cons
       header.status = XFFL_EINTERNAL;
       header.message = std::string("federation: ") + error.what();
     }
-    // A failed average leaves the caller's input and its residual as they were.
+    // A failed average leaves the caller's input and its residual as they were. When its round's
+    // outcome is unknown (acked, no decision), the residual the attempt left is set aside first: the
+    // next average carries it if the round counted (settle_unknown_round).
     if (header.status != XFFL_OK) {
       if (n == 1) restore_input();
+      if (feedback && unknown_rounds_ != unknown_before && !unknown_round_->self_joining) {
+        feedback->set_aside();
+        unknown_residuals_ = true;
+      }
       if (feedback) feedback->restore();
     }
     if (feedback) feedback->forget_saved();

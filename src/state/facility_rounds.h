@@ -37,6 +37,19 @@
 // coordinator then drops the facilities whose lease ended, so a lost facility costs the survivors at
 // most about one lease TTL.
 //
+// A round whose outcome is unknown: when commit_round fails after this rank's ack was put (the store
+// stopped answering it before the decision, and the call's deadline came), the others may have
+// committed the round with this facility's part or redone it without. The call fails and gives the
+// caller its input back (and, with error feedback, the residual it started from, after setting aside
+// the one the attempt left); the next average first learns the decision (RoundCoordinator::
+// await_round) before it plans: counted, this facility receives the model before it contributes again
+// (begin_round_receiving: its input is no longer the federation's, and contributing it would count
+// its last update twice) and carries the set-aside residual; not counted, it goes on as a contributor
+// with its input and residual as restored; no longer a member, it is admitted and receives the model
+// as any evicted facility does, with zero residuals when the round may have counted (neither copy can
+// be proved right: no residual is sent twice). A joiner's unknown heal round that counted has it
+// receive the model again. Memory: the set-aside residual (4 bytes per value of that call) until then.
+//
 // Group identities: every crossing group of this file is made for one epoch (the allreduce group of
 // the epoch's contributors, the heal group of a sender and a joiner), with a serial that encodes the
 // epoch, so the bytes of an abandoned epoch never match a group of a later one.
@@ -64,11 +77,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.h"
 #include "common/log.h"
+#include "federation/epochs.h"
 #include "state/facility_link.h"
 #include "xffl/types.h"
 
@@ -76,8 +91,6 @@ namespace xffl {
 
 namespace federation {
 class FacilityLease;
-class RoundCoordinator;
-class StoreContact;
 }  // namespace federation
 
 namespace federated::wire {
@@ -139,6 +152,9 @@ class FacilityRounds {
   // The crossing rank's round on `work` (count elements), restore() putting the input back for a redo.
   void run_crossing(const Placement &placement, uint8_t *work, size_t count, xffl_dtype_t dtype,
                     const std::function<void()> &restore, Outcome &outcome);
+  // Learns the outcome of unknown_round_ (see the file's comment) and settles the residuals set aside
+  // then; returns why this facility must receive the model before it contributes again, or "".
+  std::string settle_unknown_round(federated::wire::ErrorFeedback *feedback);
   comm::Communicator &contributors_group(const Placement &placement, int64_t epoch, bool with_joiners,
                                          const std::vector<int> &contributors);
   std::unique_ptr<comm::Communicator> heal_group(const Placement &placement, int64_t epoch, int sender,
@@ -161,6 +177,11 @@ class FacilityRounds {
   std::unique_ptr<comm::Communicator> contributors_;
   uint64_t contributors_serial_ = 0;
   std::vector<int> contributors_members_;
+  // The round this crossing rank acked without learning its decision (commit_round threw), until its
+  // next average learns it; unknown_residuals_: its residuals were set aside then.
+  std::optional<federation::RoundPlan> unknown_round_;
+  uint64_t unknown_rounds_ = 0;  // how many times unknown_round_ was set: a call tells its own
+  bool unknown_residuals_ = false;
   mutable std::mutex progress_mutex_;  // guards progress_: written by average(), read by the getters
   Progress progress_;
 };

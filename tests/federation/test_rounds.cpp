@@ -74,6 +74,9 @@ struct Scenario {
   int cut_round = -1;             // in this round every facility reports every other one lost
   int stale_ack_round = -1;       // in this round the last shard of the last facility, before it acks,
                                   // overwrites facility 0 shard 0's ack with the previous round's
+  int unknown_facility = -1;      // its shards' commit_round ends at a short deadline after their ack,
+  int unknown_round = -1;         // in this round, before the others ack (they wait for it): the
+                                  // outcome is unknown to it until its next call (await_round)
 };
 
 Scenario scenario_of(const std::string &name, int facilities, int shards, int rounds) {
@@ -176,6 +179,27 @@ class ShardRank {
       if (plan.round == scenario_.stale_ack_round && facility_ == scenario_.facilities - 1 &&
           shard_ == scenario_.shards - 1)
         overwrite_first_ack(plan);
+      if (result.kind == Exchange::Done && plan.round == scenario_.unknown_round) {
+        if (facility_ == scenario_.unknown_facility) {
+          // The average fails after the ack: the caller gets its input back (model unchanged). Its
+          // next call learns the decision first, then receives the model when the round counted.
+          if (commit_without_decision(coordinator, plan)) {
+            RoundDecision decision = coordinator.await_round(plan);
+            std::fprintf(record_, "unknown %lld %lld: %s\n", static_cast<long long>(plan.round),
+                         static_cast<long long>(plan.epoch), outcome_name(decision.outcome));
+            std::fflush(record_);
+            if (decision.outcome != RoundOutcome::Committed) (xffl::fail)(XFFL_EINTERNAL, "expected committed");
+            plan = coordinator.begin_round_receiving("its average of round " + std::to_string(plan.round) +
+                                                     " ended without the decision");
+            std::fprintf(record_, "begin %lld %lld %d\n", static_cast<long long>(plan.round),
+                         static_cast<long long>(plan.epoch), plan.self_joining ? 1 : 0);
+            std::fflush(record_);
+            continue;
+          }
+        } else {
+          wait_keys(prefix_ + "test/unknown/", scenario_.shards);
+        }
+      }
       RoundDecision decision = result.kind == Exchange::Done ? coordinator.commit_round(plan)
                                                               : coordinator.fail_round(plan, result.lost, result.why);
       switch (decision.outcome) {
@@ -230,6 +254,38 @@ class ShardRank {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     store_->put(key, std::to_string(plan.epoch) + " " + std::to_string(plan.round - 1));
+  }
+
+  // commit_round with a deadline that ends its wait for the decision (the others hold their acks
+  // until every shard of this facility is past it): true when it threw after its ack was put.
+  bool commit_without_decision(RoundCoordinator &coordinator, const RoundPlan &plan) {
+    coordinator.set_deadline(Clock::now() + std::chrono::milliseconds(300));
+    bool threw = false;
+    try {
+      coordinator.commit_round(plan);
+    } catch (const xffl::Error &error) {
+      threw = true;
+      std::fprintf(record_, "no-decision %lld %d\n", static_cast<long long>(plan.round), static_cast<int>(error.status()));
+    }
+    coordinator.set_deadline(Clock::time_point::max());
+    const std::optional<KeyValue> ack = store_->get(prefix_ + "live/ack/" + std::to_string(facility_) + "/" +
+                                                    std::to_string(shard_));
+    const bool acked = ack && ack->value == std::to_string(plan.epoch) + " " + std::to_string(plan.round);
+    store_->put(prefix_ + "test/unknown/" + std::to_string(shard_), "1");
+    if (!threw || !acked) (xffl::fail)(XFFL_EINTERNAL, "round ", plan.round, ": commit_round ", threw ? "threw" : "returned",
+                                       acked ? " after" : " before", " its ack");
+    return true;
+  }
+
+  // Waits until `count` keys are under `prefix`.
+  void wait_keys(const std::string &prefix, int count) {
+    auto deadline = Clock::now() + std::chrono::milliseconds(kTimeoutMs);
+    Listing listing = store_->list(prefix);
+    while (static_cast<int>(listing.entries.size()) < count) {
+      if (Clock::now() > deadline) (xffl::fail)(XFFL_ETIMEOUT, "the keys under ", prefix, " did not come");
+      std::optional<Listing> changed = store_->wait_for_change(prefix, listing, 2000);
+      if (changed) listing = *changed;
+    }
   }
 
   void wait_gate(int64_t round) {
@@ -807,6 +863,36 @@ void test_racing_commits(void **) {
   assert_int_equal(committers(records, 1).size(), 12);
 }
 
+// A facility whose average ends after its ack and before the round's decision (its store stopped
+// answering it, the deadline came: epochs.h, await_round): the others commit the round with its part.
+// Its next call learns that (Committed) and, since it gave its caller the input back, receives the model
+// (begin_round_receiving: a new epoch with the same members, itself joining) instead of contributing its
+// input again, which would count its update twice: round 3 is redone in epoch 2 by facilities 0 and 1,
+// facility 2 receives it and contributes again from round 4. check_commits proves every round is the
+// exact mean over its contributors of the committed model before it (a stale input would not be).
+void test_unknown_outcome_then_receive(void **) {
+  Scenario scenario = scenario_of("unknown", 3, 2, 4);
+  scenario.unknown_facility = 2;
+  scenario.unknown_round = 2;
+  Run run(scenario);
+  set_gate(*run.store, run.prefix, 4);
+  run.start_all();
+  std::vector<int> codes = run.finish();
+  run.leaders.clear();
+  Records records = read_records(run.scenario);
+  expect_no_errors(records);
+  for (int code : codes) assert_int_equal(code, 0);
+  auto contributors = check_commits(run.scenario, records);
+  assert_int_equal(contributors.size(), 4);
+  assert_string_equal(contributors[2].c_str(), "0,1,2");  // it counted facility 2's part
+  assert_string_equal(contributors[3].c_str(), "0,1");    // facility 2 receives round 3
+  assert_string_equal(contributors[4].c_str(), "0,1,2");
+  assert_int_equal(records.count("f2s", "unknown 2 1: committed"), 2);
+  assert_int_equal(records.count("f2s", "begin 3 2 1"), 2);
+  assert_int_equal(committers(records, 2).size(), 4);  // facility 2 has no commit of round 2
+  assert_int_equal(committers(records, 3).size(), 6);  // it commits the round it received
+}
+
 // Every wait is bounded by the timeout and names what it awaited; a bad configuration is refused.
 void test_bounded_waits_and_invalid_config(void **) {
   const std::string prefix = federation_prefix(std::string(kJobId) + "-bounds");
@@ -892,6 +978,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_below_quorum),
       cmocka_unit_test(test_cut_link_stops_both),
       cmocka_unit_test(test_racing_commits),
+      cmocka_unit_test(test_unknown_outcome_then_receive),
       cmocka_unit_test(test_bounded_waits_and_invalid_config),
   };
   int failed = cmocka_run_group_tests_name(backend_name == "etcd" ? "federation rounds on etcd"

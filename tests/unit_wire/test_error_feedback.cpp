@@ -150,6 +150,71 @@ void test_restore_rewinds_to_the_saved_residuals(void **) {
   assert_true(feedback.next(4)[2] == 3.0f);
 }
 
+// A round whose outcome was not learnt (state/facility_rounds.h, "A round whose outcome is unknown"),
+// as FacilityRounds drives it: the failed call sets the attempt's residual aside and restores the one
+// it started from; the next call (begin, save) settles it before its hop. Counted: the attempt's
+// residual is carried (and a redo of that next call restores it, not the stale one); not counted: the
+// restored one; unknown: zeros. Either way no residual is carried twice.
+void test_settle_an_unknown_round(void **) {
+  using Settlement = ErrorFeedback::Settlement;
+  const Settlement outcomes[] = {Settlement::Counted, Settlement::NotCounted, Settlement::Unknown};
+  const float expected[] = {2.5f, 1.5f, 0.0f};
+  for (int o = 0; o < 3; ++o) {
+    ErrorFeedback feedback;
+    float a[4], b[2];
+    begin_one(feedback, a, 4, XFFL_WIRE_INT8_BLOCK);
+    feedback.next(4)[1] = 1.5f;  // an earlier round that counted
+    begin_one(feedback, a, 4, XFFL_WIRE_INT8_BLOCK);
+    feedback.save();
+    feedback.next(4)[1] = 2.5f;  // the attempt whose round's outcome is unknown
+    feedback.set_aside();
+    assert_true(feedback.has_set_aside());
+    feedback.restore();
+    feedback.forget_saved();
+    assert_int_equal(feedback.bytes(), 8 * sizeof(float));  // the residual and the copy set aside
+    // The next call, on the same layout: begin and save, then the outcome is learnt.
+    begin_one(feedback, a, 4, XFFL_WIRE_INT8_BLOCK);
+    feedback.save();
+    feedback.settle(outcomes[o]);
+    assert_false(feedback.has_set_aside());
+    assert_int_equal(feedback.bytes(), 4 * sizeof(float));
+    std::vector<float> &first = feedback.next(4);
+    assert_true(first[1] == expected[o]);
+    first[1] = 42.0f;  // this call's attempt fails too: a redo starts from the settled residual
+    feedback.restore();
+    assert_true(feedback.next(4)[1] == expected[o]);
+    feedback.forget_saved();
+
+    // Settled while another layout is the current call's: that layout's residual is untouched.
+    begin_one(feedback, a, 4, XFFL_WIRE_INT8_BLOCK);
+    feedback.save();
+    feedback.next(4)[1] = 7.0f;
+    feedback.set_aside();
+    feedback.restore();
+    begin_one(feedback, b, 2, XFFL_WIRE_INT8_BLOCK);
+    feedback.save();
+    feedback.next(2)[0] = 3.0f;
+    feedback.settle(outcomes[o]);
+    begin_one(feedback, a, 4, XFFL_WIRE_INT8_BLOCK);
+    const float settled[] = {7.0f, expected[o], 0.0f};
+    assert_true(feedback.next(4)[1] == settled[o]);
+    begin_one(feedback, b, 2, XFFL_WIRE_INT8_BLOCK);
+    assert_true(feedback.next(2)[0] == 3.0f);
+  }
+  // Without set_aside(), settle() does nothing; clear() drops the copy with the residuals.
+  ErrorFeedback feedback;
+  float a[4];
+  begin_one(feedback, a, 4, XFFL_WIRE_INT8_BLOCK);
+  feedback.next(4)[0] = 1.0f;
+  feedback.settle(Settlement::Unknown);
+  begin_one(feedback, a, 4, XFFL_WIRE_INT8_BLOCK);
+  assert_true(feedback.next(4)[0] == 1.0f);
+  feedback.set_aside();
+  feedback.clear();
+  assert_false(feedback.has_set_aside());
+  assert_int_equal(feedback.bytes(), 0);
+}
+
 // A member of a group of two, in one thread: its allgather puts its own bytes at its index and the
 // other member's (given) at the other; it fails once when told to, as a lost facility makes it fail.
 class PairCommunicator final : public xffl::comm::Communicator {
@@ -314,6 +379,7 @@ int main(void) {
       cmocka_unit_test(test_accumulated_error_stays_bounded),
       cmocka_unit_test(test_restore_rewinds_to_the_saved_residuals),
       cmocka_unit_test(test_redo_of_a_failed_hop),
+      cmocka_unit_test(test_settle_an_unknown_round),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

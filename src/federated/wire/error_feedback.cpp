@@ -29,6 +29,7 @@ void ErrorFeedback::begin(const void *const *bufs, const size_t *counts, size_t 
       it = shares_an_address(it->first, key) ? residuals_.erase(it) : std::next(it);
   }
   current_ = &residuals_[key];
+  current_key_ = std::move(key);
   next_hop_ = 0;
 }
 
@@ -36,6 +37,7 @@ std::vector<float> &ErrorFeedback::next(size_t count) {
   if (!current_) {  // a hop outside begin(): a residual of its own, for this call only
     residuals_[Key{}].clear();
     current_ = &residuals_[Key{}];
+    current_key_.clear();
   }
   if (next_hop_ == current_->size()) current_->emplace_back();
   std::vector<float> &residual = (*current_)[next_hop_++];
@@ -58,7 +60,33 @@ void ErrorFeedback::forget_saved() {
   has_saved_ = false;
 }
 
+void ErrorFeedback::set_aside() {
+  if (!current_) return;
+  aside_ = *current_;
+  aside_key_ = current_key_;
+  has_aside_ = true;
+}
+
+void ErrorFeedback::settle(Settlement outcome) {
+  if (!has_aside_) return;
+  auto found = residuals_.find(aside_key_);
+  if (found != residuals_.end()) {  // gone when a later call's layout replaced it
+    if (outcome == Settlement::Counted) {
+      found->second = aside_;
+    } else if (outcome == Settlement::Unknown) {
+      for (std::vector<float> &residual : found->second) std::fill(residual.begin(), residual.end(), 0.0f);
+    }
+    if (&found->second == current_ && has_saved_) saved_ = found->second;
+  }
+  std::vector<std::vector<float>>().swap(aside_);
+  aside_key_.clear();
+  has_aside_ = false;
+}
+
 void ErrorFeedback::clear() {
+  std::vector<std::vector<float>>().swap(aside_);
+  aside_key_.clear();
+  has_aside_ = false;
   forget_saved();
   residuals_.clear();
   current_ = nullptr;
@@ -69,6 +97,7 @@ size_t ErrorFeedback::bytes() const {
   size_t total = 0;
   for (const auto &entry : residuals_)
     for (const std::vector<float> &residual : entry.second) total += residual.size() * sizeof(float);
+  for (const std::vector<float> &residual : aside_) total += residual.size() * sizeof(float);
   return total;
 }
 

@@ -35,6 +35,20 @@ class ErrorFeedback {
   void save();
   void restore();
   void forget_saved();
+  // An average whose outcome this facility did not learn in time (state/facility_rounds.h: it acked
+  // its round, then the store stopped answering it): the others may have counted what it sent, or
+  // redone the round without it. set_aside() keeps a copy of the residuals of the call begun last as
+  // its attempt left them (call it before restore() puts back those the call started from); once the
+  // outcome is known, settle() applies it to that layout's residuals: Counted, the set-aside copy
+  // replaces them (what was sent counted: its residual is the one to carry); NotCounted, they stay as
+  // restored; Unknown, they become zeros (neither copy: no residual is ever sent twice, and at most
+  // one round's rounding is not carried). When the layout settled is the current call's, its saved
+  // copy (save()) changes alike. The set-aside copy (4 bytes per value of that call) is kept until
+  // settle(), another set_aside() or clear().
+  enum class Settlement { Counted, NotCounted, Unknown };
+  void set_aside();
+  void settle(Settlement outcome);
+  bool has_set_aside() const { return has_aside_; }
   // Drops every residual (the option turned off, the layout unset).
   void clear();
   // Bytes held, for tests and messages.
@@ -48,6 +62,10 @@ class ErrorFeedback {
   size_t next_hop_ = 0;
   std::vector<std::vector<float>> saved_;  // save()'s copy of *current_
   bool has_saved_ = false;
+  Key current_key_;                        // the key of *current_
+  std::vector<std::vector<float>> aside_;  // set_aside()'s copy, of the layout aside_key_
+  Key aside_key_;
+  bool has_aside_ = false;
 };
 
 }  // namespace xffl::federated::wire
