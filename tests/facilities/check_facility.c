@@ -29,7 +29,9 @@
  *                            xffl_request_wait. The line ends with "wire W feedback 0|1 call
  *                            blocking|start error E" (E the largest |result - mean|).
  *                            bench/facilities/continue_bench.py also runs it under fail. A failed average
- *                            prints "rank R: average failed: STATUS: message" and exits 0.
+ *                            prints "rank R: average failed: STATUS: message" and exits 0, unless
+ *                            $XFFL_TEST_RETRIES (default 0) failures are still allowed: then the loop
+ *                            goes on with its next average (a training loop that retries).
  *
  * Inputs depend on the facility, the shard and the index (not on the rank), with fractional values, so
  * the result of each shard is the same bytes on every rank that holds it only if every facility adds in
@@ -267,6 +269,8 @@ static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weigh
   CHECK(xffl_get_option(st, XFFL_OPT_ERROR_FEEDBACK, &feedback));
   const char *call = getenv("XFFL_TEST_AVERAGE_CALL");
   const int nonblocking = call && strcmp(call, "start") == 0;
+  const char *retries_text = getenv("XFFL_TEST_RETRIES");
+  int retries = retries_text ? atoi(retries_text) : 0;
   double largest_seen = 0;
   for (;;) {
     int committed = get(st, XFFL_ATTR_FEDERATION_ROUND, -1);
@@ -320,6 +324,7 @@ static int continue_loop(xffl_state_t *st, size_t count, long pace_ms, int weigh
        * would end the others at the first rank that fails). */
       printf("rank %d: average failed: %s: %s\n", rank, xffl_status_string(rc), xffl_last_error_message());
       fflush(stdout);
+      if (retries-- > 0) continue;
       free(x);
       return 0;
     }
