@@ -400,12 +400,14 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
     if (failure.empty()) {
       try {
         decision = coordinator_->commit_round(plan);
-      } catch (const Error &) {
+      } catch (const Error &error) {
         // The ack may be in the store and the round committed by the others with this facility's part:
         // the next average learns which (settle_unknown_round); average() sets the residuals aside.
         unknown_round_ = plan;
         ++unknown_rounds_;
-        throw;
+        fail(error.status(), error.what(), ". Facility ", self, " acknowledged round ", plan.round, " of epoch ",
+             plan.epoch, " before that: the others may have counted its part; its next average learns whether ",
+             "they did and, if so, receives the model before it contributes again");
       }
     } else {
       decision = coordinator_->fail_round(plan, {}, failure);

@@ -81,6 +81,8 @@ def main():
         print(f"{time.time() - silent_at:.1f} s later: {failed}")
         if "XFFL_EQUORUM" not in failed and "XFFL_ETIMEOUT" not in failed:
             fail("facility 2's average failed with another status than XFFL_EQUORUM / XFFL_ETIMEOUT")
+        if "the others may have counted its part" not in failed:
+            fail("facility 2's failure does not say that the others may have counted its part")
         wait_for("facility 2 receiving a round, then contributing again",
                  lambda: any(r[3] == "0,1,2" and r[1] > acked + 1 for r in victim.rounds()), jobs, bound=60)
         open(stop_file, "w").close()
