@@ -1,7 +1,8 @@
 // PointToPoint (comm/algorithms/point_to_point.h) over the cross-facility streams of one group: each
 // pair of members holds N authenticated TCP streams (WanHub), made on the pair's first message (the
-// lower global rank dials, unless the higher one does not listen, or both meet at a relay: WanHub::route). A message is cut into frames (framing.h) that go to whichever stream can
-// take one (its socket accepts bytes), so a slow stream carries fewer frames instead of holding the
+// lower global rank dials, unless the higher one does not listen, or both meet at a relay:
+// WanHub::route). A message is cut into frames (framing.h) that go to whichever stream can take one
+// (its socket accepts bytes), so a slow stream carries fewer frames instead of holding the
 // others back; the receiver places each frame by offset. Messages between two members are matched in
 // the order posted within each step of each call (message_key); a frame for a receive not posted yet
 // is kept.

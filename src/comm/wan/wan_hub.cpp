@@ -512,8 +512,8 @@ bool WanHub::step(const Slot &slot, Relayed &r) {
         }
         case Relayed::kAwaitHello: {  // the owner, as accept_one
           std::memcpy(r.hello_bytes.data(), r.in.data(), kHelloBytes);
-          if (!decode_hello(r.hello_bytes.data(), &r.hello) || r.hello.from != peer || r.hello.group.tag != group.tag || r.hello.group.serial != group.serial ||
-              r.hello.stream != stream)
+          if (!decode_hello(r.hello_bytes.data(), &r.hello) || r.hello.from != peer || r.hello.stream != stream ||
+              r.hello.group.tag != group.tag || r.hello.group.serial != group.serial)
             fail(XFFL_EAUTH, r.what, ": ", where, ": what came through the relay is not rank ", peer,
                  "'s hello for this stream (a relay that pairs wrongly?)");
           const uint32_t status = hello_status(r.hello);

@@ -20,7 +20,10 @@
 // Through a relay (relay_hello.h), each side sends its pairing hello, and once the relay answers
 // "paired" the caller runs the dialer's part of the handshake above and the owner the acceptor's,
 // end to end through the relay, unchanged. Relayed connections never block their maker: they are
-// advanced, like accepting, by every wait (advance()), and claimed like accepted ones.
+// advanced, like accepting, by every wait (advance()), and claimed like accepted ones. Why: a caller
+// that blocked as dial() does would wait until its owner posts to it in this very group (only then
+// does the owner dial the relay), and in a ring of three relayed members each blocked caller can wait
+// on the next, a cycle; made by every wait, a relayed stream needs only that both ranks wait somewhere.
 //
 // Accepting is driven by the communicators' waits (one thread drives a backend): a connection for a
 // group that has not asked for it yet is kept until it does.
