@@ -282,10 +282,34 @@ void relayed_ranks_meet_at_relays(void **) {
           (xffl::fail)(XFFL_EINTERNAL, "rank 2 published '", std::string(entry.begin(), entry.end()), "'");
       });
   expect_ok(outcomes);
+
+  // Three members, each behind its own relay: every pair is relayed and the ring's posts form a cycle
+  // (each rank sends to the next and receives from the one before); made by every wait, the relayed
+  // streams do not wait on one another (wan_hub.h). The pairs meet at the higher rank's relay.
+  ThreadRelay c;
+  const std::string relays[3] = {a.address(), b.address(), c.address()};
+  outcomes = run_ranks(
+      3,
+      [&](int rank) {
+        WanSettings s = settings_for(rank, 3, streams, XFFL_WAN_ENCRYPTION_AES_256_GCM);
+        s.relay = relays[rank];
+        return s;
+      },
+      [&](int rank, Communicator &comm) {
+        std::vector<float> x((size_t{1} << 20) + 3);
+        for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((rank + 1) * static_cast<int>(i % 5));
+        comm.allreduce(x.data(), x.data(), x.size(), XFFL_F32, XFFL_SUM, nullptr);
+        for (size_t i = 0; i < x.size(); ++i)
+          if (x[i] != static_cast<float>(6 * static_cast<int>(i % 5)))
+            (xffl::fail)(XFFL_EINTERNAL, "allreduce[", i, "] = ", x[i]);
+      });
+  expect_ok(outcomes);
+  c.stop();
+  assert_int_equal(c.totals().pairs, static_cast<uint64_t>(2 * streams));  // (0, 2), (1, 2)
   a.stop();
   b.stop();
   assert_int_equal(a.totals().pairs, static_cast<uint64_t>(streams));      // (1, 2)
-  assert_int_equal(b.totals().pairs, static_cast<uint64_t>(2 * streams));  // (1, 3), (2, 3)
+  assert_int_equal(b.totals().pairs, static_cast<uint64_t>(3 * streams));  // (1, 3), (2, 3); then (0, 1)
   assert_int_equal(a.totals().dropped + b.totals().dropped, 0);
 }
 
