@@ -116,6 +116,23 @@ int run(int argc, char **argv) {
     std::fprintf(stderr, "xffl-relay: error: signalfd: %s\n", std::strerror(errno));
     return 1;
   }
+  // Each connection is a descriptor: the soft limit is raised to the hard one, and --max-connections
+  // kept below it (a listener whose accept fails for want of descriptors would stay readable and spin).
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    if (files.rlim_cur < files.rlim_max) {
+      files.rlim_cur = files.rlim_max;
+      setrlimit(RLIMIT_NOFILE, &files);
+      getrlimit(RLIMIT_NOFILE, &files);
+    }
+    const rlim_t spare = 32;  // the listener, epoll, the signal, stdio, a refused connection's moment
+    if (files.rlim_cur != RLIM_INFINITY && options.max_connections + spare > files.rlim_cur) {
+      const size_t allowed = files.rlim_cur > 2 * spare ? static_cast<size_t>(files.rlim_cur - spare) : 2;
+      std::fprintf(stderr, "xffl-relay: --max-connections %zu lowered to %zu: the open-file limit is %llu\n",
+                   options.max_connections, allowed, static_cast<unsigned long long>(files.rlim_cur));
+      options.max_connections = allowed;
+    }
+  }
   try {
     xffl::relay::RelayServer server(options);
     std::printf("xffl-relay: listening on %s\n", server.address().c_str());

@@ -154,6 +154,12 @@ void RelayServer::accept_all() {
     net::Fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!fd) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE) {
+        // Out of descriptors: the listener would stay readable and spin the loop; the sweep takes it
+        // back in 100 ms (connections ending in the meantime give descriptors back).
+        ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, listener_.get(), nullptr);
+        listener_paused_ = true;
+      }
       if (errno != EAGAIN && errno != EWOULDBLOCK) log(Level::kWarn, "accept: " + net::errno_text(errno));
       return;
     }
@@ -400,6 +406,13 @@ void RelayServer::close_pair(Conn &conn, const std::string &why) {
 
 void RelayServer::sweep() {
   const Clock::time_point now = Clock::now();
+  if (listener_paused_) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.u64 = 0;
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, listener_.get(), &event);
+    listener_paused_ = false;
+  }
   std::vector<Id> due;
   for (const auto &[id, conn] : conns_)
     if (now >= conn->deadline && (conn->state != Conn::kSpliced || conn->lingering))

@@ -89,6 +89,7 @@ class RelayServer {
   using Key = decltype(comm::wan::RelayHello().key());
   std::map<std::pair<Key, comm::wan::RelaySide>, Id> waiting_;
   RelayTotals totals_;
+  bool listener_paused_ = false;  // out of epoll after EMFILE, until the next sweep
 };
 
 }  // namespace xffl::relay
