@@ -6,7 +6,7 @@ spent per GB it forwarded (its own count, printed when it ends). A benchmark, no
 
 usage: bench/facilities/relay_bench.py [BUILD_DIR]    (default build/ci)
 Environment: MODEL_MIB (64), ITERATIONS (5 timed averages per job, after one warm-up), SETS (3),
-             STREAMS (XFFL_WAN_STREAMS, 4).
+             STREAMS (XFFL_WAN_STREAMS, 4), RELAY_BIN (another xffl-relay to measure).
 """
 import os
 import re
@@ -19,7 +19,7 @@ root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "build/ci"))
 RUN = f"{build}/tools/xffl-run/xffl-run"
 FEDERATION = f"{build}/tools/xffl-federation/xffl-federation"
-RELAY = f"{build}/tools/xffl-relay/xffl-relay"
+RELAY = os.environ.get("RELAY_BIN", f"{build}/tools/xffl-relay/xffl-relay")
 BENCH = f"{build}/bench/facilities/facilities-average-bench"
 for binary in (RUN, FEDERATION, RELAY, BENCH):
     if not os.access(binary, os.X_OK):
