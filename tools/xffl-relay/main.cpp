@@ -32,8 +32,7 @@ constexpr const char *kUsage =
     "  --listen HOST:PORT      address to serve (port 0: one the kernel picks; printed on stdout)\n"
     "  --hello-timeout S       a connection's pairing hello must arrive within S seconds (default 10)\n"
     "  --pair-timeout S        an unpaired connection is dropped after S seconds (default 600)\n"
-    "  --buffer BYTES          bytes held per direction of a pair, in a pipe (default 1048576, the usual\n"
-    "                          fs.pipe-max-size; at least 4096)\n"
+    "  --buffer BYTES          bytes held per direction of a pair (default 1048576; at least 4096)\n"
     "  --max-connections N     connections held at most; more are refused (default 4096)\n"
     "  --log-level LEVEL       error, warn, info (default: pairs and their end) or debug\n";
 
@@ -117,7 +116,7 @@ int run(int argc, char **argv) {
     std::fprintf(stderr, "xffl-relay: error: signalfd: %s\n", std::strerror(errno));
     return 1;
   }
-  // Connections are descriptors: the soft limit is raised to the hard one, and --max-connections
+  // Each connection is a descriptor: the soft limit is raised to the hard one, and --max-connections
   // kept below it (a listener whose accept fails for want of descriptors would stay readable and spin).
   rlimit files{};
   if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
@@ -127,9 +126,8 @@ int run(int argc, char **argv) {
       getrlimit(RLIMIT_NOFILE, &files);
     }
     const rlim_t spare = 32;  // the listener, epoll, the signal, stdio, a refused connection's moment
-    // Three descriptors per connection once paired: its socket and the two ends of its direction's pipe.
-    if (files.rlim_cur != RLIM_INFINITY && 3 * options.max_connections + spare > files.rlim_cur) {
-      const size_t allowed = files.rlim_cur > 2 * spare ? static_cast<size_t>((files.rlim_cur - spare) / 3) : 2;
+    if (files.rlim_cur != RLIM_INFINITY && options.max_connections + spare > files.rlim_cur) {
+      const size_t allowed = files.rlim_cur > 2 * spare ? static_cast<size_t>(files.rlim_cur - spare) : 2;
       std::fprintf(stderr, "xffl-relay: --max-connections %zu lowered to %zu: the open-file limit is %llu\n",
                    options.max_connections, allowed, static_cast<unsigned long long>(files.rlim_cur));
       options.max_connections = allowed;

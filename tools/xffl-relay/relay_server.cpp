@@ -2,9 +2,7 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <fcntl.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -46,20 +44,15 @@ std::string hex(const uint8_t *data, size_t size) {
 
 }  // namespace
 
-// One direction of a pair: bytes read from one side, not yet written to the other, held in a pipe
-// (splice(2): the bytes move between the sockets' buffers and the pipe's pages, never through this
-// process's memory).
+// One direction of a pair: bytes read from one side, not yet written to the other.
 struct RelayServer::Direction {
-  net::Fd pipe_read, pipe_write;  // made at pairing
-  size_t capacity = 0;            // of the pipe, in bytes
-  size_t held = 0;                // in the pipe
-  bool pipe_full = false;         // a read found the pipe's slots full before its bytes (until a write)
-  uint64_t moved = 0;             // written to the other side
-  bool source_done = false;       // its source ended (FIN, reset or error): no more reads
-  bool dead = false;              // its destination is gone: what comes is discarded
-  bool shut = false;              // the destination was shut for writing after the last byte
+  std::vector<uint8_t> buffer;  // allocated at pairing
+  size_t begin = 0, end = 0;    // the bytes held: [begin, end)
+  uint64_t moved = 0;           // written to the other side
+  bool source_done = false;     // its source ended (FIN, reset or error): no more reads
+  bool dead = false;            // its destination is gone: what comes is discarded
+  bool shut = false;            // the destination was shut for writing after the last byte
   bool finished() const { return dead || shut; }
-  bool room() const { return !pipe_full && held < capacity; }
 };
 
 struct RelayServer::Conn {
@@ -268,20 +261,7 @@ void RelayServer::place(Conn &conn) {
     c->state = Conn::kSpliced;
     c->other = c == &conn ? other.id : conn.id;
     c->paired_at = Clock::now();
-  }
-  for (Conn *c : {&conn, &other}) {
-    int ends[2];
-    if (::pipe2(ends, O_NONBLOCK | O_CLOEXEC) != 0) {
-      close_pair(*c, "no pipe for its bytes: " + net::errno_text(errno));
-      return;
-    }
-    c->out.pipe_read = net::Fd(ends[0]);
-    c->out.pipe_write = net::Fd(ends[1]);
-    // The pipe's size is the direction's bound (rounded to pages by the kernel; its default, 64 KiB,
-    // when the system's pipe-max-size is lower).
-    ::fcntl(ends[1], F_SETPIPE_SZ, static_cast<int>(std::min<size_t>(options_.buffer_bytes, 1u << 30)));
-    const int size = ::fcntl(ends[1], F_GETPIPE_SZ);
-    c->out.capacity = size > 0 ? static_cast<size_t>(size) : 65536;
+    c->out.buffer.resize(options_.buffer_bytes);
   }
   Conn &caller = conn.hello.side == RelaySide::kCaller ? conn : other;
   Conn &owner = conn.hello.side == RelaySide::kCaller ? other : conn;
@@ -312,67 +292,52 @@ void RelayServer::pump(Conn &conn) {
 }
 
 void RelayServer::move(Conn &from, Conn &to, Direction &d) {
-  constexpr unsigned kSplice = SPLICE_F_NONBLOCK | SPLICE_F_MOVE;
   for (int round = 0; round < kRoundsPerEvent; ++round) {
     bool progress = false;
-    if (!d.source_done && (d.dead || d.room())) {
-      ssize_t n = 0;
-      if (d.dead) {  // nothing can reach the destination: what comes is read and dropped
-        static uint8_t sink[65536];
-        n = ::recv(from.fd.get(), sink, sizeof sink, MSG_DONTWAIT);
-      } else {
-        n = ::splice(from.fd.get(), nullptr, d.pipe_write.get(), nullptr, d.capacity - d.held, kSplice);
-      }
-      if (n == 0 && !d.dead) {
-        // splice(2) from TCP also gives 0 when bytes wait but the pipe cannot take them: only a peek
-        // that finds nothing either is the end of the stream.
-        uint8_t byte = 0;
-        const ssize_t peeked = ::recv(from.fd.get(), &byte, 1, MSG_DONTWAIT | MSG_PEEK);
-        if (peeked > 0 || (peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))) {
-          if (peeked > 0 && d.held > 0) d.pipe_full = true;
-          n = -1;
-          errno = EAGAIN;
-        }
-      }
+    if (!d.source_done && d.end < d.buffer.size()) {
+      const ssize_t n = ::recv(from.fd.get(), d.buffer.data() + d.end, d.buffer.size() - d.end, MSG_DONTWAIT);
       if (n > 0) {
-        if (!d.dead) d.held += static_cast<size_t>(n);
+        d.end += static_cast<size_t>(n);
         progress = true;
       } else if (n == 0) {
         d.source_done = true;  // FIN: deliver what is held, then shut the other side for writing
         log(Level::kDebug, pair_name(from) + ": " + from.from + " closed its end");
-      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        // No bytes, or a pipe whose page slots are full before its bytes: the socket says which.
-        int waiting = 0;
-        // Only with bytes held: a write, which clears it, is then awaited, so the side cannot stall.
-        if (!d.dead && d.held > 0 && ::ioctl(from.fd.get(), FIONREAD, &waiting) == 0 && waiting > 0)
-          d.pipe_full = true;
-      } else if (errno != EINTR) {
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         // A reset or failed side: deliver what it sent, then the other side is closed (its own
         // direction can no longer be delivered).
         d.source_done = true;
         to.out.dead = true;
+        to.out.begin = to.out.end = 0;
         log(Level::kInfo, pair_name(from) + ": " + from.from + " failed: " + net::errno_text(errno));
       }
     }
-    if (d.held > 0 && !d.dead) {
-      const ssize_t n = ::splice(d.pipe_read.get(), nullptr, to.fd.get(), nullptr, d.held, kSplice);
+    if (d.end > d.begin && !d.dead) {
+      const ssize_t n = ::send(to.fd.get(), d.buffer.data() + d.begin, d.end - d.begin, MSG_DONTWAIT | MSG_NOSIGNAL);
       if (n > 0) {
-        d.held -= static_cast<size_t>(n);
+        d.begin += static_cast<size_t>(n);
         d.moved += static_cast<uint64_t>(n);
         totals_.bytes += static_cast<uint64_t>(n);
-        d.pipe_full = false;
         progress = true;
+        if (d.begin == d.end) d.begin = d.end = 0;
       } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         // The destination is gone: nothing more can reach it; its own direction ends with it.
         log(Level::kInfo, pair_name(from) + ": " + to.from + " failed: " + net::errno_text(errno));
         d.dead = true;
+        d.begin = d.end = 0;
         to.out.source_done = true;
       }
     }
+    if (d.dead) d.begin = d.end = 0;
+    // Room at the front again once the back is full: move what is held down (rare: begin is usually 0).
+    if (d.end == d.buffer.size() && d.begin > 0) {
+      std::memmove(d.buffer.data(), d.buffer.data() + d.begin, d.end - d.begin);
+      d.end -= d.begin;
+      d.begin = 0;
+      progress = true;
+    }
     if (!progress) break;
   }
-  if (d.dead) d.held = 0;  // the pipe's bytes are abandoned with it
-  if (d.source_done && d.held == 0 && !d.finished()) {
+  if (d.source_done && d.begin == d.end && !d.finished()) {
     ::shutdown(to.fd.get(), SHUT_WR);
     d.shut = true;
   }
@@ -399,8 +364,8 @@ void RelayServer::watch(Conn &conn) {
     return;
   }
   uint32_t interest = 0;
-  if (!conn.out.source_done && (conn.out.dead || conn.out.room())) interest |= EPOLLIN;  // room to read into
-  if (other.out.held > 0 && !other.out.dead) interest |= EPOLLOUT;                      // bytes to write
+  if (!conn.out.source_done && conn.out.end < conn.out.buffer.size()) interest |= EPOLLIN;  // room to read into
+  if (other.out.end > other.out.begin && !other.out.dead) interest |= EPOLLOUT;            // bytes to write
   if (interest == conn.interest) return;
   epoll_event event{};
   event.events = interest;

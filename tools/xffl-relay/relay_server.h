@@ -4,10 +4,9 @@
 // the pair timeout, then both get "paired" and the relay forwards bytes both ways, never looking at
 // them: the wan handshake and its encryption run end to end, and the relay holds no secret.
 //
-// Memory per pair is bounded: each direction has one pipe of `buffer_bytes`, and the relay reads a
-// side only while the pipe towards the other side has room (flow control by not reading: TCP then
-// holds the sender back). Bytes move by splice(2), socket to pipe to socket, never copied through
-// this process. A side that closes (FIN) has what it sent delivered, then the other side is
+// Memory per pair is bounded: each direction has one buffer of `buffer_bytes`, and the relay reads a
+// side only while the buffer towards the other side has room (flow control by not reading: TCP then
+// holds the sender back). A side that closes (FIN) has what it sent delivered, then the other side is
 // shut for writing; a side that resets, or fails, has what it sent delivered, then the other side is
 // closed; a pair one of whose sides is gone is closed after kLingerSeconds at most. Anything else a
 // client does (garbage, a duplicate, bytes before pairing) ends that connection only.
@@ -36,7 +35,7 @@ struct RelayOptions {
   int port = 0;
   double hello_seconds = 10;    // a connection's hello must be whole by then
   double pair_seconds = 600;    // an unpaired connection is dropped then
-  size_t buffer_bytes = size_t{1} << 20;  // per direction of a pair (its pipe's size)
+  size_t buffer_bytes = size_t{1} << 20;  // per direction of a pair
   size_t max_connections = 4096;
   Level level = Level::kInfo;
 };
