@@ -3,6 +3,7 @@
 target_sources(xffl_obj PRIVATE
   comm/wan/wan_crypto.cpp
   comm/wan/listen_address.cpp
+  comm/wan/relay_hello.cpp
   comm/wan/wan_hub.cpp
   comm/wan/call_arguments.cpp
   comm/wan/striped_links.cpp

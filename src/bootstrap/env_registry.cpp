@@ -120,7 +120,11 @@ std::vector<Variable> make_table() {
        "buffers (BDP / streams); 0 keeps the kernel's autotuning."},
       {Var::WanDialOut, "XFFL_WAN_DIAL_OUT", flag, "0", nullptr, 0, {}, {}, 0,
        "wan crossing backend: 1 accepts no connection from other facilities and dials every peer instead "
-       "(a facility whose firewall passes only outbound connections); two such facilities cannot meet."},
+       "(a facility whose firewall passes only outbound connections); two such facilities meet only through "
+       "a relay (XFFL_WAN_RELAY)."},
+      {Var::WanRelay, "XFFL_WAN_RELAY", text, nullptr, "none: no relay", 0, {}, {}, 0,
+       "wan crossing backend: HOST:PORT of this facility's xffl-relay; its ranks accept no connection, and "
+       "a peer that cannot accept either meets them there (the relay forwards the encrypted streams)."},
   };
 }
 

@@ -59,6 +59,7 @@ enum class Var {
   WanEncryption,
   WanBdp,
   WanDialOut,
+  WanRelay,
 };
 
 enum class Type {

@@ -37,11 +37,12 @@ struct BackendSetup {
   std::string job_id;
   std::string store_host;
   // The wan backend's settings (XFFL_OPT_WAN_STREAMS, XFFL_OPT_WAN_ENCRYPTION, XFFL_WAN_BDP,
-  // XFFL_WAN_DIAL_OUT).
+  // XFFL_WAN_DIAL_OUT, XFFL_WAN_RELAY).
   int wan_streams = 4;
   xffl_wan_encryption_t wan_encryption = XFFL_WAN_ENCRYPTION_NONE;
   size_t wan_bdp_bytes = 0;
   bool wan_dial_out = false;
+  std::string wan_relay;  // XFFL_WAN_RELAY: "host:port"; empty: none
   // Facility mode (state/facility_link.h): the crossing backend publishes its address only when a
   // group of more than one member first needs it, so that ranks that never cross facilities never
   // reach the federation's store; and every wait of the crossing backend polls this hook (null: none).

@@ -90,6 +90,9 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
   if (options.wan_dial_out && entry.kind != XFFL_BACKEND_NONE && (!crossing || crossing->kind != XFFL_BACKEND_WAN))
     fail(XFFL_EINVAL, "XFFL_WAN_DIAL_OUT=1 needs the wan crossing backend (XFFL_CROSS_FACILITY_BACKEND=wan; the ",
          "default in facility mode): backend ", entry.name, " accepts connections from the other ranks");
+  if (!options.wan_relay.empty() && entry.kind != XFFL_BACKEND_NONE && (!crossing || crossing->kind != XFFL_BACKEND_WAN))
+    fail(XFFL_EINVAL, "XFFL_WAN_RELAY needs the wan crossing backend (XFFL_CROSS_FACILITY_BACKEND=wan; the ",
+         "default in facility mode): backend ", entry.name, " accepts connections from the other ranks");
   // What can fail on this rank alone fails here, before the others wait for it in the rendezvous.
   if (maker.load) maker.load();
   if (crossing && maker_of(*crossing, true).load) crossing->maker->load();
@@ -107,6 +110,7 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
   setup.wan_encryption = options.wan_encryption;
   setup.wan_bdp_bytes = options.wan_bdp_bytes;
   setup.wan_dial_out = options.wan_dial_out;
+  setup.wan_relay = options.wan_relay;
   std::shared_ptr<bootstrap::Store> store;
   if (maker.rendezvous || (crossing && crossing->maker->rendezvous)) {
     store = open_store(config, options, logger);

@@ -2,6 +2,7 @@
 
 #include "bootstrap/env_read.h"
 #include "bootstrap/wire.h"
+#include "comm/wan/relay_hello.h"
 #include "common/error.h"
 #include "federated/wire/wire_format.h"
 
@@ -28,6 +29,13 @@ Options Options::from_environment(const Environment &environment) {
   options.wan_encryption = static_cast<xffl_wan_encryption_t>(value(Var::WanEncryption));
   options.wan_bdp_bytes = static_cast<size_t>(value(Var::WanBdp));
   options.wan_dial_out = value(Var::WanDialOut) == 1;
+  options.wan_relay = registry::read_text(environment, Var::WanRelay).value_or("");
+  if (!options.wan_relay.empty()) {
+    std::string host, why;
+    int port = 0;
+    if (!comm::wan::split_host_port(options.wan_relay, false, &host, &port, &why))
+      fail(XFFL_EINVAL, registry::name(Var::WanRelay), ": ", why, " (the relay's HOST:PORT)");
+  }
   options.facility_faults = static_cast<xffl_facility_faults_t>(value(Var::FacilityFaults));
   options.federation_quorum = value(Var::FederationQuorum);
   options.facility = registry::read_int(environment, Var::Facility);

@@ -33,6 +33,7 @@ struct Options {
   xffl_wan_encryption_t wan_encryption = XFFL_WAN_ENCRYPTION_NONE;
   size_t wan_bdp_bytes = 0;
   bool wan_dial_out = false;  // XFFL_WAN_DIAL_OUT (environment only): never listen, dial every peer
+  std::string wan_relay;      // XFFL_WAN_RELAY (environment only): "host:port" of the facility's relay
 
   // Facility faults (XFFL_OPT_FACILITY_FAULTS, XFFL_OPT_FEDERATION_QUORUM): CONTINUE lets the other
   // facilities of a federation of facility jobs go on when one is lost; quorum 0 is a majority.

@@ -2,13 +2,20 @@
 """One job per facility, through the user's path (tests/facilities, label facilities).
 
 usage: run_facilities.py XFFL_RUN XFFL_FEDERATION XFFL_TOPO PROGRAM SCENARIO [ARGS]
-  results SIZES HSDP [etcd] [dial_out=I,J]
+  results SIZES HSDP [etcd] [dial_out=I,J] [relay=I,J] [encrypt] [garbage]
                               a federation server (built-in, or one etcd member), one xffl-run job per
                               facility, and the single-world job of the same layout: every rank's plan
                               and groups equal xffl-topo's for its global rank, WORLD is the facility's
                               job, and every federated average's bytes (per shard) are the same on every
                               rank of every facility and equal to the single-world job's. dial_out: those
                               facilities' jobs run with XFFL_WAN_DIAL_OUT=1 (they accept no connection).
+                              relay: those facilities' jobs accept no connection either, and each names its
+                              own xffl-relay (XFFL_TEST_RELAY) in XFFL_WAN_RELAY. encrypt: every job runs
+                              XFFL_WAN_ENCRYPTION=aes-256-gcm. garbage: while the jobs run, clients that send
+                              garbage, nothing, or half a hello keep connecting to every relay; the relays
+                              drop them and every pair is still made.
+  relay_killed                two facility jobs through relays; the relay where they meet is SIGKILLed
+                              in the middle of averaging: every crossing rank fails, bounded, naming it.
   dial_out_both               two facility jobs that both dial out only: XFFL_EINVAL on every crossing
                               rank, naming both ranks, bounded.
   bad                         bad input: clear errors, bounded, no hang.
@@ -21,8 +28,11 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 XFFL_RUN, SERVER, TOPO, PROGRAM, SCENARIO = sys.argv[1:6]
@@ -35,7 +45,7 @@ JOB_FIELDS = {"backend", "master_addr", "master_port", "node_local_rank", "node_
               "meta_initialization", "streams"}
 
 
-from federation_servers import Etcd, Server, fail, free_port  # noqa: E402
+from federation_servers import Etcd, Server, end_process, fail, free_port  # noqa: E402
 
 
 def start(ranks, options, program_args, extra_env=None, secret=SECRET):
@@ -86,11 +96,77 @@ def topo(world, sizes, hsdp):
     return {plan["rank"]: plan for plan in (plans if isinstance(plans, list) else plans.get("ranks", [plans]))}
 
 
+class Relay:
+    """An xffl-relay (XFFL_TEST_RELAY) on loopback, a port the kernel picks; its log kept."""
+
+    def __init__(self):
+        program = os.environ.get("XFFL_TEST_RELAY")
+        if not program:
+            fail("XFFL_TEST_RELAY does not name xffl-relay")
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen([program, "--listen", "127.0.0.1:0", "--hello-timeout", "2"],
+                                        stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.process.stdout.readline()
+        found = re.search(r"listening on (\S+)", line)
+        if not found:
+            self.stop()
+            fail("xffl-relay did not say where it listens: " + repr(line))
+        self.address = found.group(1)
+
+    def text(self):
+        self.log.seek(0)
+        return self.log.read()
+
+    def stop(self):
+        end_process(self.process)
+
+
+class Garbage(threading.Thread):
+    """Keeps connecting to the relays until stopped: a scanner's HTTP request, a silent client, half a
+    hello (a slow loris), each left open. Counts the connections the relays closed on them."""
+
+    def __init__(self, addresses):
+        super().__init__(daemon=True)
+        self.addresses, self.stopped, self.closed_by_relay, self.sent = addresses, threading.Event(), 0, 0
+
+    def run(self):
+        held = []
+        while not self.stopped.wait(0.2):
+            for address in self.addresses:
+                host, port = address.rsplit(":", 1)
+                for payload in (b"GET / HTTP/1.1\r\nHost: relay\r\n\r\n" + bytes(40), b"", b"XFFLRLY1\0\0"):
+                    try:
+                        s = socket.create_connection((host, int(port)), timeout=2)
+                        s.sendall(payload)
+                        s.setblocking(False)
+                        held.append(s)
+                        self.sent += 1
+                    except OSError:
+                        pass
+            for s in list(held):
+                try:
+                    if s.recv(64) == b"":
+                        self.closed_by_relay += 1
+                        held.remove(s)
+                        s.close()
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    self.closed_by_relay += 1
+                    held.remove(s)
+                    s.close()
+        for s in held:
+            s.close()
+
+
 def scenario_results():
     sizes_text, hsdp = ARGS[0], int(ARGS[1])
     use_etcd = "etcd" in ARGS[2:]
     dial_out = next((set(int(i) for i in a.split("=")[1].split(",")) for a in ARGS[2:] if a.startswith("dial_out=")),
                     set())
+    relayed = next((set(int(i) for i in a.split("=")[1].split(",")) for a in ARGS[2:] if a.startswith("relay=")),
+                   set())
+    encrypt, garbage = "encrypt" in ARGS[2:], "garbage" in ARGS[2:]
     if use_etcd and (shutil.which("etcd") is None or shutil.which("etcdctl") is None):
         print("etcd not installed: skipped")
         sys.exit(77)
@@ -106,13 +182,47 @@ def scenario_results():
 
     server = Etcd() if use_etcd else Server(SERVER, SECRET)
     secret = "" if use_etcd else SECRET
+    relays, scanner = {}, None
     try:
+        relays = {i: Relay() for i in sorted(relayed)}
+        if garbage:
+            scanner = Garbage([r.address for r in relays.values()])
+            scanner.start()
+            time.sleep(0.5)  # garbage is held by the relays before the first pair
+
+        def env_of(i):
+            env = {"XFFL_WAN_DIAL_OUT": "1"} if i in dial_out else {}
+            if i in relays:
+                env["XFFL_WAN_RELAY"] = relays[i].address
+            if encrypt:
+                env["XFFL_WAN_ENCRYPTION"] = "aes-256-gcm"
+            return env
         jobs = [start(size, layout + ["--facility", str(i), "--federation", server.endpoint], ["results"],
-                      extra_env={"XFFL_WAN_DIAL_OUT": "1"} if i in dial_out else None, secret=secret)
+                      extra_env=env_of(i), secret=secret)
                 for i, size in enumerate(sizes)]
         outputs = [finish(job, f"facility {i}'s job") for i, job in enumerate(jobs)]
     finally:
+        if scanner:
+            scanner.stopped.set()
+            scanner.join()
+        for relay in relays.values():
+            relay.stop()
         server.stop()
+    if relays:
+        logs = {i: relay.text() for i, relay in relays.items()}
+        paired = sum(len(re.findall(r"\[info\] paired ", log)) for log in logs.values())
+        if paired == 0:
+            fail("no relay paired a stream:\n" + "\n".join(logs.values()))
+        if any(re.search(r"secret|XFFL_AUTH_TOKEN|" + re.escape(SECRET), log) for log in logs.values()):
+            fail("a relay's log mentions the job secret")
+        print(f"relays paired {paired} streams")
+    if scanner:
+        dropped = sum(len(re.findall(r"dropped the connection from .*: (bad hello|no whole hello|closed)", log))
+                      for log in logs.values())
+        if scanner.sent == 0 or dropped == 0 or scanner.closed_by_relay == 0:
+            fail(f"garbage: {scanner.sent} sent, {dropped} dropped in the logs, {scanner.closed_by_relay} closed")
+        print(f"garbage: {scanner.sent} connections, {dropped} dropped by the relays, "
+              f"{scanner.closed_by_relay} seen closed, every pair still made")
     by_rank = {}
     for i, (code, output) in enumerate(outputs):
         if code != 0:
@@ -275,6 +385,49 @@ def scenario_kill():
     print(f"facility 0 ended {ended:.1f} s after the kill: " + failed[0].strip())
 
 
+def scenario_relay_killed():
+    server = Server(SERVER, SECRET)
+    relays = []
+    try:
+        relays = [Relay(), Relay()]
+        layout = ["--federated", "2,2", "--hsdp", "1", "--timeout", "5"]
+        jobs = [start(2, layout + ["--facility", str(i), "--federation", server.endpoint], ["loop", "0"],
+                      extra_env={"XFFL_TIMEOUT": "5", "XFFL_WAN_RELAY": relays[i].address,
+                                 "XFFL_WAN_ENCRYPTION": "chacha20-poly1305"})
+                for i in range(2)]
+        # Each federated group's higher rank is facility 1's: its relay is where they meet. Kill it once
+        # facility 1 has averaged (over it) a few rounds.
+        rounds, deadline = 0, time.time() + 90
+        while rounds < 2 and time.time() < deadline:
+            line = jobs[1].stdout.readline()
+            if not line:
+                break
+            found = LINE.search(line)
+            if found and found.group(2).startswith("round "):
+                rounds += 1
+        if rounds < 2:
+            fail(f"facility 1 never averaged through the relays ({rounds} round lines):\n" + relays[1].text())
+        killed_at = time.time()
+        relays[1].process.kill()
+        outputs = [finish(job, f"facility {i}'s job after its relay was killed", timeout=60)
+                   for i, job in enumerate(jobs)]
+        ended = time.time() - killed_at
+    finally:
+        for relay in relays:
+            relay.stop()
+        server.stop()
+    where = re.escape("through the relay at " + relays[1].address)
+    for i, (code, output) in enumerate(outputs):
+        failed = [l for l in output.splitlines() if "average failed" in l]
+        if code == 0 or not failed:
+            fail(f"facility {i}'s job ended with {code} and no failed average:\n{output}")
+        for line in failed:
+            if not re.search(r"XFFL_E(PEER|NETWORK|TIMEOUT)", line) or not re.search(where, line):
+                fail(f"facility {i}: a failure that is not EPEER/ENETWORK/ETIMEOUT naming the relay:\n{line}")
+        print(f"facility {i}: {failed[0].strip()}")
+    print(f"both facilities ended {ended:.1f} s after the relay was killed")
+
+
 def scenario_dial_out_both():
     server = Server(SERVER, SECRET)
     try:
@@ -290,5 +443,5 @@ def scenario_dial_out_both():
 
 if __name__ == "__main__":
     {"results": scenario_results, "bad": scenario_bad, "kill": scenario_kill,
-     "dial_out_both": scenario_dial_out_both}[SCENARIO]()
+     "dial_out_both": scenario_dial_out_both, "relay_killed": scenario_relay_killed}[SCENARIO]()
     print("facilities test passed")

@@ -38,7 +38,7 @@ void test_table_is_well_formed(void **) {
       if (!outcome.ok()) fail_msg("%s: default '%s' is refused: %s", v.name, v.default_value, outcome.message.c_str());
     }
   }
-  assert_int_equal(table.size(), static_cast<size_t>(Var::WanDialOut) + 1);
+  assert_int_equal(table.size(), static_cast<size_t>(Var::WanRelay) + 1);
   // One row per variable in both printed forms.
   const std::string markdown = bootstrap::registry::markdown_table(), help = bootstrap::registry::help_table();
   for (const Variable &v : table) {

@@ -19,6 +19,7 @@
 #include "comm/wan/wan_backend.h"
 #include "common/error.h"
 #include "memory_exchange.h"
+#include "relay_server.h"
 #include "topology/rank_list.h"
 
 // cmocka last: its fail() macro would rewrite xffl::fail in the headers above.
@@ -215,6 +216,153 @@ void dial_out_rank_dials_every_peer(void **) {
   }
 }
 
+// An xffl-relay (tools/xffl-relay) on loopback in a thread, until stop() or the end of the object.
+class ThreadRelay {
+ public:
+  ThreadRelay() {
+    if (::pipe(stop_) != 0) (xffl::fail)(XFFL_EINTERNAL, "pipe");
+    xffl::relay::RelayOptions options;
+    options.pair_seconds = 20;
+    options.level = xffl::relay::Level::kWarn;
+    server_ = std::make_unique<xffl::relay::RelayServer>(options);
+    thread_ = std::thread([this] { server_->run(stop_[0]); });
+  }
+  ~ThreadRelay() {
+    stop();
+    ::close(stop_[0]);
+    ::close(stop_[1]);
+  }
+  const std::string &address() const { return server_->address(); }
+  const xffl::relay::RelayTotals &totals() const { return server_->totals(); }  // after stop()
+  // Closes every connection at once, as a relay that is killed.
+  void stop() {
+    if (!thread_.joinable()) return;
+    const char byte = 1;
+    if (::write(stop_[1], &byte, 1) != 1) (xffl::fail)(XFFL_EINTERNAL, "write");
+    thread_.join();
+  }
+
+ private:
+  int stop_[2] = {-1, -1};
+  std::unique_ptr<xffl::relay::RelayServer> server_;
+  std::thread thread_;
+};
+
+// XFFL_WAN_RELAY: every route of WanHub::route in one group of four. Rank 0 listens; rank 1 dials out
+// without a relay; ranks 2 and 3 have relays A and B. Ranks 1, 2, 3 dial rank 0 directly; 1 meets 2
+// at A and 3 at B (1 calls); 2 and 3 meet at B (the higher rank's relay; 2 calls). Collectives exact
+// with encryption through the relays; each relay paired its streams; ranks 2 and 3 published their
+// relay, never an address.
+void relayed_ranks_meet_at_relays(void **) {
+  ThreadRelay a, b;
+  const int streams = 2;
+  auto outcomes = run_ranks(
+      4,
+      [&](int rank) {
+        WanSettings s = settings_for(rank, 4, streams, XFFL_WAN_ENCRYPTION_CHACHA20_POLY1305);
+        s.dial_out = rank == 1;
+        if (rank == 2) s.relay = a.address();
+        if (rank == 3) s.relay = b.address();
+        return s;
+      },
+      [&](int rank, Communicator &comm) {
+        std::vector<float> x((size_t{1} << 20) + 3);
+        for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((rank + 1) * static_cast<int>(i % 7));
+        comm.allreduce(x.data(), x.data(), x.size(), XFFL_F32, XFFL_SUM, nullptr);
+        for (size_t i = 0; i < x.size(); ++i)
+          if (x[i] != static_cast<float>(10 * static_cast<int>(i % 7)))
+            (xffl::fail)(XFFL_EINTERNAL, "allreduce[", i, "] = ", x[i]);
+        int32_t v = rank == 3 ? 9 : -1;
+        comm.broadcast(&v, 1, XFFL_I32, 3, nullptr);
+        if (v != 9) (xffl::fail)(XFFL_EINTERNAL, "broadcast from rank 3 gave ", v);
+      },
+      [&](xffl_test::MemoryExchange &exchange) {
+        const std::vector<uint8_t> entry = exchange.fetch("xffl/wan/addr/2", 1000);
+        if (std::string(entry.begin(), entry.end()) != xffl::comm::wan::kViaRelay + a.address())
+          (xffl::fail)(XFFL_EINTERNAL, "rank 2 published '", std::string(entry.begin(), entry.end()), "'");
+      });
+  expect_ok(outcomes);
+
+  // Three members, each behind its own relay: every pair is relayed and the ring's posts form a cycle
+  // (each rank sends to the next and receives from the one before); made by every wait, the relayed
+  // streams do not wait on one another (wan_hub.h). The pairs meet at the higher rank's relay.
+  ThreadRelay c;
+  const std::string relays[3] = {a.address(), b.address(), c.address()};
+  outcomes = run_ranks(
+      3,
+      [&](int rank) {
+        WanSettings s = settings_for(rank, 3, streams, XFFL_WAN_ENCRYPTION_AES_256_GCM);
+        s.relay = relays[rank];
+        return s;
+      },
+      [&](int rank, Communicator &comm) {
+        std::vector<float> x((size_t{1} << 20) + 3);
+        for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((rank + 1) * static_cast<int>(i % 5));
+        comm.allreduce(x.data(), x.data(), x.size(), XFFL_F32, XFFL_SUM, nullptr);
+        for (size_t i = 0; i < x.size(); ++i)
+          if (x[i] != static_cast<float>(6 * static_cast<int>(i % 5)))
+            (xffl::fail)(XFFL_EINTERNAL, "allreduce[", i, "] = ", x[i]);
+      });
+  expect_ok(outcomes);
+  c.stop();
+  assert_int_equal(c.totals().pairs, static_cast<uint64_t>(2 * streams));  // (0, 2), (1, 2)
+  a.stop();
+  b.stop();
+  assert_int_equal(a.totals().pairs, static_cast<uint64_t>(streams));      // (1, 2)
+  assert_int_equal(b.totals().pairs, static_cast<uint64_t>(3 * streams));  // (1, 3), (2, 3); then (0, 1)
+  assert_int_equal(a.totals().dropped + b.totals().dropped, 0);
+}
+
+// A relay that goes away in the middle of the transfers: both ranks fail within the timeout, naming
+// the relay, never hang. A relay that never pairs (the peer never comes): XFFL_ETIMEOUT naming it.
+void relay_that_stops_fails_the_ranks(void **) {
+  ThreadRelay relay;
+  std::atomic<int> averaged{0};
+  std::thread killer([&] {
+    while (averaged.load() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    relay.stop();
+  });
+  auto outcomes = run_ranks(
+      2,
+      [&](int rank) {
+        WanSettings s = settings_for(rank, 2, 2, XFFL_WAN_ENCRYPTION_AES_256_GCM);
+        s.timeout_ms = 5000;
+        s.dial_out = rank == 0;
+        if (rank == 1) s.relay = relay.address();
+        return s;
+      },
+      [&](int, Communicator &comm) {
+        std::vector<float> x(size_t{4} << 20, 1.0f);
+        for (int round = 0; round < 100000; ++round) {
+          comm.allreduce(x.data(), x.data(), x.size(), XFFL_F32, XFFL_AVG, nullptr);
+          ++averaged;
+        }
+      });
+  killer.join();
+  for (const Outcome &outcome : outcomes) {
+    if (outcome.status != XFFL_EPEER && outcome.status != XFFL_ENETWORK)
+      fail_msg("status %d: %s", outcome.status, outcome.message.c_str());
+    expect_contains(outcome.message, "through the relay at " + relay.address());
+  }
+
+  ThreadRelay lonely;
+  outcomes = run_ranks(
+      2,
+      [&](int rank) {
+        WanSettings s = settings_for(rank, 2, 1, XFFL_WAN_ENCRYPTION_NONE);
+        s.timeout_ms = 1500;
+        s.relay = rank == 1 ? lonely.address() : "127.0.0.1:1";  // rank 0's relay is never used
+        return s;
+      },
+      [&](int rank, Communicator &comm) {
+        if (rank == 1) return;  // never comes
+        float x = 1;
+        comm.allreduce(&x, &x, 1, XFFL_F32, XFFL_SUM, nullptr);
+      });
+  assert_int_equal(outcomes[0].status, XFFL_ETIMEOUT);
+  expect_contains(outcomes[0].message, "the relay at " + lonely.address() + " did not pair stream 0 of 1 with rank 1");
+}
+
 // A proxy between rank 0 (the dialer) and rank 1 that flips one byte of the first frame rank 0 sends.
 class TamperProxy {
  public:
@@ -383,6 +531,8 @@ int main() {
       cmocka_unit_test(collectives_exact_over_streams_and_ciphers),
       cmocka_unit_test(back_to_back_averages_of_mixed_sizes),
       cmocka_unit_test(dial_out_rank_dials_every_peer),
+      cmocka_unit_test(relayed_ranks_meet_at_relays),
+      cmocka_unit_test(relay_that_stops_fails_the_ranks),
       cmocka_unit_test(flipped_byte_on_the_link_is_eauth),
       cmocka_unit_test(wrong_secret_is_eauth),
       cmocka_unit_test(peer_that_leaves_is_epeer),

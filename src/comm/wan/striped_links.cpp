@@ -42,8 +42,8 @@ StripedLinks::StripedLinks(std::shared_ptr<WanHub> hub, std::vector<int> members
   const WanSettings &settings = hub_->settings();
   for (size_t i = 0; i < members_.size(); ++i) {
     peers_[i].rank = members_[i];
-    // A lower rank dials us unless we dial out only; the other cases are settled at connect().
-    peers_[i].accepts = members_[i] < settings.rank && !settings.dial_out;
+    // A lower rank dials us when we listen; the other cases are settled at connect().
+    peers_[i].accepts = members_[i] < settings.rank && settings.listens();
   }
 }
 
@@ -83,8 +83,17 @@ uint64_t StripedLinks::message_key(algorithms::Step step, std::map<int, uint32_t
 }
 
 std::string StripedLinks::where(int index) const {
-  return "rank " + std::to_string(hub_->settings().rank) + ": wan " + operation_ + " on " + description_ +
-         (index >= 0 ? ", peer rank " + std::to_string(members_[static_cast<size_t>(index)]) : std::string());
+  std::string out = "rank " + std::to_string(hub_->settings().rank) + ": wan " + operation_ + " on " + description_;
+  if (index < 0) return out;
+  out += ", peer rank " + std::to_string(members_[static_cast<size_t>(index)]);
+  const std::string &relay = peers_[static_cast<size_t>(index)].relay;
+  if (!relay.empty()) out += " through the relay at " + relay;
+  return out;
+}
+
+std::string StripedLinks::relay_awaited(int index) const {
+  const std::string text = hub_->relay_awaited(group_, members_[static_cast<size_t>(index)]);
+  return text.empty() ? text : "; " + text;
 }
 
 void StripedLinks::failure(xffl_status_t status, int index, const std::string &what) {
@@ -104,12 +113,14 @@ void StripedLinks::connect(int index, Clock::time_point deadline) {
   Peer &p = peers_[static_cast<size_t>(index)];
   if (p.connected || p.accepts) return;
   const std::string what = std::string(operation_) + " on " + description_;
-  const std::optional<std::string> address = hub_->dial_address(p.rank, what, deadline);
-  if (!address) {  // the peer dials: progress() claims its streams
+  const Route route = hub_->route(p.rank, what, deadline);
+  if (route.kind == Route::kRelayCaller || route.kind == Route::kRelayOwner)
+    hub_->start_relayed(p.rank, route, group_, what, deadline);  // the hub makes them as we wait
+  if (route.kind != Route::kDial) {  // the peer dials, or the relay pairs: progress() claims the streams
     p.accepts = true;
     return;
   }
-  std::vector<Connection> dialled = hub_->dial(p.rank, *address, group_, what, deadline);
+  std::vector<Connection> dialled = hub_->dial(p.rank, route.address, group_, what, deadline);
   p.streams.resize(dialled.size());
   for (size_t s = 0; s < dialled.size(); ++s) p.streams[s].connection = std::move(dialled[s]);
   p.connected = true;
@@ -120,6 +131,10 @@ bool StripedLinks::has_pending(const Peer &p) {
   for (const auto &[sequence, message] : p.inbox)
     if (message.posted) return true;
   return false;
+}
+
+std::string StripedLinks::fail_question(const Peer &p) {
+  return p.relay.empty() ? "did it fail or exit?" : "did it, or the relay, fail or exit?";
 }
 
 std::string StripedLinks::pending_text(const Peer &p) {
@@ -178,7 +193,8 @@ void StripedLinks::wait(algorithms::RequestId request) {
               std::string("timed out after ") + std::to_string(hub_->settings().timeout_ms) + " ms awaiting the " +
                   (r.is_send ? "send" : "receive") + " of " + std::to_string(r.bytes) + " bytes (step " +
                   std::to_string(r.step.index + 1) + " of " + std::to_string(r.step.total) + ")" +
-                  (peers_[static_cast<size_t>(r.peer)].connected ? "" : "; the peer never connected"));
+                  (peers_[static_cast<size_t>(r.peer)].connected ? "" : "; the peer never connected") +
+                  relay_awaited(r.peer));
     progress(deadline, r.peer);
   }
 }
@@ -273,13 +289,13 @@ void StripedLinks::read_some(Peer &p, Stream &stream, int index, int stream_inde
       // something of ours unfinished, is a failure.
       if (stream.read > 0)
         failure(XFFL_EPEER, index,
-                "stream " + std::to_string(stream_index) + " closed by the peer in the middle of a frame (did it fail or exit?)");
+                "stream " + std::to_string(stream_index) + " closed by the peer in the middle of a frame (" + fail_question(p) + ")");
       stream.closed = true;
       bool all_closed = true;
       for (const Stream &other : p.streams) all_closed = all_closed && other.closed;
       if (!all_closed) return;
       if (has_pending(p))
-        failure(XFFL_EPEER, index, "the peer closed its streams with " + pending_text(p) + " unfinished (did it fail or exit?)");
+        failure(XFFL_EPEER, index, "the peer closed its streams with " + pending_text(p) + " unfinished (" + fail_question(p) + ")");
       p.closed = true;
       return;
     }
@@ -377,6 +393,7 @@ void StripedLinks::progress(Clock::time_point deadline, int awaited) {
         failure(error.status(), static_cast<int>(i), error.what());
       }
       if (!claimed) break;
+      p.relay = claimed->relay;
       p.streams.emplace_back();
       p.streams.back().connection = std::move(*claimed);
     }
@@ -384,8 +401,10 @@ void StripedLinks::progress(Clock::time_point deadline, int awaited) {
   }
 
   std::vector<pollfd> fds;
-  std::vector<std::pair<int, int>> owners;  // (member index, stream index) of each fd after the listener
+  std::vector<std::pair<int, int>> owners;  // (member index, stream index) of each fd after the hub's
   fds.push_back({hub_->listen_fd(), POLLIN, 0});
+  hub_->add_relayed_fds(&fds);  // relayed streams being made, of any group
+  const size_t hub_fds = fds.size();
   for (size_t i = 0; i < peers_.size(); ++i) {
     Peer &p = peers_[i];
     if (!p.connected || p.closed) continue;
@@ -407,10 +426,12 @@ void StripedLinks::progress(Clock::time_point deadline, int awaited) {
     failure(XFFL_ENETWORK, awaited, "poll: " + net::errno_text(errno));
   }
   if (ready == 0) return;
-  if (fds[0].revents & POLLIN) hub_->accept_pending(Clock::now() + std::chrono::milliseconds(hub_->settings().timeout_ms));
-  for (size_t f = 1; f < fds.size(); ++f) {
+  bool hub_ready = false;
+  for (size_t f = 0; f < hub_fds; ++f) hub_ready = hub_ready || fds[f].revents != 0;
+  if (hub_ready) hub_->accept_pending(Clock::now() + std::chrono::milliseconds(hub_->settings().timeout_ms));
+  for (size_t f = hub_fds; f < fds.size(); ++f) {
     if (!fds[f].revents) continue;
-    const auto [i, s] = owners[f - 1];
+    const auto [i, s] = owners[f - hub_fds];
     Peer &p = peers_[static_cast<size_t>(i)];
     Stream &stream = p.streams[static_cast<size_t>(s)];
     if (fds[f].revents & (POLLIN | POLLHUP | POLLERR)) read_some(p, stream, i, s);

@@ -1,7 +1,8 @@
 // PointToPoint (comm/algorithms/point_to_point.h) over the cross-facility streams of one group: each
 // pair of members holds N authenticated TCP streams (WanHub), made on the pair's first message (the
-// lower global rank dials, unless the higher one dials out only: WanHub::dial_address). A message is cut into frames (framing.h) that go to whichever stream can
-// take one (its socket accepts bytes), so a slow stream carries fewer frames instead of holding the
+// lower global rank dials, unless the higher one does not listen, or both meet at a relay:
+// WanHub::route). A message is cut into frames (framing.h) that go to whichever stream can take one
+// (its socket accepts bytes), so a slow stream carries fewer frames instead of holding the
 // others back; the receiver places each frame by offset. Messages between two members are matched in
 // the order posted within each step of each call (message_key); a frame for a receive not posted yet
 // is kept.
@@ -96,9 +97,10 @@ class StripedLinks final : public algorithms::PointToPoint {
   };
   struct Peer {
     int rank = 0;  // global
-    bool accepts = false;  // the peer dials this rank (WanHub::dial_address): progress() claims its streams
+    bool accepts = false;  // the peer dials this rank, or a relay pairs us (WanHub::route): progress() claims the streams
     std::vector<Stream> streams;
     bool connected = false;
+    std::string relay;  // "host:port" of the relay its streams run through; empty: direct
     bool closed = false;  // the peer closed its streams with nothing of ours pending
     // Messages posted so far in this call, per step: the index part of the next one's key.
     std::map<int, uint32_t> sent, received;
@@ -119,7 +121,9 @@ class StripedLinks final : public algorithms::PointToPoint {
   // those of that step between the two (the schedules rely on the order within a step only, as UCX's
   // tags give it). Advances `counts`.
   uint64_t message_key(algorithms::Step step, std::map<int, uint32_t> &counts);
-  static std::string pending_text(const Peer &p);  // "1 send(s) and 0 receive(s) of this rank" 
+  static std::string pending_text(const Peer &p);
+  // What a stream closed under us asks: the peer, or the relay between (where() names it).
+  static std::string fail_question(const Peer &p);  // "1 send(s) and 0 receive(s) of this rank" 
   void connect(int index, Clock::time_point deadline);
   // One round of polling, at most until `deadline`: accepts, reads, writes.
   void progress(Clock::time_point deadline, int awaited);
@@ -147,6 +151,8 @@ class StripedLinks final : public algorithms::PointToPoint {
   bool write_now(Stream &stream, const FrameHeader *header, const uint8_t *payload, size_t bytes,
                  Clock::time_point deadline);
   std::string where(int index) const;
+  // "; the relay at ... did not pair ..." while a relayed stream of member `index` is being made; "".
+  std::string relay_awaited(int index) const;
 
   std::shared_ptr<WanHub> hub_;
   std::vector<int> members_;

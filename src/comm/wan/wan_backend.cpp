@@ -23,6 +23,7 @@ std::shared_ptr<Backend> make_wan(const BackendSetup &setup) {
   settings.job_id = setup.job_id;
   settings.bdp_bytes = setup.wan_bdp_bytes;
   settings.dial_out = setup.wan_dial_out;
+  settings.relay = setup.wan_relay;
   settings.store_host = setup.store_host;
   settings.publish_lazily = setup.crossing_publishes_lazily;
   settings.wait_hook = setup.crossing_wait_hook;

@@ -20,6 +20,8 @@ constexpr size_t kMinSocketBuffer = size_t{64} << 10;
 
 // What a dial-out rank publishes in place of its address.
 constexpr const char *kDialOutOnly = "dial-out";
+// What a rank with a relay publishes in place of its address: this prefix, then the relay's "host:port".
+constexpr const char *kViaRelay = "via relay ";
 
 struct WanSettings {
   int rank = 0;
@@ -42,6 +44,13 @@ struct WanSettings {
   // facility whose firewall passes only outbound connections). It publishes kDialOutOnly instead of
   // an address. Two such ranks cannot reach each other: XFFL_EINVAL naming both.
   bool dial_out = false;
+  // XFFL_WAN_RELAY ("host:port" of the facility's xffl-relay; empty: none): as dial_out, this rank never
+  // listens, but it publishes kViaRelay + relay instead of kDialOutOnly: a peer that would dial it dials
+  // the relay, and this rank dials the relay too; the relay splices the two (relay_hello.h). It still
+  // dials a peer that listens directly.
+  std::string relay;
+  // Whether this rank listens for its peers' streams (neither dial_out nor a relay).
+  bool listens() const { return !dial_out && relay.empty(); }
   // Publish this rank's address only when a group of more than one member first needs it (facility
   // mode: ranks that never cross facilities never reach the federation's store). False: at once.
   bool publish_lazily = false;
