@@ -3,14 +3,16 @@
 
     check-test-programs.py BUILD_DIR TESTS_JSON
 
-TESTS_JSON is `ctest --preset NAME --show-only=json-v1` (the stage's own selection of tests). A build
-preset may list "targets" (the tsan and fuzz presets build only what their tests run): a test whose own
-executable is missing is already ctest's failure ("Not Run"), but a program passed to a test as an
-argument (xffl-run's rank program, the federation server, a checker) would only make that test fail
-in its own words, or worse, skip. Here every path into BUILD_DIR that a selected test names (in its
-command, or in a property such as ENVIRONMENT) and that is the artifact of a CMake target must exist.
-The targets and their artifacts come from CMake's file API (the codemodel-v2 query that test-all.sh
-places before configuring).
+TESTS_JSON is `ctest --preset NAME --show-only=json-v1` (the stage's own selection of tests), BUILD_DIR
+build/NAME. A build preset may list "targets" (the tsan and fuzz presets build only what their tests
+run): a test whose own executable is missing is already ctest's failure ("Not Run"), but a program
+passed to a test as an argument (xffl-run's rank program, the federation server, a checker) would only
+make that test fail in its own words, or worse, skip. For such a preset, every path into BUILD_DIR
+that a selected test names (in its command, or in a property such as ENVIRONMENT) and that is the
+artifact of a CMake target must exist. The targets and their artifacts come from CMake's file API
+(the codemodel-v2 query that test-all.sh places before configuring). A preset that builds `all` is
+not checked that way: what `all` leaves out (EXCLUDE_FROM_ALL) is built by its own test
+(headertest.link.*), and the file API does not say which targets those are.
 """
 import glob
 import json
@@ -46,11 +48,21 @@ def artifacts_of(build_dir):
     return out
 
 
+def preset_targets(build_dir):
+    """The "targets" of the build preset named like BUILD_DIR (build/NAME), or None: it builds `all`."""
+    presets = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "CMakePresets.json")
+    with open(presets) as f:
+        build_presets = json.load(f).get("buildPresets", [])
+    name = os.path.basename(build_dir)
+    preset = next((p for p in build_presets if p["name"] == name), None)
+    return preset.get("targets") if preset else None
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: check-test-programs.py BUILD_DIR TESTS_JSON")
     build_dir = os.path.realpath(sys.argv[1])
-    artifacts = artifacts_of(build_dir)
+    artifacts = artifacts_of(build_dir) if preset_targets(build_dir) else {}
     with open(sys.argv[2]) as f:
         tests = json.load(f)["tests"]
     problems = []
@@ -74,7 +86,10 @@ def main():
         print(f"check-test-programs: {problem}", file=sys.stderr)
     if problems:
         return 1
-    print(f"check-test-programs: every program that the {len(tests)} tests name is built")
+    if artifacts:
+        print(f"check-test-programs: every program that the {len(tests)} tests name is built")
+    else:
+        print(f"check-test-programs: the executable of each of the {len(tests)} tests is built")
     return 0
 
 
