@@ -16,8 +16,8 @@
 #      (UCX_MEM_MALLOC_HOOKS=no, UCX_MEM_MALLOC_RELOC=no, UCX_MEM_MMAP_HOOK_MODE=none in the test
 #      preset): libucm patches the process's malloc/mmap/madvise, and TSan's own interceptors crash
 #      inside those hooks. Its build preset builds only the programs of those tests (its "targets");
-#      after each build, scripts/check-test-programs.py fails the stage if a selected test names a
-#      program of the build that was not built;
+#      after its build, scripts/check-test-programs.py fails the stage if a selected test names a
+#      program of the build that was not built (in every stage: if a test's executable is missing);
 #   5. the fuzz preset: clang 14 + libFuzzer, a short bounded run of every fuzzer (label fuzz).
 # Every stage runs even if an earlier one failed; the exit status is non-zero if any failed.
 # New test folders (tests/*/CMakeLists.txt, bindings) are picked up by CMake: nothing to edit here.
@@ -83,6 +83,7 @@ run_preset() {
   # A build preset may build only what its tests run (tsan, fuzz): every program that a selected test
   # names must then be there, or the stage fails here (a test's own missing executable is ctest's
   # "Not Run", but a program passed as an argument could make a test fail in other words, or skip).
+  # A preset that builds all is checked for the tests' own executables only (see the script).
   # shellcheck disable=SC2086
   if ! ctest --preset "$name" $ctest_args --show-only=json-v1 >"$dir/tests.json" ||
      ! python3 scripts/check-test-programs.py "$dir" "$dir/tests.json"; then
