@@ -15,7 +15,9 @@
 #      two threads on one state, the federation server). UCX's memory hooks are off there
 #      (UCX_MEM_MALLOC_HOOKS=no, UCX_MEM_MALLOC_RELOC=no, UCX_MEM_MMAP_HOOK_MODE=none in the test
 #      preset): libucm patches the process's malloc/mmap/madvise, and TSan's own interceptors crash
-#      inside those hooks;
+#      inside those hooks. Its build preset builds only the programs of those tests (its "targets");
+#      after its build, scripts/check-test-programs.py fails the stage if a selected test names a
+#      program of the build that was not built (in every stage: if a test's executable is missing);
 #   5. the fuzz preset: clang 14 + libFuzzer, a short bounded run of every fuzzer (label fuzz).
 # Every stage runs even if an earlier one failed; the exit status is non-zero if any failed.
 # New test folders (tests/*/CMakeLists.txt, bindings) are picked up by CMake: nothing to edit here.
@@ -48,6 +50,9 @@ run_preset() {
   say "$name: configure"
   [ "${XFFL_CLEAN:-0}" = 1 ] && rm -rf "$dir"
   mkdir -p build
+  # CMake's file API: the targets and their files, for check-test-programs.py after the build.
+  local query=$dir/.cmake/api/v1/query
+  mkdir -p "$query" && touch "$query/codemodel-v2"
   # A build folder made by another generator (the ci preset moved from Makefiles to Ninja) cannot be
   # reconfigured in place: that one starts afresh.
   local configured=1
@@ -56,6 +61,7 @@ run_preset() {
     if grep -q "Does not match the generator used previously" "build/$name.configure.log"; then
       echo "$dir was made by another CMake generator: removing it"
       rm -rf "$dir"
+      mkdir -p "$query" && touch "$query/codemodel-v2"
       cmake --preset "$name" >"build/$name.configure.log" 2>&1 && configured=1
     fi
   fi
@@ -74,6 +80,16 @@ run_preset() {
     return 1
   fi
   echo "built in $(seconds_since "$start") s"
+  # A build preset may build only what its tests run (tsan, fuzz): every program that a selected test
+  # names must then be there, or the stage fails here (a test's own missing executable is ctest's
+  # "Not Run", but a program passed as an argument could make a test fail in other words, or skip).
+  # A preset that builds all is checked for the tests' own executables only (see the script).
+  # shellcheck disable=SC2086
+  if ! ctest --preset "$name" $ctest_args --show-only=json-v1 >"$dir/tests.json" ||
+     ! python3 scripts/check-test-programs.py "$dir" "$dir/tests.json"; then
+    verdict[$name]="FAILED (a test's program was not built)"
+    return 1
+  fi
 
   say "$name: test"
   # shellcheck disable=SC2086
