@@ -249,11 +249,10 @@ std::string FacilityRounds::settle_unknown_round(federated::wire::ErrorFeedback 
   // Evicted: the last committed round is decision.plan.round - 1; below the acked round, the round
   // did not count; at or past it, it may have (committed in its epoch, then this facility dropped).
   const bool unknown = decision.outcome == RoundOutcome::Evicted && decision.plan.round > acked.round;
-  if (unknown_residuals_ && feedback) {
+  if (feedback) {  // settles what the failed call set aside, if it set anything aside
     using Settlement = federated::wire::ErrorFeedback::Settlement;
     feedback->settle(counted ? Settlement::Counted : unknown ? Settlement::Unknown : Settlement::NotCounted);
   }
-  unknown_residuals_ = false;
   if (coordinator_shard_ == 0)
     logger_.info("federation: round ", acked.round, " of epoch ", acked.epoch, ", which facility ", link_->facility(),
                  " acknowledged in an average that ended without its decision, ",
@@ -509,10 +508,7 @@ void FacilityRounds::average(const Placement &placement, void *const *bufs, cons
     // next average carries it if the round counted (settle_unknown_round).
     if (header.status != XFFL_OK) {
       if (n == 1) restore_input();
-      if (feedback && unknown_rounds_ != unknown_before && !unknown_round_->self_joining) {
-        feedback->set_aside();
-        unknown_residuals_ = true;
-      }
+      if (feedback && unknown_rounds_ != unknown_before && !unknown_round_->self_joining) feedback->set_aside();
       if (feedback) feedback->restore();
     }
     if (feedback) feedback->forget_saved();

@@ -178,10 +178,9 @@ class FacilityRounds {
   uint64_t contributors_serial_ = 0;
   std::vector<int> contributors_members_;
   // The round this crossing rank acked without learning its decision (commit_round threw), until its
-  // next average learns it; unknown_residuals_: its residuals were set aside then.
+  // next average learns it (its residuals, if any, are set aside in the ErrorFeedback).
   std::optional<federation::RoundPlan> unknown_round_;
   uint64_t unknown_rounds_ = 0;  // how many times unknown_round_ was set: a call tells its own
-  bool unknown_residuals_ = false;
   mutable std::mutex progress_mutex_;  // guards progress_: written by average(), read by the getters
   Progress progress_;
 };
