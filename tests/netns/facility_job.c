@@ -18,6 +18,13 @@
  *     "rank R: link cut: XFFL_E...: message (after S s)" and exits 3 when the failure is ETIMEOUT,
  *     EPEER or ENETWORK; exits 1 on any other status, or if 1000 averages all succeed.
  *
+ *   facility_job connect SIGNAL_DIR
+ *     One small average (the crossing pairs connected), creates SIGNAL_DIR/started.RANK, waits for
+ *     SIGNAL_DIR/cut (the driver has cut the link), then a barrier over WORLD: its first messages to
+ *     ranks this rank never talked to make new endpoints, some to the facility across the cut link,
+ *     whose host no packet reaches. Prints "rank R: after the cut: XFFL_E...: message (after S s)" and
+ *     exits 3 when the barrier fails with ETIMEOUT, EPEER or ENETWORK; 1 otherwise (or if it succeeds).
+ *
  *   facility_job tamper COUNT
  *     With the wan crossing backend encrypted while the relay flips one byte on the link: averages COUNT
  *     f32 elements (HIERARCHICAL) a few times. A rank whose average succeeds must hold the exact mean
@@ -244,6 +251,43 @@ static int run_cut(xffl_state_t *st, const char *signal_dir, size_t count) {
   return 1;
 }
 
+static int run_connect(xffl_state_t *st, const char *signal_dir) {
+  float small[1024] = {0};
+  CHECK(xffl_federated_average(st, small, 1024, XFFL_F32, NULL)); /* the crossing pairs connected */
+  char path[4096];
+  snprintf(path, sizeof path, "%s/started.%d", signal_dir, me.rank);
+  FILE *started = fopen(path, "w");
+  if (!started) {
+    fprintf(stderr, "rank %d: cannot create %s\n", me.rank, path);
+    return 1;
+  }
+  fclose(started);
+  snprintf(path, sizeof path, "%s/cut", signal_dir);
+  struct timespec waited;
+  clock_gettime(CLOCK_MONOTONIC, &waited);
+  for (;;) {
+    FILE *cut = fopen(path, "r");
+    if (cut) {
+      fclose(cut);
+      break;
+    }
+    if (seconds_since(&waited) > 60) {
+      fprintf(stderr, "rank %d: the driver never created %s\n", me.rank, path);
+      return 1;
+    }
+    nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+  }
+  xffl_group_t *world = NULL;
+  CHECK(xffl_get_group(st, XFFL_GROUP_WORLD, 0, &world));
+  struct timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  const xffl_status_t rc = xffl_barrier(world);
+  printf("rank %d: after the cut: %s: %s (after %.1f s)\n", me.rank, xffl_status_string(rc),
+         rc == XFFL_OK ? "the barrier succeeded" : xffl_last_error_message(), seconds_since(&start));
+  fflush(stdout);
+  return rc == XFFL_ETIMEOUT || rc == XFFL_EPEER || rc == XFFL_ENETWORK ? 3 : 1;
+}
+
 static int run_tamper(xffl_state_t *st, size_t count) {
   struct average_case c = {XFFL_FEDAVG_HIERARCHICAL, XFFL_F32, count, 0, 0};
   float *buf = malloc(count * sizeof(float));
@@ -278,8 +322,9 @@ static int run_tamper(xffl_state_t *st, size_t count) {
 
 int main(int argc, char **argv) {
   if (argc < 2 || (strcmp(argv[1], "check") != 0 && !(strcmp(argv[1], "cut") == 0 && argc == 4) &&
-                   !(strcmp(argv[1], "tamper") == 0 && argc == 3))) {
-    fprintf(stderr, "usage: facility_job check | facility_job cut SIGNAL_DIR COUNT | facility_job tamper COUNT\n");
+                   !(strcmp(argv[1], "connect") == 0 && argc == 3) && !(strcmp(argv[1], "tamper") == 0 && argc == 3))) {
+    fprintf(stderr, "usage: facility_job check | facility_job cut SIGNAL_DIR COUNT | facility_job connect SIGNAL_DIR | "
+                    "facility_job tamper COUNT\n");
     return 2;
   }
   xffl_state_t *st = NULL;
@@ -288,6 +333,7 @@ int main(int argc, char **argv) {
   int rc;
   if (strcmp(argv[1], "check") == 0) rc = run_checks(st);
   else if (strcmp(argv[1], "tamper") == 0) rc = run_tamper(st, (size_t)strtoull(argv[2], NULL, 10));
+  else if (strcmp(argv[1], "connect") == 0) rc = run_connect(st, argv[2]);
   else rc = run_cut(st, argv[2], (size_t)strtoull(argv[3], NULL, 10));
   xffl_state_destroy(st);
   return rc;

@@ -4,6 +4,9 @@
 #   run_netns_test.sh RELAY JOB check SIZES HSDP   every rank checks federated averages (exit 0 = pass)
 #   run_netns_test.sh RELAY JOB cut SIZES HSDP     the link goes down mid-average: every rank must fail
 #                                                  with ETIMEOUT/EPEER/ENETWORK within the bound
+#   run_netns_test.sh RELAY JOB connect SIZES HSDP after the cut, a barrier over WORLD that must make new
+#                                                  endpoints across the cut link: every rank must fail
+#                                                  within the bound (no connect() held past the timeout)
 #   run_netns_test.sh RELAY JOB wan SIZES HSDP     `check` with the FEDERATED groups on the wan crossing
 #                                                  backend (4 streams, AES-256-GCM) while each TCP
 #                                                  connection's window is capped at 256 KiB (one stream:
@@ -19,7 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/facilities.sh"
 
 if [ $# -ne 5 ]; then
-  echo "usage: $0 RELAY JOB check|cut|wan|wan_tamper SIZES HSDP" >&2
+  echo "usage: $0 RELAY JOB check|cut|connect|wan|wan_tamper SIZES HSDP" >&2
   exit 2
 fi
 relay=$1 job=$2 mode=$3 sizes=$4 hsdp=$5
@@ -52,6 +55,15 @@ echo "facilities: ${FAC_NS[0]} (${FAC_ADDR[0]}) <-> ${FAC_NS[1]} (${FAC_ADDR[1]}
 # wait_ranks BOUND_SECONDS: fills rank_rc[r] (124 for a rank still running at the bound, then killed).
 # Polls with shell builtins only (facilities_finished, facilities_nap): no process per look.
 declare -a rank_rc
+# show_stacks RANK PID: where a hung rank sits, every thread's stack (gdb, when installed; bounded), so
+# that a rare hang in a full run says what it waited on.
+show_stacks() {
+  command -v gdb > /dev/null || { echo "(gdb not installed: no stacks of rank $1)"; return 0; }
+  echo "rank $1 (pid $2): the stacks of its threads"
+  timeout 30 gdb -p "$2" -batch -nx -ex "set pagination off" -ex "thread apply all bt" 2>&1 |
+    grep -E "^(Thread|#)" | sed "s/^/[rank $1 stack] /"
+}
+
 wait_ranks() {
   local deadline=$((SECONDS + $1)) r
   rank_rc=()
@@ -75,6 +87,7 @@ wait_ranks() {
         [ -n "${rank_rc[$r]:-}" ] && continue
         echo "rank $r still running after $1 s: killed"
         rank_rc[$r]=124
+        show_stacks "$r" "${FAC_PIDS[$r]}"
       done
       facilities_kill_ranks
       return 1
@@ -162,6 +175,36 @@ case "$mode" in
         fail "rank $r did not report a timeout, peer or network error that names a rank"
     done
     echo "PASS: all $world ranks returned a network error after the link was cut, none hung"
+    ;;
+  connect)
+    # After the cut, a barrier over WORLD makes endpoints to ranks never talked to, some across the cut
+    # link: UCX's blocking TCP connect() held such a rank for the kernel's SYN retries (about two
+    # minutes) whatever the timeout said. Every rank must fail within the bound, naming a rank.
+    timeout=5
+    mkdir -p "$FAC_WORKDIR/signal"
+    for r in $(seq 0 $((world - 1))); do
+      facilities_launch_rank "$r" "$world" "$sizes" "$hsdp" $timeout "$FAC_WORKDIR/rank.$r.log" -- \
+        "$job" connect "$FAC_WORKDIR/signal"
+    done
+    for r in $(seq 0 $((world - 1))); do
+      if ! facilities_wait_file "$FAC_WORKDIR/signal/started.$r" 30; then
+        show_logs
+        fail "rank $r never finished its first average (no $FAC_WORKDIR/signal/started.$r after 30 s)"
+      fi
+    done
+    ip -n "${FAC_NS[0]}" link set "${FAC_VETH[0]}" down || fail "could not take ${FAC_VETH[0]} down"
+    echo "link ${FAC_VETH[0]} down at $(date +%T.%N)"
+    touch "$FAC_WORKDIR/signal/cut"
+    wait_ranks $((4 * timeout))
+    hung=$?
+    show_logs
+    [ $hung -eq 0 ] || fail "ranks hung in the barrier after the link was cut (bound $((4 * timeout)) s)"
+    for r in $(seq 0 $((world - 1))); do
+      [ "${rank_rc[$r]}" -eq 3 ] || fail "rank $r exited with ${rank_rc[$r]}, expected 3 (a network error)"
+      grep -Eq "^rank $r: after the cut: XFFL_E(TIMEOUT|PEER|NETWORK): .*rank" "$FAC_WORKDIR/rank.$r.log" ||
+        fail "rank $r did not report a timeout, peer or network error that names a rank"
+    done
+    echo "PASS: all $world ranks returned a network error from the barrier after the cut, none hung"
     ;;
   *)
     echo "unknown mode $mode" >&2

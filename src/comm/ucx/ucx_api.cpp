@@ -78,6 +78,7 @@ UcxApi open_ucx(const char *library) {
 #define XFFL_RESOLVE(name) XFFL_RESOLVE_SYMBOL(resolve, api, name)
   XFFL_RESOLVE(ucp_config_read);
   XFFL_RESOLVE(ucp_config_release);
+  XFFL_RESOLVE(ucp_config_modify);
   XFFL_RESOLVE(ucp_init_version);
   XFFL_RESOLVE(ucp_cleanup);
   XFFL_RESOLVE(ucp_worker_create);

@@ -33,6 +33,7 @@ namespace xffl::comm::ucx {
 struct UcxApi {
   decltype(&::ucp_config_read) ucp_config_read;
   decltype(&::ucp_config_release) ucp_config_release;
+  decltype(&::ucp_config_modify) ucp_config_modify;
   decltype(&::ucp_init_version) ucp_init_version;
   decltype(&::ucp_cleanup) ucp_cleanup;
   decltype(&::ucp_worker_create) ucp_worker_create;

@@ -50,6 +50,15 @@ UcxWorker::Ucx::Ucx(int rank, int world_size, const UcxSettings &settings) {
     ucp_config_t *config = nullptr;
     ucs_status_t status = ucx().ucp_config_read(nullptr, nullptr, &config);
     if (status != UCS_OK) ucx_failed(rank, "ucp_config_read", status);
+    // UCX 1.13's TCP transport connects with a blocking connect() (UCX_TCP_CONN_NB=n): an endpoint made
+    // to a peer whose host cannot be reached (a cut link, a host down, a firewall that drops) holds the
+    // caller in ucp_ep_create for the kernel's SYN retries, about two minutes, whatever XFFL_TIMEOUT says.
+    // A revoke notice sent to such a peer hung a rank that way after a cut link (netns.link_cut_2_2_hsdp2,
+    // stack in connect() under EndpointCache::endpoint). Non-blocking, the connection completes (or fails)
+    // in progress, which every wait bounds. This context only: the key without its "TCP_" prefix is what
+    // ucp_config_modify applies to the TCP transport in UCX 1.13 (with it, UCX warns "invalid
+    // configuration" and ignores it). The user's own UCX_TCP_CONN_NB wins.
+    if (!std::getenv("UCX_TCP_CONN_NB")) ucx().ucp_config_modify(config, "CONN_NB", "y");
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                         UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
