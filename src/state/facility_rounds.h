@@ -115,6 +115,10 @@ class FacilityRounds {
     xffl_wire_format_t wire_format = XFFL_WIRE_F32;
     federated::wire::ErrorFeedback *error_feedback = nullptr;
     federated::wire::HopScratch *hop_scratch = nullptr;
+    // The buffers are device memory (the nccl backend; its crossing groups staged through the host):
+    // copies and the relay are ordered on `stream` (the caller's; NULL: the backend's pool stream).
+    bool device_memory = false;
+    void *stream = nullptr;
   };
 
   // What the last committed round left, as the getters read it: they may run on another thread
@@ -159,6 +163,13 @@ class FacilityRounds {
                                          const std::vector<int> &contributors);
   std::unique_ptr<comm::Communicator> heal_group(const Placement &placement, int64_t epoch, int sender,
                                                  int joiner);
+  // Device memory: a group of one on the main backend whose copies stage the buffers in and out.
+  std::unique_ptr<comm::Communicator> device_copies(const Placement &placement) const;
+  // The relay group's part: the header (`root`: this rank sends it; otherwise `bytes` receives it),
+  // then the model (the caller's buffers on device memory, else `work`, the one or packed buffer).
+  void relay_header(const Placement &placement, std::vector<uint8_t> &bytes, bool root) const;
+  void relay_model(const Placement &placement, void *const *bufs, const size_t *counts, size_t n, uint8_t *work,
+                   size_t count, xffl_dtype_t dtype) const;
 
   std::shared_ptr<FacilityLink> link_;
   int job_rank_ = 0;
