@@ -272,7 +272,8 @@ std::string FacilityRounds::settle_unknown_round(federated::wire::ErrorFeedback 
 }
 
 void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, size_t count, xffl_dtype_t dtype,
-                                  const std::function<void()> &restore, Outcome &outcome) {
+                                  const std::function<void()> &restore, Outcome &outcome,
+                                  std::chrono::milliseconds reserve) {
   const int self = link_->facility();
   const int facilities = static_cast<int>(link_->sizes().size());
   if (!coordinator_ || coordinator_shard_ != placement.shard || coordinator_shards_ != placement.shards) {
@@ -298,9 +299,11 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
   }
   // The whole of this rank's part ends within the timeout, a little before it (min(1 s, timeout / 10)),
   // so that the ranks of its relay group, which wait the timeout for it, get its status.
+  // Less `reserve` on device memory: the staging in, which came before, and the copy back, which comes
+  // before the relay's header.
   const Clock::time_point average_started = Clock::now();
   const Clock::time_point deadline =
-      average_started + std::chrono::milliseconds(timeout_ms_ - std::min(1000, timeout_ms_ / 10));
+      average_started + std::chrono::milliseconds(timeout_ms_ - std::min(1000, timeout_ms_ / 10)) - reserve;
   coordinator_->set_deadline(deadline);
   const bool logs = placement.shard == 0;  // one line per facility, from the crossing rank of shard 0
   const size_t bytes = count * comm::dtype_size(dtype);
@@ -520,8 +523,14 @@ void FacilityRounds::average(const Placement &placement, void *const *bufs, cons
     Outcome outcome;
     const uint64_t unknown_before = unknown_rounds_;
     try {
-      if (device) pack();
-      run_crossing(placement, work, count, dtype, restore, outcome);
+      std::chrono::milliseconds reserve{0};
+      if (device) {
+        const Clock::time_point staging = Clock::now();
+        pack();
+        reserve = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - staging);
+      }
+      // Twice the staging: the copy in took it before this point, the copy back takes about as long.
+      run_crossing(placement, work, count, dtype, restore, outcome, 2 * reserve);
       header.epoch = outcome.epoch;
       header.round = outcome.round;
       header.live = outcome.contributors;

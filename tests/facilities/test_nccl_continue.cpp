@@ -5,9 +5,10 @@
 // order) and job exchange, the crossing over the wan backend through the federation's built-in store
 // (tools/xffl-federation, argv[1]), the REPLICA group an NCCL communicator, FacilityRounds as the state
 // drives it (DistributedState::continuing_average's placement), the buffers device memory written and
-// read only through copies on the stream.
+// read only through copies on the stream: three per call, one of them empty, as
+// xffl_federated_average_many passes them (packed for the crossing, relayed one by one).
 //
-// Rounds (each checked on every rank: the device buffer copied back, XFFL_ATTR_FEDERATION_* as
+// Rounds (each checked on every rank: the device buffers copied back, XFFL_ATTR_FEDERATION_* as
 // FacilityRounds::progress says):
 //   1. every facility contributes: the exact mean of the three, bit-identical on all six ranks;
 //   2. facility 2's job ends (its lease revoked, its wan links closed) while facilities 0 and 1 are in
@@ -63,7 +64,10 @@ constexpr int kFacilities = 3;
 constexpr int kJobSize = 2;
 constexpr int kWorld = kFacilities * kJobSize;
 constexpr int kTimeoutMs = 20000;
-constexpr size_t kCount = 4099;
+// The model: three device buffers averaged by one call (as xffl_federated_average_many), the middle
+// one empty (NULL), so the staging packs and the relay moves each buffer; kCount values in all.
+constexpr size_t kCounts[3] = {4099, 0, 13};
+constexpr size_t kCount = kCounts[0] + kCounts[1] + kCounts[2];
 const char *const kSecret = federation_test::kSecret;  // the server the test starts has it
 const char *const kJobId = "nccl-continue";
 std::string g_server_tool;
@@ -189,24 +193,30 @@ std::vector<harness::Outcome> run_job(Federation &federation, int facility, cons
     placement.stream = stream;
     if (placement.crossing != (job_rank == 0)) (xffl::fail)(XFFL_EINTERNAL, who, ": unexpected crossing role");
 
-    void *shard = nullptr;
-    if (fake->device_alloc(&shard, kCount * sizeof(float)) != nccl::kCudaSuccess)
-      (xffl::fail)(XFFL_ENOMEM, who, ": no device memory");
+    void *bufs[3] = {nullptr, nullptr, nullptr};
+    for (int b : {0, 2})
+      if (fake->device_alloc(&bufs[b], kCounts[b] * sizeof(float)) != nccl::kCudaSuccess)
+        (xffl::fail)(XFFL_ENOMEM, who, ": no device memory");
     std::vector<float> host(kCount);
+    auto copy_all = [&](bool to_device) {  // the host vector is the buffers' values in order
+      size_t at = 0;
+      for (int b = 0; b < 3; ++b) {
+        if (kCounts[b] && to_device) fake->copy_async(bufs[b], host.data() + at, kCounts[b] * sizeof(float), stream);
+        if (kCounts[b] && !to_device) fake->copy_async(host.data() + at, bufs[b], kCounts[b] * sizeof(float), stream);
+        at += kCounts[b];
+      }
+      await_stream(*fake, stream, who);
+    };
     for (int round : rounds) {
       before(job_rank, round);
       // A returning facility's first input is garbage: it must not count.
       for (size_t i = 0; i < kCount; ++i) host[i] = round == 4 && facility == 2 ? -777.0f : input(round, facility, i);
-      fake->copy_async(shard, host.data(), kCount * sizeof(float), stream);
-      await_stream(*fake, stream, who);
+      copy_all(true);
       federation.flags.set("f" + std::to_string(facility) + " j" + std::to_string(job_rank) + " r" +
                            std::to_string(round) + " entered");
-      void *bufs[1] = {shard};
-      const size_t counts[1] = {kCount};
-      rounds_of_job.average(placement, bufs, counts, 1, XFFL_F32);
+      rounds_of_job.average(placement, bufs, kCounts, 3, XFFL_F32);
       std::fill(host.begin(), host.end(), 0.0f);
-      fake->copy_async(host.data(), shard, kCount * sizeof(float), stream);
-      await_stream(*fake, stream, who);
+      copy_all(false);
       {
         std::lock_guard<std::mutex> lock(federation.mutex);
         federation.seen[static_cast<size_t>(rank)].push_back(Seen{round, host, rounds_of_job.progress()});
@@ -214,7 +224,7 @@ std::vector<harness::Outcome> run_job(Federation &federation, int facility, cons
       federation.flags.set("f" + std::to_string(facility) + " j" + std::to_string(job_rank) + " r" +
                            std::to_string(round) + " done");
     }
-    fake->device_free(shard);
+    for (int b : {0, 2}) fake->device_free(bufs[b]);
     after_rounds(job_rank);
   });
 }
