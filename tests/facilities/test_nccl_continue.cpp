@@ -225,6 +225,12 @@ std::vector<harness::Outcome> run_job(Federation &federation, int facility, cons
                            std::to_string(round) + " done");
     }
     for (int b : {0, 2}) fake->device_free(bufs[b]);
+    // NCCL carried the relay only: per average the header, then each non-empty buffer; no reduction
+    // (the crossing went over wan, on the host).
+    const int broadcasts = fake->count("broadcast", job_rank), reductions = fake->count("allreduce", job_rank);
+    if (broadcasts != 3 * static_cast<int>(rounds.size()) || reductions != 0)
+      (xffl::fail)(XFFL_EINTERNAL, who, ": NCCL made ", broadcasts, " broadcasts and ", reductions,
+                   " allreduces in ", rounds.size(), " averages, not 3 broadcasts each and no allreduce");
     after_rounds(job_rank);
   });
 }
