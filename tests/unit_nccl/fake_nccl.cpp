@@ -632,13 +632,8 @@ int FakeNccl::enqueue(const FakeCall &call, const void *send, void *recv, FakeCo
     premul = found->second;
   }
   Clique &clique = *comm->clique;
-  const long seq = comm->next_op++;
-  Clique::Op &op = clique.ops[seq];
-  if (op.parts.empty()) {
-    op.parts.resize(static_cast<size_t>(clique.size));
-    op.call = call;
-  }
-  if (strict_) {  // device memory only, read once the work before it on the stream is done
+  FakeStream::Work work;  // strict: this member's part, queued on its stream
+  if (strict_) {  // device memory only (checked before the call takes its place in the communicator)
     const size_t bytes = call.count * type_size(call.type);
     const size_t send_bytes = call.name == "reduce_scatter" ? bytes * static_cast<size_t>(clique.size) : bytes;
     const size_t recv_bytes = call.name == "allgather" ? bytes * static_cast<size_t>(clique.size) : bytes;
@@ -646,13 +641,20 @@ int FakeNccl::enqueue(const FakeCall &call, const void *send, void *recv, FakeCo
       misuses_.emplace_back(bound_rank, call.name + " on host memory (NCCL reads and writes device memory only)");
       return kNcclInvalidArgument;
     }
-    FakeStream::Work work;
-    work.clique = &clique;
-    work.seq = seq;
-    work.index = comm->index;
     work.part = Clique::Contribution{send ? backing(send, send_bytes, call.name.c_str()) : nullptr,
                                      backing(recv, recv_bytes, call.name.c_str()), premul};
     if ((send && !work.part.send) || !work.part.recv) return kNcclInvalidArgument;
+  }
+  const long seq = comm->next_op++;
+  Clique::Op &op = clique.ops[seq];
+  if (op.parts.empty()) {
+    op.parts.resize(static_cast<size_t>(clique.size));
+    op.call = call;
+  }
+  if (strict_) {  // read once the work before it on the stream is done
+    work.clique = &clique;
+    work.seq = seq;
+    work.index = comm->index;
     static_cast<FakeStream *>(stream)->pending.push_back({&clique, seq});
     static_cast<FakeStream *>(stream)->queue.push_back(work);
     progress_all();
