@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The one prepared run for a machine with a GPU (e.g. one H200): builds xffl with CUDA and NCCL in its
 # own build directory, runs the gpu tests (worlds of 1, 2, 4 and 8 ranks where that many devices exist),
-# the NCCL unit tests and the GPU benchmark, and writes one summary, $OUT/summary.txt (or
+# the NCCL unit tests, XFFL_FACILITY_FAULTS=continue on device memory (three facility jobs and the
+# built-in federation store) and the GPU benchmark, and writes one summary, $OUT/summary.txt (or
 # ./gpu-results/summary.txt), with the details beside it. Budget: under 10 minutes on one H200 with 16
-# cores: every step is bounded by `timeout`, and the bounds add up to 9.5 minutes at most.
+# cores: every step is bounded by `timeout`, and the bounds add up to 9.8 minutes at most.
 #   scripts/gpu-check.sh            (from the repository root)
 #
 # Prerequisites: CMake >= 3.25, pkg-config, a C++17 compiler, OpenSSL's headers (libssl-dev), and CUDA
@@ -73,7 +74,7 @@ fi
 
 step "configure (XFFL_WITH_CUDA=ON)"
 extra=""
-targets="gpu_test_collectives xffl-bench-nccl"
+targets="gpu_test_collectives xffl-bench-nccl xffl-run xffl-federation"
 have_ucx=0; have_cmocka=0
 pkg-config --exists ucx 2>/dev/null && have_ucx=1
 pkg-config --exists cmocka 2>/dev/null && have_cmocka=1
@@ -108,6 +109,48 @@ if [ "$gpus" -gt 0 ] && [ "$ran" -eq 0 ]; then
   say "FAILED: nvidia-smi sees $gpus GPU(s) but no gpu test ran (all skipped: a driver older than this CUDA?)"
   status=1
 fi
+
+# XFFL_FACILITY_FAULTS=continue over device memory (state/facility_rounds.h): the built-in federation
+# store and three facility jobs under xffl-run --backend nccl (crossing over wan, staged through the
+# host), one rank each (two, with HSDP 1, so that the relay inside a facility runs on NCCL, where two
+# or more devices exist: NCCL refuses two ranks of one communicator on one device). Facility 2 leaves
+# after its first average (its lease revoked); 0 and 1 go on among themselves. Every round of
+# gpu_test_collectives continue_facility checks the exact mean over the live facilities read back from
+# device memory. Written on a machine without a GPU: not yet run on one.
+step "continue on device memory: three facility jobs, facility 2 leaves after round 1 (UNTESTED until run on a GPU)"
+per=1; hsdp_args=""
+if [ "$gpus" -ge 2 ]; then per=2; hsdp_args="--hsdp 1"; fi
+continue_status=0
+secret="gpu-check-$$"
+server_out=$out/federation.out
+XFFL_AUTH_TOKEN=$secret timeout 40 "$build/tools/xffl-federation/xffl-federation" --listen 127.0.0.1:0 > "$server_out" 2>&1 &
+server=$!
+endpoint=""
+for _ in $(seq 50); do
+  endpoint=$(grep -m1 -oE "listening on [^ ]+" "$server_out" 2>/dev/null | awk '{print $3}')
+  [ -n "$endpoint" ] && break
+  sleep 0.1
+done
+if [ -z "$endpoint" ]; then
+  say "FAILED: xffl-federation did not say where it listens (see federation.out)"; continue_status=1
+else
+  pids=""
+  for f in 0 1 2; do
+    leave=0; [ $f = 2 ] && leave=1
+    XFFL_AUTH_TOKEN=$secret XFFL_JOB_ID=gpu-continue XFFL_FACILITY_FAULTS=continue XFFL_DEVICE=cuda XFFL_LOG_LEVEL=info \
+      timeout 35 "$build/tools/xffl-run/xffl-run" -n $per --backend nccl --timeout 20 --federated $per,$per,$per \
+      $hsdp_args --facility $f --federation "xffl://$endpoint" -- "$build/tests/gpu/gpu_test_collectives" \
+      continue_facility 3 $leave > "$out/continue-facility$f.txt" 2>&1 &
+    pids="$pids $!"
+  done
+  for pid in $pids; do wait "$pid" || continue_status=1; done
+fi
+kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
+grep -hE "exact mean|leaves after|FAIL|rounds? .* redone|lost" "$out"/continue-facility*.txt | tee -a "$summary"
+for f in 0 1; do  # the survivors reach round 3 among themselves
+  grep -q "round 3 epoch [0-9]* live 0,1: exact" "$out/continue-facility$f.txt" || continue_status=1
+done
+[ $continue_status = 0 ] && say "continue on device memory: passed" || { say "continue on device memory: FAILED"; status=1; }
 
 step "GPU benchmark (xffl allreduce vs raw NCCL, same run)"
 timeout 100 "$build/bench/gpu/xffl-bench-nccl" --min-bytes 1048576 --max-bytes 1073741824 --iters 20 --warmup 5 \

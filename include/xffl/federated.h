@@ -14,7 +14,10 @@
  * facilities of XFFL_ATTR_LIVE_FACILITIES), and a facility that returns gets the current model from its
  * first average (its input is not used) and XFFL_ATTR_FEDERATION_ROUND, the round to resume after. The
  * round's contributing facilities cross in XFFL_OPT_WIRE_FORMAT (exact with one of them); the model a
- * returning facility receives is exact f32.
+ * returning facility receives is exact f32. With NCCL (device memory) each crossing rank copies its
+ * values to host memory on the stream, runs the round there and copies the committed result back (one
+ * host copy of the values for the length of the call; the caller's buffers change only on success);
+ * the relay inside the facility stays on device memory.
  */
 #ifndef XFFL_FEDERATED_H
 #define XFFL_FEDERATED_H
@@ -93,7 +96,7 @@ XFFL_API xffl_status_t xffl_federated_average_many(xffl_state_t *st, void *const
  *         overflows size_t, a stream with a host backend, FLAT with unequal federated group sizes);
  *         XFFL_ESTATE (no federated scaling, or another call or request on the state is in progress);
  *         XFFL_EUNSUPPORTED (what xffl_federated_average refuses before any message: e.g. facility mode
- *         with XFFL_FACILITY_FAULTS_CONTINUE over device memory); XFFL_ENOMEM (no thread could be
+ *         with XFFL_FACILITY_FAULTS_CONTINUE and XFFL_FEDAVG_FLAT with HSDP); XFFL_ENOMEM (no thread could be
  *         started). Failures found while running (ranks that disagree, XFFL_ETIMEOUT, XFFL_EPEER,
  *         XFFL_EBACKEND, and in facility mode with XFFL_FACILITY_FAULTS_CONTINUE XFFL_EQUORUM and
  *         XFFL_EAUTH) come from xffl_request_wait or xffl_request_test.

@@ -79,6 +79,12 @@ class Communicator {
     if (bytes) std::memcpy(dst, src, bytes);
   }
   virtual void finish_copies(void *stream) { (void)stream; }
+  // Returns once the copies and collectives enqueued on `stream` are complete, whatever
+  // XFFL_OPT_ENQUEUE_ONLY says, bounded by the backend's timeout (NCCL: it fails naming the rank, the
+  // group and the stream's work): for host code that reads host memory a copy wrote, or frees host
+  // memory a copy reads (copy() takes host pointers too where the backend's memory is device memory:
+  // cudaMemcpyAsync of any direction). Host-memory backends are complete on return (the default).
+  virtual void synchronize(void *stream) { (void)stream; }
 
   // Device memory staged through a host communicator (HostStaging above); null (the default) when the
   // collectives run on the memory they are given.

@@ -38,6 +38,14 @@ constexpr int kWatchPeriodMs = 200;
 // Room for the sender's message in the relay header; a longer message is cut.
 constexpr size_t kMessageBytes = 480;
 
+// The communicator a crossing round talks over: a group's host-memory communicator when its buffers are
+// device memory staged through the host (NCCL's crossing groups: comm/nccl/host_staged_communicator.h),
+// since the round works on a host copy of the shard on every path; the group itself otherwise.
+comm::Communicator &host_side(comm::Communicator &group) {
+  comm::HostStaging *staging = group.host_staging();
+  return staging ? staging->host() : group;
+}
+
 std::string join(const std::vector<int> &values) {
   std::string out;
   for (int value : values) out += (out.empty() ? "" : ",") + std::to_string(value);
@@ -264,7 +272,8 @@ std::string FacilityRounds::settle_unknown_round(federated::wire::ErrorFeedback 
 }
 
 void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, size_t count, xffl_dtype_t dtype,
-                                  const std::function<void()> &restore, Outcome &outcome) {
+                                  const std::function<void()> &restore, Outcome &outcome,
+                                  std::chrono::milliseconds reserve) {
   const int self = link_->facility();
   const int facilities = static_cast<int>(link_->sizes().size());
   if (!coordinator_ || coordinator_shard_ != placement.shard || coordinator_shards_ != placement.shards) {
@@ -290,9 +299,11 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
   }
   // The whole of this rank's part ends within the timeout, a little before it (min(1 s, timeout / 10)),
   // so that the ranks of its relay group, which wait the timeout for it, get its status.
+  // Less `reserve` on device memory: the staging in, which came before, and the copy back, which comes
+  // before the relay's header.
   const Clock::time_point average_started = Clock::now();
   const Clock::time_point deadline =
-      average_started + std::chrono::milliseconds(timeout_ms_ - std::min(1000, timeout_ms_ / 10));
+      average_started + std::chrono::milliseconds(timeout_ms_ - std::min(1000, timeout_ms_ / 10)) - reserve;
   coordinator_->set_deadline(deadline);
   const bool logs = placement.shard == 0;  // one line per facility, from the crossing rank of shard 0
   const size_t bytes = count * comm::dtype_size(dtype);
@@ -313,7 +324,8 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
         if (logs)
           logger_.info("federation: facility ", self, " admitted in epoch ", plan.epoch, ": it receives the model of ",
                        "round ", plan.round, " from facility ", heal->sender, " and contributes from the next round");
-        std::unique_ptr<comm::Communicator> group = heal_group(placement, plan.epoch, heal->sender, self);
+        std::unique_ptr<comm::Communicator> made = heal_group(placement, plan.epoch, heal->sender, self);
+        comm::Communicator *group = &host_side(*made);
         const int root = placement.crossing_ranks[static_cast<size_t>(heal->sender)] <
                                  placement.crossing_ranks[static_cast<size_t>(self)]
                              ? 0
@@ -333,7 +345,8 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
           logger_.info("federation: facility ", self, " verified the seal of the model of round ", plan.round, " (",
                        bytes, " bytes) in ", std::chrono::duration<double>(Clock::now() - verifying).count(), " s");
       } else {
-        comm::Communicator &group = contributors_group(placement, plan.epoch, !plan.joining.empty(), plan.contributors);
+        comm::Communicator &group =
+            host_side(contributors_group(placement, plan.epoch, !plan.joining.empty(), plan.contributors));
         double premul = 1.0;
         if (!placement.weights.empty()) {
           // FedAvg over the round's contributors: |C| w_f / sum over C, then the AVG (as in FAIL mode
@@ -364,7 +377,8 @@ void FacilityRounds::run_crossing(const Placement &placement, uint8_t *work, siz
         for (const federation::HealTransfer &heal : plan.heal) {
           if (heal.sender != self) continue;
           const Clock::time_point started = Clock::now();
-          std::unique_ptr<comm::Communicator> to = heal_group(placement, plan.epoch, self, heal.joiner);
+          std::unique_ptr<comm::Communicator> made = heal_group(placement, plan.epoch, self, heal.joiner);
+          comm::Communicator *to = &host_side(*made);
           const int root = placement.crossing_ranks[static_cast<size_t>(self)] <
                                    placement.crossing_ranks[static_cast<size_t>(heal.joiner)]
                                ? 0
@@ -443,27 +457,47 @@ void FacilityRounds::average(const Placement &placement, void *const *bufs, cons
   const size_t size = comm::dtype_size(dtype);
   size_t count = 0;
   for (size_t i = 0; i < n; ++i) count += counts[i];
-  // One buffer is worked on in place; several are packed into one (the relay then moves one message),
-  // and the caller's buffers change only at the end.
+  const bool device = placement.device_memory;
+  void *const stream = device ? placement.stream : nullptr;
+  // Device memory (see the file's comment): a crossing rank stages the buffers into one host buffer
+  // through a group of one on the main backend (copies on the caller's stream, then waited for, within
+  // XFFL_TIMEOUT) and works on it as on host memory; the caller's buffers change only at the end.
+  std::unique_ptr<comm::Communicator> copies;
+  if (device && placement.crossing) copies = device_copies(placement);
+  // One host buffer is worked on in place; several are packed into one (the relay then moves one
+  // message), and the caller's buffers change only at the end.
   std::vector<uint8_t> packed;
   auto pack = [&] {
     size_t offset = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (counts[i]) std::memcpy(packed.data() + offset, bufs[i], counts[i] * size);
-      offset += counts[i] * size;
+      const size_t bytes = counts[i] * size;
+      if (bytes && device) copies->copy(packed.data() + offset, bufs[i], bytes, stream);
+      if (bytes && !device) std::memcpy(packed.data() + offset, bufs[i], bytes);
+      offset += bytes;
     }
+    if (device) copies->synchronize(stream);  // the host reads it next
   };
-  if (n != 1) {
-    packed.resize(count * size);
-    pack();
-  }
-  uint8_t *work = n == 1 ? static_cast<uint8_t *>(bufs[0]) : packed.data();
+  auto unpack = [&] {
+    size_t offset = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t bytes = counts[i] * size;
+      if (bytes && device) copies->copy(bufs[i], packed.data() + offset, bytes, stream);
+      if (bytes && !device) std::memcpy(bufs[i], packed.data() + offset, bytes);
+      offset += bytes;
+    }
+    if (device) copies->synchronize(stream);  // the host buffer goes with this call
+  };
+  const bool host_buffer = device ? placement.crossing : n != 1;
+  if (host_buffer) packed.resize(count * size);
+  if (!device && n != 1) pack();  // device: staged in below, where a failure reaches the relay group
+  uint8_t *work = host_buffer ? packed.data() : static_cast<uint8_t *>(bufs[0]);
 
   Header header;
   if (placement.crossing) {
-    // The input of a redo: a copy of the one buffer; several are packed again from the caller's.
+    // The input of a redo: on host memory a copy of the one buffer, several packed again from the
+    // caller's; on device memory staged again from the caller's buffers, which hold it until the end.
     std::vector<uint8_t> saved;
-    if (n == 1) saved.assign(work, work + count * size);
+    if (!device && n == 1) saved.assign(work, work + count * size);
     // Error feedback: this call's residual (one, for the one hop of the packed buffer), and a copy of
     // it as the call found it, put back with the input for a redo (an attempt that failed may have
     // replaced it already, with what it meant to send in a round that did not count).
@@ -476,10 +510,10 @@ void FacilityRounds::average(const Placement &placement, void *const *bufs, cons
       feedback->save();
     }
     auto restore_input = [&] {
-      if (n == 1) {
-        if (!saved.empty()) std::memcpy(work, saved.data(), saved.size());
-      } else {
+      if (device || n != 1) {
         pack();
+      } else if (!saved.empty()) {
+        std::memcpy(work, saved.data(), saved.size());
       }
     };
     auto restore = [&] {
@@ -489,10 +523,18 @@ void FacilityRounds::average(const Placement &placement, void *const *bufs, cons
     Outcome outcome;
     const uint64_t unknown_before = unknown_rounds_;
     try {
-      run_crossing(placement, work, count, dtype, restore, outcome);
+      std::chrono::milliseconds reserve{0};
+      if (device) {
+        const Clock::time_point staging = Clock::now();
+        pack();
+        reserve = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - staging);
+      }
+      // Twice the staging: the copy in took it before this point, the copy back takes about as long.
+      run_crossing(placement, work, count, dtype, restore, outcome, 2 * reserve);
       header.epoch = outcome.epoch;
       header.round = outcome.round;
       header.live = outcome.contributors;
+      if (device) unpack();
     } catch (const Error &error) {
       header.status = error.status();
       header.message = error.what();
@@ -503,42 +545,82 @@ void FacilityRounds::average(const Placement &placement, void *const *bufs, cons
       header.status = XFFL_EINTERNAL;
       header.message = std::string("federation: ") + error.what();
     }
-    // A failed average leaves the caller's input and its residual as they were. When its round's
-    // outcome is unknown (acked, no decision), the residual the attempt left is set aside first: the
-    // next average carries it if the round counted (settle_unknown_round).
+    // A failed average leaves the caller's input and its residual as they were (device memory is
+    // written only once the round succeeded). When its round's outcome is unknown (acked, no
+    // decision), the residual the attempt left is set aside first: the next average carries it if the
+    // round counted (settle_unknown_round).
     if (header.status != XFFL_OK) {
-      if (n == 1) restore_input();
+      if (!device && n == 1) restore_input();
       if (feedback && unknown_rounds_ != unknown_before && !unknown_round_->self_joining) feedback->set_aside();
       if (feedback) feedback->restore();
     }
     if (feedback) feedback->forget_saved();
     if (placement.relay) {
       std::vector<uint8_t> bytes = encode(header, facilities);
-      placement.relay->broadcast(bytes.data(), bytes.size(), XFFL_U8, placement.relay_root, nullptr);
-      if (header.status == XFFL_OK) placement.relay->broadcast(work, count, dtype, placement.relay_root, nullptr);
+      relay_header(placement, bytes, true);
+      if (header.status == XFFL_OK) relay_model(placement, bufs, counts, n, work, count, dtype);
     }
     if (header.status != XFFL_OK) throw Error(static_cast<xffl_status_t>(header.status), header.message);
   } else {
     if (!placement.relay) fail(XFFL_EINTERNAL, "federation: a rank that does not cross facilities has no relay group");
     std::vector<uint8_t> bytes(header_bytes(facilities));
-    placement.relay->broadcast(bytes.data(), bytes.size(), XFFL_U8, placement.relay_root, nullptr);
+    relay_header(placement, bytes, false);
     header = decode(bytes, facilities);
     if (header.status != XFFL_OK)
       fail(static_cast<xffl_status_t>(header.status), "the crossing rank of shard ", placement.shard,
            " of facility ", link_->facility(), " failed the federated average: ", header.message);
-    placement.relay->broadcast(work, count, dtype, placement.relay_root, nullptr);
+    relay_model(placement, bufs, counts, n, work, count, dtype);
   }
-  if (n != 1) {
-    size_t offset = 0;
-    for (size_t i = 0; i < n; ++i) {
-      if (counts[i]) std::memcpy(bufs[i], packed.data() + offset, counts[i] * size);
-      offset += counts[i] * size;
-    }
-  }
+  if (!device && n != 1) unpack();
   std::lock_guard<std::mutex> lock(progress_mutex_);
   progress_.epoch = header.epoch;
   progress_.round = header.round;
   progress_.live = std::move(header.live);
+}
+
+std::unique_ptr<comm::Communicator> FacilityRounds::device_copies(const Placement &placement) const {
+  // A group of one on the main backend (no NCCL communicator: its collectives are device copies), made
+  // locally at each call; the crossing groups' tag, which the layout's families never use.
+  const int me = link_->global_rank(job_rank_);
+  comm::GroupSpec spec{topology::RankList::explicit_ranks({me}), 0,
+                       "device staging of shard " + std::to_string(placement.shard) + " for the federated average",
+                       kRoundsTag};
+  return placement.backend->create_communicator(spec);
+}
+
+void FacilityRounds::relay_header(const Placement &placement, std::vector<uint8_t> &bytes, bool root) const {
+  comm::Communicator &relay = *placement.relay;
+  if (!placement.device_memory) {
+    relay.broadcast(bytes.data(), bytes.size(), XFFL_U8, placement.relay_root, nullptr);
+    return;
+  }
+  // The relay group moves device memory: the header goes through device scratch, on the caller's
+  // stream, and the copy back to the host is waited for (within XFFL_TIMEOUT) before it is read.
+  void *const stream = placement.stream;
+  void *scratch = relay.allocate(bytes.size(), stream);
+  try {
+    if (root) relay.copy(scratch, bytes.data(), bytes.size(), stream);
+    relay.broadcast(scratch, bytes.size(), XFFL_U8, placement.relay_root, stream);
+    if (!root) relay.copy(bytes.data(), scratch, bytes.size(), stream);
+    relay.synchronize(stream);
+  } catch (...) {
+    relay.release(scratch, stream);
+    throw;
+  }
+  relay.release(scratch, stream);
+}
+
+void FacilityRounds::relay_model(const Placement &placement, void *const *bufs, const size_t *counts, size_t n,
+                                 uint8_t *work, size_t count, xffl_dtype_t dtype) const {
+  comm::Communicator &relay = *placement.relay;
+  if (!placement.device_memory) {  // the one buffer, or the packed one
+    relay.broadcast(work, count, dtype, placement.relay_root, nullptr);
+    return;
+  }
+  // Device memory: each of the caller's buffers, on the caller's stream (the crossing rank's hold the
+  // result already); an empty one is skipped on every rank alike (the counts are the same).
+  for (size_t i = 0; i < n; ++i)
+    if (counts[i]) relay.broadcast(bufs[i], counts[i], dtype, placement.relay_root, placement.stream);
 }
 
 }  // namespace xffl

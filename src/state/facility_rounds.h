@@ -54,6 +54,35 @@
 // the epoch's contributors, the heal group of a sender and a joiner), with a serial that encodes the
 // epoch, so the bytes of an abandoned epoch never match a group of a later one.
 //
+// Device memory (the nccl backend, Placement::device_memory; its crossing groups are staged through a
+// host backend, wan in facility mode: comm/nccl/host_staged_communicator.h). The round runs on the host
+// exactly as above; only its ends move:
+// - a crossing rank stages the caller's buffers into one host buffer (packed in order) through a group
+//   of one on the main backend, with copies ordered on the caller's stream (after the kernels that made
+//   the values) and then waited for (Communicator::synchronize, within XFFL_TIMEOUT, whatever
+//   XFFL_OPT_ENQUEUE_ONLY says); the round (the redo's restore, the heal and its seal, the wire formats,
+//   error feedback) then works on that host buffer over the crossing groups' host communicators
+//   (HostStaging::host(); host_side() in the .cpp), so nothing of it differs from host memory, and the
+//   result is the same bytes on every path. A redo stages the input again from the caller's buffers:
+//   they are written only once the round committed, when the host buffer is copied back (waited for,
+//   as it goes with the call). A failed average leaves them as they were.
+// - the relay (the REPLICA group: an NCCL communicator) moves device memory: the header goes through a
+//   device scratch of its size (the sender copies it in; every other rank broadcasts into it and copies
+//   it out, waited for before it is read, within XFFL_TIMEOUT), then the model is broadcast from the
+//   sender's buffers into the others' directly, one broadcast per non-empty buffer, on the caller's
+//   stream (under XFFL_OPT_ENQUEUE_ONLY complete in stream order, as any collective). Every rank thus
+//   gets its sender's status and the same epoch, round and live facilities, and every wait is bounded
+//   as the NCCL backend bounds it (XFFL_TIMEOUT). The crossing rank's deadline (above) is shortened by
+//   twice what the staging in took (the copy back comes before the header), so that its facility's
+//   ranks still get its status; each staging wait is bounded by XFFL_TIMEOUT on its own: a device whose
+//   copies do not complete within it has failed, and those ranks then fail on their own bound
+//   (XFFL_ETIMEOUT) rather than on its status.
+// Memory, device memory: one host copy of the call's values on crossing ranks for the length of the
+// call (pageable; the device buffers are the redo's input, so no second copy), plus error feedback's
+// as below and the crossing groups' pinned staging when a group stages itself (never on this path: the
+// round uses their host communicators); the other ranks of the facility keep no copy of the model, only
+// the header's device scratch (about 500 bytes) during the call.
+//
 // Memory: one copy of the caller's buffers on crossing ranks (the round's input, for a redo; with
 // several buffers, the packed buffer the round works on, repacked from the caller's for a redo); with
 // several buffers every other rank of the facility also packs them into one buffer for the relay. With
@@ -72,6 +101,7 @@
 #ifndef XFFL_SRC_STATE_FACILITY_ROUNDS_H
 #define XFFL_SRC_STATE_FACILITY_ROUNDS_H
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -115,6 +145,10 @@ class FacilityRounds {
     xffl_wire_format_t wire_format = XFFL_WIRE_F32;
     federated::wire::ErrorFeedback *error_feedback = nullptr;
     federated::wire::HopScratch *hop_scratch = nullptr;
+    // The buffers are device memory (the nccl backend; its crossing groups staged through the host):
+    // copies and the relay are ordered on `stream` (the caller's; NULL: the backend's pool stream).
+    bool device_memory = false;
+    void *stream = nullptr;
   };
 
   // What the last committed round left, as the getters read it: they may run on another thread
@@ -149,9 +183,11 @@ class FacilityRounds {
   class MemberWatch;
   struct Outcome;
 
-  // The crossing rank's round on `work` (count elements), restore() putting the input back for a redo.
+  // The crossing rank's round on `work` (count elements), restore() putting the input back for a redo;
+  // all of it ends within XFFL_TIMEOUT - min(1 s, XFFL_TIMEOUT / 10) - reserve (device memory: the
+  // staging in, which came before, and the copy back, which comes after).
   void run_crossing(const Placement &placement, uint8_t *work, size_t count, xffl_dtype_t dtype,
-                    const std::function<void()> &restore, Outcome &outcome);
+                    const std::function<void()> &restore, Outcome &outcome, std::chrono::milliseconds reserve);
   // Learns the outcome of unknown_round_ (see the file's comment) and settles the residuals set aside
   // then; returns why this facility must receive the model before it contributes again, or "".
   std::string settle_unknown_round(federated::wire::ErrorFeedback *feedback);
@@ -159,6 +195,13 @@ class FacilityRounds {
                                          const std::vector<int> &contributors);
   std::unique_ptr<comm::Communicator> heal_group(const Placement &placement, int64_t epoch, int sender,
                                                  int joiner);
+  // Device memory: a group of one on the main backend whose copies stage the buffers in and out.
+  std::unique_ptr<comm::Communicator> device_copies(const Placement &placement) const;
+  // The relay group's part: the header (`root`: this rank sends it; otherwise `bytes` receives it),
+  // then the model (the caller's buffers on device memory, else `work`, the one or packed buffer).
+  void relay_header(const Placement &placement, std::vector<uint8_t> &bytes, bool root) const;
+  void relay_model(const Placement &placement, void *const *bufs, const size_t *counts, size_t n, uint8_t *work,
+                   size_t count, xffl_dtype_t dtype) const;
 
   std::shared_ptr<FacilityLink> link_;
   int job_rank_ = 0;

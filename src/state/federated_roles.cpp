@@ -69,9 +69,13 @@ ContinuingAverage DistributedState::continuing_average(xffl_dtype_t dtype, void 
     fail(XFFL_ESTATE, "federated averaging needs xffl_federated_scaling first");
   group(XFFL_GROUP_FEDERATED, 0)->check_stream(stream);
   const char *mode = "XFFL_FACILITY_FAULTS_CONTINUE in facility mode";
-  if (backend_->memory_kind() == comm::MemoryKind::kDevice)
-    fail(XFFL_EUNSUPPORTED, mode, " averages host memory only in this release (backend nccl moves device memory); ",
-         "use backend ucx, or XFFL_FACILITY_FAULTS_FAIL");
+  // Device memory (nccl): the round runs on a host copy of the shard, staged through the crossing
+  // groups' host backend (wan, always in facility mode); without one it cannot run.
+  const bool device_memory = backend_->memory_kind() == comm::MemoryKind::kDevice;
+  if (device_memory && !backend_->crossing_on_host())
+    fail(XFFL_EUNSUPPORTED, mode, " averages device memory (backend nccl) only with its crossing groups on a host ",
+         "backend (XFFL_CROSS_FACILITY_BACKEND=wan, the default in facility mode); use it, or ",
+         "XFFL_FACILITY_FAULTS_FAIL");
   const topology::RankPlan &p = *plan_;
   const bool hsdp = p.replica_group.has_value();
   if (options_.strategy != XFFL_FEDAVG_HIERARCHICAL && !(options_.strategy == XFFL_FEDAVG_FLAT && !hsdp))
@@ -99,6 +103,8 @@ ContinuingAverage DistributedState::continuing_average(xffl_dtype_t dtype, void 
   placement.wire_format = options_.wire_format;
   placement.error_feedback = options_.error_feedback ? error_feedback_.get() : nullptr;
   placement.hop_scratch = hop_scratch_.get();
+  placement.device_memory = device_memory;
+  placement.stream = stream;
   return average;
 }
 

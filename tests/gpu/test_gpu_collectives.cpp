@@ -176,6 +176,58 @@ void run_federated_c_api() {
   std::printf("federated (C API, NCCL, 1 rank): weights, _many with a device bucket and a 16 MiB buffer passed\n");
 }
 
+// XFFL_FACILITY_FAULTS=continue over device memory (state/facility_rounds.h): one rank of a facility
+// job started by xffl-run --backend nccl --facility I --federation E (scripts/gpu-check.sh starts the
+// federation's store and three such jobs). Facility f contributes (i % 89) + 3 f + 7 r to element i in
+// round r; each round's result must be the exact mean over XFFL_ATTR_LIVE_FACILITIES, read back from
+// device memory. A facility given leave_after > 0 leaves after that many averages (its state destroyed:
+// its lease revoked), and the others go on among themselves. Prints one line per round.
+int run_continue_facility(int rounds, int leave_after) {
+  xffl_state_t *st = nullptr;
+  ok(xffl_state_from_env(&st), "xffl_state_from_env");
+  std::unique_ptr<xffl_state_t, void (*)(xffl_state_t *)> owned(st, xffl_state_destroy);
+  const char *facility_text = std::getenv("XFFL_FACILITY");
+  check(facility_text != nullptr, "XFFL_FACILITY is set (run under xffl-run --facility)");
+  const int facility = std::atoi(facility_text);
+  int rank = -1;
+  ok(xffl_get_int(st, XFFL_ATTR_RANK, &rank), "XFFL_ATTR_RANK");
+  const size_t n = (size_t{64} << 20) / sizeof(float) + 3;  // 64 MiB and a tail
+  DeviceBuffer<float> shard(n);
+  cudaStream_t mine;
+  cuda(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking), "stream");
+  std::vector<float> values(n);
+  for (int done = 0, round = 0; round < rounds; ++done) {
+    if (leave_after > 0 && done == leave_after) {
+      std::printf("rank %d facility %d: leaves after %d averages
+", rank, facility, done);
+      break;
+    }
+    for (size_t i = 0; i < n; ++i) values[i] = static_cast<float>(i % 89 + 3 * facility + 7 * (round + 1));
+    shard.put(values, mine);
+    ok(xffl_federated_average(st, shard.ptr, n, XFFL_F32, mine), "xffl_federated_average (continue)");
+    int epoch = 0;
+    size_t n_live = 0;
+    int live[64];
+    ok(xffl_get_int(st, XFFL_ATTR_FEDERATION_ROUND, &round), "XFFL_ATTR_FEDERATION_ROUND");
+    ok(xffl_get_int(st, XFFL_ATTR_FEDERATION_EPOCH, &epoch), "XFFL_ATTR_FEDERATION_EPOCH");
+    ok(xffl_get_ints(st, XFFL_ATTR_LIVE_FACILITIES, live, 64, &n_live), "XFFL_ATTR_LIVE_FACILITIES");
+    const std::vector<float> got = shard.get(mine);
+    std::string live_text;
+    for (size_t k = 0; k < n_live; ++k) live_text += (k ? "," : "") + std::to_string(live[k]);
+    for (size_t i : {size_t{0}, size_t{1}, size_t{88}, n / 2, n - 1}) {
+      float sum = 0;
+      for (size_t k = 0; k < n_live; ++k) sum += static_cast<float>(i % 89 + 3 * live[k] + 7 * round);
+      check(got[i] == sum / static_cast<float>(n_live), "round " + std::to_string(round) + " element " +
+                                                            std::to_string(i) + " is the exact mean over " + live_text);
+    }
+    std::printf("rank %d facility %d: round %d epoch %d live %s: exact mean on device memory
+", rank, facility, round,
+                epoch, live_text.c_str());
+  }
+  cudaStreamDestroy(mine);
+  return 0;
+}
+
 #ifdef XFFL_GPU_TEST_UCX
 // XFFL_OPT_CROSS_FACILITY_BACKEND=UCX on a real GPU: two ranks (threads) share device 0, which NCCL
 // would refuse, but a crossing group needs no NCCL communicator: its collectives stage real device
@@ -269,6 +321,14 @@ int main(int argc, char **argv) {
     std::printf("SKIP: this build has no UCX backend\n");
     return gpu::kSkip;
 #endif
+  }
+  if (mode == "continue_facility") {  // continue_facility ROUNDS [LEAVE_AFTER]
+    try {
+      return run_continue_facility(argc > 2 ? std::atoi(argv[2]) : 3, argc > 3 ? std::atoi(argv[3]) : 0);
+    } catch (const std::exception &error) {
+      std::printf("FAIL: %s\n", error.what());
+      return 1;
+    }
   }
   if (mode == "federated") {
     try {

@@ -2,8 +2,11 @@
 
 #include "comm/half.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <cstring>
 #include <functional>
 
@@ -55,6 +58,19 @@ struct FakeNccl::Clique {
 struct FakeNccl::FakeStream {
   std::vector<std::pair<Clique *, long>> pending;
   std::vector<void *> frees;  // free_async'ed, released once the stream is idle
+  // Strict: the stream's work in order. A copy (clique null) runs at the head; a collective joins its
+  // clique's op at the head (its contribution is read from then on) and leaves once the op is done.
+  struct Work {
+    Clique *clique = nullptr;
+    long seq = 0;
+    int index = 0;
+    Clique::Contribution part;
+    bool joined = false;
+    void *dst = nullptr;
+    const void *src = nullptr;
+    size_t bytes = 0;
+  };
+  std::deque<Work> queue;
 };
 
 namespace {
@@ -158,7 +174,93 @@ void execute(FakeNccl::Clique::Op &op) {
 FakeNccl::FakeNccl(int devices) : devices_(devices) {}
 FakeNccl::~FakeNccl() {
   for (auto &stream : streams_)
-    for (void *ptr : stream->frees) std::free(ptr);
+    for (void *ptr : stream->frees) strict_ ? device_release(ptr) : std::free(ptr);
+  for (auto &[base, allocation] : allocations_) std::free(allocation.backing);
+  if (region_) munmap(region_, region_bytes_);
+}
+
+void FakeNccl::set_strict(bool on) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  strict_ = on;
+  if (!on || region_) return;
+  // Address space only: no access, no memory behind it. The host touching it faults, as a CPU touching
+  // GPU memory would (or read garbage: never what the GPU holds).
+  region_bytes_ = size_t{1} << 32;
+  void *reserved = mmap(nullptr, region_bytes_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (reserved == MAP_FAILED) std::abort();
+  region_ = static_cast<unsigned char *>(reserved);
+}
+
+bool FakeNccl::is_device(const void *ptr) const {
+  const auto *p = static_cast<const unsigned char *>(ptr);
+  return region_ && p >= region_ && p < region_ + region_bytes_;
+}
+
+void *FakeNccl::backing(const void *ptr, size_t bytes, const char *call) {
+  if (!is_device(ptr)) return const_cast<void *>(ptr);
+  const auto *p = static_cast<const unsigned char *>(ptr);
+  auto found = allocations_.upper_bound(p);
+  if (found != allocations_.begin()) {
+    --found;
+    const size_t offset = static_cast<size_t>(p - found->first);
+    if (offset + bytes <= found->second.bytes) return found->second.backing + offset;
+  }
+  misuses_.emplace_back(bound_rank, std::string(call) + " on device memory that is not inside a live allocation");
+  return nullptr;
+}
+
+void *FakeNccl::device_allocate(size_t bytes) {
+  const size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
+  if (region_used_ + rounded > region_bytes_) return nullptr;
+  unsigned char *address = region_ + region_used_;  // never reused: a stale pointer stays invalid
+  region_used_ += rounded;
+  auto *memory = static_cast<unsigned char *>(std::calloc(1, rounded));
+  if (!memory) return nullptr;
+  allocations_[address] = Allocation{bytes, memory};
+  return address;
+}
+
+void FakeNccl::device_release(void *ptr) {
+  auto found = allocations_.find(static_cast<const unsigned char *>(ptr));
+  if (found == allocations_.end()) {
+    misuses_.emplace_back(bound_rank, "freeing device memory that is not a live allocation's start");
+    return;
+  }
+  std::free(found->second.backing);
+  allocations_.erase(found);
+}
+
+bool FakeNccl::progress(FakeStream &stream) {
+  bool moved = false;
+  while (!stream.queue.empty()) {
+    FakeStream::Work &work = stream.queue.front();
+    if (!work.clique) {
+      if (work.bytes) std::memmove(work.dst, work.src, work.bytes);
+      stream.queue.pop_front();
+      moved = true;
+      continue;
+    }
+    Clique::Op &op = work.clique->ops[work.seq];
+    if (!work.joined) {
+      work.joined = true;
+      moved = true;
+      if (!op.done) {  // an abort may have ended it first
+        op.parts[static_cast<size_t>(work.index)] = work.part;
+        if (++op.arrived == work.clique->size) execute(op);
+      }
+    }
+    if (!op.done) break;
+    stream.queue.pop_front();
+    moved = true;
+  }
+  return moved;
+}
+
+void FakeNccl::progress_all() {
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (auto &stream : streams_) moved = progress(*stream) || moved;
+  }
 }
 
 void FakeNccl::bind_thread(int rank) { bound_rank = rank; }
@@ -242,12 +344,16 @@ int FakeNccl::stream_destroy(Stream stream) {
 int FakeNccl::stream_query(Stream stream) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto *fake = static_cast<FakeStream *>(stream);
+  if (strict_) {
+    progress_all();
+    if (!fake->queue.empty()) return kCudaErrorNotReady;
+  }
   auto &pending = fake->pending;
   pending.erase(std::remove_if(pending.begin(), pending.end(),
                                [](const auto &entry) { return entry.first->ops[entry.second].done; }),
                 pending.end());
   if (!pending.empty()) return kCudaErrorNotReady;
-  for (void *ptr : fake->frees) std::free(ptr);
+  for (void *ptr : fake->frees) strict_ ? device_release(ptr) : std::free(ptr);
   fake->frees.clear();
   return kCudaSuccess;
 }
@@ -258,11 +364,26 @@ int FakeNccl::copy_async(void *dst, const void *src, size_t bytes, Stream stream
   call.count = bytes;
   call.stream = stream;
   record(call);
+  if (strict_) {  // in stream order, between the backing memories (cudaMemcpyDefault: any direction)
+    FakeStream::Work work;
+    work.dst = backing(dst, bytes, "cudaMemcpyAsync");
+    work.src = backing(src, bytes, "cudaMemcpyAsync");
+    if (!work.dst || !work.src) return 1;  // cudaErrorInvalidValue
+    work.bytes = bytes;
+    static_cast<FakeStream *>(stream)->queue.push_back(work);
+    progress_all();
+    return kCudaSuccess;
+  }
   std::memmove(dst, src, bytes);
   return kCudaSuccess;
 }
 
 int FakeNccl::device_alloc(void **ptr, size_t bytes) {
+  if (strict_) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    *ptr = device_allocate(bytes);
+    return *ptr ? kCudaSuccess : 2;  // cudaErrorMemoryAllocation
+  }
   *ptr = std::calloc(1, bytes);
   return *ptr ? kCudaSuccess : 2;  // cudaErrorMemoryAllocation
 }
@@ -277,6 +398,10 @@ int FakeNccl::device_free(void *ptr) {
         misuses_.emplace_back(bound_rank, "cudaFree while a collective is pending on a stream (it would block)");
         break;
       }
+  if (strict_) {
+    if (ptr) device_release(ptr);
+    return kCudaSuccess;
+  }
   std::free(ptr);
   return kCudaSuccess;
 }
@@ -287,7 +412,7 @@ int FakeNccl::alloc_async(void **ptr, size_t bytes, Stream stream) {
   call.count = bytes;
   call.stream = stream;
   record(call);
-  *ptr = std::calloc(1, bytes ? bytes : 1);
+  *ptr = strict_ ? device_allocate(bytes) : std::calloc(1, bytes ? bytes : 1);
   return *ptr ? kCudaSuccess : 2;  // cudaErrorMemoryAllocation
 }
 
@@ -466,6 +591,7 @@ int FakeNccl::comm_abort(Comm comm) {
   // Aborting ends the communicator's kernels: its pending work no longer keeps streams busy.
   if (fake->clique)
     for (auto &[seq, op] : fake->clique->ops) op.done = true;
+  if (strict_) progress_all();
   return kNcclSuccess;
 }
 
@@ -506,11 +632,33 @@ int FakeNccl::enqueue(const FakeCall &call, const void *send, void *recv, FakeCo
     premul = found->second;
   }
   Clique &clique = *comm->clique;
+  FakeStream::Work work;  // strict: this member's part, queued on its stream
+  if (strict_) {  // device memory only (checked before the call takes its place in the communicator)
+    const size_t bytes = call.count * type_size(call.type);
+    const size_t send_bytes = call.name == "reduce_scatter" ? bytes * static_cast<size_t>(clique.size) : bytes;
+    const size_t recv_bytes = call.name == "allgather" ? bytes * static_cast<size_t>(clique.size) : bytes;
+    if ((send && !is_device(send)) || !is_device(recv)) {
+      misuses_.emplace_back(bound_rank, call.name + " on host memory (NCCL reads and writes device memory only)");
+      return kNcclInvalidArgument;
+    }
+    work.part = Clique::Contribution{send ? backing(send, send_bytes, call.name.c_str()) : nullptr,
+                                     backing(recv, recv_bytes, call.name.c_str()), premul};
+    if ((send && !work.part.send) || !work.part.recv) return kNcclInvalidArgument;
+  }
   const long seq = comm->next_op++;
   Clique::Op &op = clique.ops[seq];
   if (op.parts.empty()) {
     op.parts.resize(static_cast<size_t>(clique.size));
     op.call = call;
+  }
+  if (strict_) {  // read once the work before it on the stream is done
+    work.clique = &clique;
+    work.seq = seq;
+    work.index = comm->index;
+    static_cast<FakeStream *>(stream)->pending.push_back({&clique, seq});
+    static_cast<FakeStream *>(stream)->queue.push_back(work);
+    progress_all();
+    return collectives_in_progress_ ? kNcclInProgress : kNcclSuccess;
   }
   op.parts[static_cast<size_t>(comm->index)] = Clique::Contribution{send, recv, premul};
   static_cast<FakeStream *>(stream)->pending.push_back({&clique, seq});

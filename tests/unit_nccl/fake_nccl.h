@@ -2,6 +2,14 @@
 // memory is host memory, communicators are cliques that complete a collective when every member has
 // enqueued it (f32 and i32 are computed, PreMulSum too; other types are recorded only). Every call is recorded with
 // the rank of the calling thread (bind_thread) so tests can count splits, inits and aborts per rank.
+//
+// Strict (set_strict, before any allocation): as NCCL and CUDA are. Device memory is an address range
+// the host cannot touch (reserved without access: a host read or write of it is a segmentation fault),
+// backed by memory only the fake's copies and collectives reach; a collective on memory that is not
+// device memory is a misuse. Each stream runs its work in the order it was enqueued: a copy runs, and a
+// collective's contribution is read, only once everything before it on its stream is done (a copy
+// enqueued behind a collective that waits for its peers waits too), and stream-ordered frees release
+// device memory once the stream is idle.
 #ifndef XFFL_TESTS_UNIT_NCCL_FAKE_NCCL_H
 #define XFFL_TESTS_UNIT_NCCL_FAKE_NCCL_H
 
@@ -37,6 +45,8 @@ class FakeNccl final : public NcclApi {
   static void bind_thread(int rank);  // the rank recorded for this thread's calls
 
   void set_device_count_error(int cuda_code) { device_count_error_ = cuda_code; }
+  // Strict device memory and stream order (see above); call before the first allocation.
+  void set_strict(bool on);
   // What NCCL or CUDA would not survive: a communicator used after ncclCommAbort or ncclCommDestroy
   // freed it, cudaFree while a stream has work that may never finish (it synchronizes). Each entry
   // names the call and the rank; the harness turns them into failures of that rank.
@@ -93,6 +103,23 @@ class FakeNccl final : public NcclApi {
   void record(FakeCall call);
   // True (and recorded) when comm was freed by abort or destroy.
   bool freed(const FakeComm *comm, const char *call);
+  // Strict: device memory. A device pointer's backing memory (null, and a misuse recorded, when the
+  // range [ptr, ptr + bytes) is not inside one live allocation); a host pointer itself.
+  bool is_device(const void *ptr) const;
+  void *backing(const void *ptr, size_t bytes, const char *call);
+  void *device_allocate(size_t bytes);
+  void device_release(void *ptr);
+  // Strict: runs every stream's work that may run now (in order; see above).
+  void progress_all();
+  bool progress(FakeStream &stream);
+  bool strict_ = false;
+  unsigned char *region_ = nullptr;  // strict: the reserved device address range
+  size_t region_bytes_ = 0, region_used_ = 0;
+  struct Allocation {
+    size_t bytes = 0;
+    unsigned char *backing = nullptr;
+  };
+  std::map<const unsigned char *, Allocation> allocations_;  // strict: live device memory by address
   std::vector<std::pair<int, std::string>> misuses_;
 
   mutable std::mutex mutex_;

@@ -177,6 +177,42 @@ void node_place_chooses_and_bounds_the_device(void **) {
   assert_all_ok(outcomes);
 }
 
+// The strict fake (fake_nccl.h) as CUDA and NCCL behave, which facilities.nccl_fake_continue relies on:
+// a copy enqueued behind a collective that waits for its peer waits too, and runs once the collective
+// is done; a collective on host memory is refused and recorded as a misuse.
+void strict_fake_keeps_stream_order_and_device_memory(void **) {
+  FakeNccl fake(1);
+  fake.set_strict(true);
+  nccl::UniqueId id;
+  assert_int_equal(fake.get_unique_id(&id), nccl::kNcclSuccess);
+  nccl::Comm comms[2] = {nullptr, nullptr};
+  for (int r = 0; r < 2; ++r) assert_int_equal(fake.comm_init_rank(&comms[r], 2, id, r), nccl::kNcclInProgress);
+  nccl::Stream streams[2] = {nullptr, nullptr};
+  void *device[2] = {nullptr, nullptr};
+  for (int r = 0; r < 2; ++r) {
+    assert_int_equal(fake.stream_create(&streams[r]), nccl::kCudaSuccess);
+    assert_int_equal(fake.device_alloc(&device[r], 4 * sizeof(float)), nccl::kCudaSuccess);
+  }
+  const float values[4] = {1, 2, 3, 4};
+  float got[4] = {0, 0, 0, 0};
+  assert_int_equal(fake.copy_async(device[0], values, sizeof values, streams[0]), nccl::kCudaSuccess);
+  // Rank 1 receives, then copies what it received to the host: both wait for rank 0's part.
+  assert_int_equal(fake.broadcast(device[1], device[1], 4, nccl::kNcclFloat32, 0, comms[1], streams[1]),
+                   nccl::kNcclSuccess);
+  assert_int_equal(fake.copy_async(got, device[1], sizeof got, streams[1]), nccl::kCudaSuccess);
+  assert_int_equal(fake.stream_query(streams[1]), nccl::kCudaErrorNotReady);
+  assert_true(got[0] == 0.0f && got[3] == 0.0f);
+  assert_int_equal(fake.broadcast(device[0], device[0], 4, nccl::kNcclFloat32, 0, comms[0], streams[0]),
+                   nccl::kNcclSuccess);
+  assert_int_equal(fake.stream_query(streams[1]), nccl::kCudaSuccess);
+  assert_true(std::memcmp(got, values, sizeof got) == 0);
+  assert_true(fake.misuses().empty());
+  // Host memory handed to NCCL: refused, a misuse.
+  assert_int_equal(fake.broadcast(got, got, 4, nccl::kNcclFloat32, 0, comms[1], streams[1]), nccl::kNcclInvalidArgument);
+  assert_int_equal(static_cast<int>(fake.misuses().size()), 1);
+  for (int r = 0; r < 2; ++r) assert_int_equal(fake.device_free(device[r]), nccl::kCudaSuccess);
+}
+
 }  // namespace
 
 int main(void) {
@@ -188,6 +224,7 @@ int main(void) {
       cmocka_unit_test(caller_keeps_its_current_device),
       cmocka_unit_test(half_precision_premulsum_scalars),
       cmocka_unit_test(node_place_chooses_and_bounds_the_device),
+      cmocka_unit_test(strict_fake_keeps_stream_order_and_device_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,7 @@ class HostStagedCommunicator final : public Communicator, public HostStaging {
   void release(void *ptr, void *stream) noexcept override { device_.release(ptr, stream); }
   void copy(void *dst, const void *src, size_t bytes, void *stream) override { device_.copy(dst, src, bytes, stream); }
   void finish_copies(void *stream) override { device_.finish_copies(stream); }
+  void synchronize(void *stream) override { device_.synchronize(stream); }
 
   HostStaging *host_staging() override { return this; }
   Communicator &host() override { return *host_; }

@@ -39,7 +39,7 @@ class NcclCommunicator final : public Communicator {
   void copy(void *dst, const void *src, size_t bytes, void *stream) override;  // enqueued only
   void finish_copies(void *stream) override;
   // Returns once the work enqueued on the stream (NULL: this instance's pool stream) is done (bounded).
-  void synchronize(void *stream);
+  void synchronize(void *stream) override;
 
   const std::shared_ptr<NcclComm> &comm() const { return comm_; }
 
