@@ -198,8 +198,7 @@ int run_continue_facility(int rounds, int leave_after) {
   std::vector<float> values(n);
   for (int done = 0, round = 0; round < rounds; ++done) {
     if (leave_after > 0 && done == leave_after) {
-      std::printf("rank %d facility %d: leaves after %d averages
-", rank, facility, done);
+      std::printf("rank %d facility %d: leaves after %d averages\n", rank, facility, done);
       break;
     }
     for (size_t i = 0; i < n; ++i) values[i] = static_cast<float>(i % 89 + 3 * facility + 7 * (round + 1));
@@ -220,8 +219,7 @@ int run_continue_facility(int rounds, int leave_after) {
       check(got[i] == sum / static_cast<float>(n_live), "round " + std::to_string(round) + " element " +
                                                             std::to_string(i) + " is the exact mean over " + live_text);
     }
-    std::printf("rank %d facility %d: round %d epoch %d live %s: exact mean on device memory
-", rank, facility, round,
+    std::printf("rank %d facility %d: round %d epoch %d live %s: exact mean on device memory\n", rank, facility, round,
                 epoch, live_text.c_str());
   }
   cudaStreamDestroy(mine);
