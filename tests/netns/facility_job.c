@@ -224,17 +224,23 @@ static double seconds_since(const struct timespec *start) {
   return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) * 1e-9;
 }
 
-static int run_cut(xffl_state_t *st, const char *signal_dir, size_t count) {
-  float *buf = calloc(count, sizeof(float));
-  CHECK(xffl_federated_average(st, buf, 1024, XFFL_F32, NULL)); /* endpoints connected before the cut */
+/* Tells the driver this rank is under way: creates SIGNAL_DIR/started.RANK. 0 (said why) if it cannot. */
+static int signal_started(const char *signal_dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/started.%d", signal_dir, me.rank);
   FILE *started = fopen(path, "w");
   if (!started) {
     fprintf(stderr, "rank %d: cannot create %s\n", me.rank, path);
-    return 1;
+    return 0;
   }
   fclose(started);
+  return 1;
+}
+
+static int run_cut(xffl_state_t *st, const char *signal_dir, size_t count) {
+  float *buf = calloc(count, sizeof(float));
+  CHECK(xffl_federated_average(st, buf, 1024, XFFL_F32, NULL)); /* endpoints connected before the cut */
+  if (!signal_started(signal_dir)) return 1;
   for (int round = 0; round < 1000; ++round) {
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -254,14 +260,8 @@ static int run_cut(xffl_state_t *st, const char *signal_dir, size_t count) {
 static int run_connect(xffl_state_t *st, const char *signal_dir) {
   float small[1024] = {0};
   CHECK(xffl_federated_average(st, small, 1024, XFFL_F32, NULL)); /* the crossing pairs connected */
+  if (!signal_started(signal_dir)) return 1;
   char path[4096];
-  snprintf(path, sizeof path, "%s/started.%d", signal_dir, me.rank);
-  FILE *started = fopen(path, "w");
-  if (!started) {
-    fprintf(stderr, "rank %d: cannot create %s\n", me.rank, path);
-    return 1;
-  }
-  fclose(started);
   snprintf(path, sizeof path, "%s/cut", signal_dir);
   struct timespec waited;
   clock_gettime(CLOCK_MONOTONIC, &waited);
