@@ -8,6 +8,7 @@
 
 #include "comm/ucx/revocation.h"
 #include "comm/ucx/ucx_log_filter.h"
+#include "common/environment.h"
 #include "common/error.h"
 #include "common/log.h"
 
@@ -58,7 +59,7 @@ UcxWorker::Ucx::Ucx(int rank, int world_size, const UcxSettings &settings) {
     // in progress, which every wait bounds. This context only: the key without its "TCP_" prefix is what
     // ucp_config_modify applies to the TCP transport in UCX 1.13 (with it, UCX warns "invalid
     // configuration" and ignores it). The user's own UCX_TCP_CONN_NB wins.
-    if (!std::getenv("UCX_TCP_CONN_NB")) ucx().ucp_config_modify(config, "CONN_NB", "y");
+    if (!process_environment_has("UCX_TCP_CONN_NB")) ucx().ucp_config_modify(config, "CONN_NB", "y");
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                         UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;

@@ -1589,7 +1589,7 @@ extern "C" {
     #[doc = "         overflows size_t, a stream with a host backend, FLAT with unequal federated group sizes);"]
     #[doc = "         XFFL_ESTATE (no federated scaling, or another call or request on the state is in progress);"]
     #[doc = "         XFFL_EUNSUPPORTED (what xffl_federated_average refuses before any message: e.g. facility mode"]
-    #[doc = "         with XFFL_FACILITY_FAULTS_CONTINUE over device memory); XFFL_ENOMEM (no thread could be"]
+    #[doc = "         with XFFL_FACILITY_FAULTS_CONTINUE and XFFL_FEDAVG_FLAT with HSDP); XFFL_ENOMEM (no thread could be"]
     #[doc = "         started). Failures found while running (ranks that disagree, XFFL_ETIMEOUT, XFFL_EPEER,"]
     #[doc = "         XFFL_EBACKEND, and in facility mode with XFFL_FACILITY_FAULTS_CONTINUE XFFL_EQUORUM and"]
     #[doc = "         XFFL_EAUTH) come from xffl_request_wait or xffl_request_test."]
