@@ -74,6 +74,14 @@ constexpr long host_segment_spin_ns = 2 * 1000;
 // 4.0 -> 2.7 us; 16 and 64 yields were no better.
 constexpr int host_segment_yields = 4;
 
+// On one host, the allreduce from this size (whole buffer) goes through the shared segment in rounds
+// (ucx/host_collectives.h, pipelined_allreduce) instead of single copy. MEASURED: see below.
+constexpr size_t host_pipeline_allreduce_from(int members) { return members <= 2 ? 1024 * kKiB : 1024 * kKiB; }
+// The most one member's part of a round holds (its operands staged and its result stay in the cache).
+constexpr size_t host_pipeline_chunk_bytes = 256 * kKiB;
+// Spinning budget of each of a round's two waits before yielding and sleeping (host_segment_spin_ns).
+constexpr long host_pipeline_spin_ns = 2 * 1000;
+
 // What the single-copy reduction reads from a peer at once: its accumulator and the peer's chunk stay
 // in the L2 cache between the read and the reduction.
 constexpr size_t single_copy_chunk_bytes = 128 * kKiB;
