@@ -82,8 +82,9 @@ void random_floats_are_bit_identical_on_every_rank(void **) {
   for (size_t r = 1; r < results.size(); ++r) assert_true(results[r] == results[0]);
 }
 
-// Calls over UCX (single copy, from 1 MiB on 3 members) between calls through the segment: a
-// member writes a slot again only after every member has read it.
+// Calls over UCX (single copy from 1 MiB on 3 members: the broadcast of 300000 i32; the 600000
+// bf16 allreduce takes the segment's pipelined rounds) between calls through the segment: a member
+// writes a slot again only after every member has read it.
 void calls_over_ucx_in_between(void **) {
   expect_ok(harness::run_ranks(3, [](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 3);
