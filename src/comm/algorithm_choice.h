@@ -85,6 +85,12 @@ constexpr int host_segment_yields = 4;
 // 29 / 18 us (64 KiB) and 39 / 33 us (256 KiB) of CPU per call, 4 ranks 44 / 41 and 73 / 78 us, with
 // less busbw in all four (load 6).
 constexpr size_t host_pipeline_allreduce_from(int members) { return members <= 2 ? 1024 * kKiB : 1024 * kKiB; }
+// The same for reduce_scatter (whole send buffer): the same rounds without the copy out, from single
+// copy's crossover on, replacing it: measured 2026-12-02 interleaved against single copy (f32 SUM,
+// 5-7 runs, load 4-5), CPU us per call single copy / rounds: 2 ranks 123 / 59 (512 KiB), 328 / 174
+// (2 MiB), 613 / 421 (4 MiB), 15836 / 8534 (64 MiB), 1 MiB a draw (200 / 214, runs spread 88-297);
+// 4 ranks 413 / 146 (1 MiB), 1248 / 430 (4 MiB), 5243 / 2386 (16 MiB), 17861 / 8353 (64 MiB).
+constexpr size_t host_pipeline_reduce_scatter_from(int members) { return single_copy_reduce_scatter_from(members); }
 // The most one member's part of a round holds (its operands staged and its result stay in the cache);
 // also bounded by the slot (host_segment_slot_bytes / members). 64 KiB and 1 MiB (2 ranks; 4 ranks
 // are bounded to 256 KiB by the slot) measured against it at load 7-8: 64 KiB took 1.4x the CPU at

@@ -198,8 +198,8 @@ void pipelined_random_floats_are_bit_identical_on_every_rank(void **) {
   for (size_t r = 1; r < results.size(); ++r) assert_true(results[r] == results[0]);
 }
 
-// Pipelined calls between small calls through the segment, in both parities of the sequence, and
-// with the other collectives (single copy) in between: no slot is written while a member reads it.
+// Pipelined calls (allreduce and reduce_scatter) between small calls through the segment, in both
+// parities of the sequence: no slot is written while a member reads it.
 void pipelined_calls_among_small_ones(void **) {
   expect_ok(harness::run_ranks(3, [](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 13);
@@ -210,12 +210,44 @@ void pipelined_calls_among_small_ones(void **) {
       checked_allreduce(*comm, rank, n, 1000, XFFL_F32, XFFL_MAX, false);
       checked_allreduce(*comm, rank, n, large, XFFL_I32, XFFL_PROD, true);
       checks::broadcast(*comm, rank, 1000, XFFL_I32, round % n);
-      checks::reduce_scatter(*comm, rank, n, 400000, XFFL_F32, XFFL_SUM, false);  // single copy
+      checks::reduce_scatter(*comm, rank, n, 400000, XFFL_F32, XFFL_SUM, false);  // pipelined too
       checked_allreduce(*comm, rank, n, large, XFFL_F64, XFFL_MIN, false);
       comm->barrier();
     }
   }, small_parts()));
 }
+
+// The same for reduce_scatter (its buffer: the whole send buffer).
+void checked_reduce_scatter(xffl::comm::Communicator &comm, int rank, int n, size_t recv_count, xffl_dtype_t dtype,
+                            xffl_redop_t op, bool in_place) {
+  const uint64_t before = pipelined_calls(comm);
+  checks::reduce_scatter(comm, rank, n, recv_count, dtype, op, in_place);
+  const bool took = pipelined_calls(comm) != before;
+  const bool expected = recv_count * static_cast<size_t>(n) * xffl::comm::dtype_size(dtype) >=
+                        xffl::comm::algorithm_choice::host_pipeline_reduce_scatter_from(n);
+  if (took != expected)
+    (xffl::fail)(XFFL_EINTERNAL, "reduce_scatter of ", recv_count, " ", xffl::comm::dtype_name(dtype),
+                 took ? " took" : " did not take", " the pipelined path");
+}
+
+void pipelined_reduce_scatter_every_dtype_and_op(int world, bool every_op) {
+  expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 17);
+    const size_t from = xffl::comm::algorithm_choice::host_pipeline_reduce_scatter_from(n);
+    for (xffl_dtype_t dtype : checks::kDtypes) {
+      const size_t block = static_cast<size_t>(n) * xffl::comm::dtype_size(dtype);
+      const size_t first = (from + block - 1) / block;
+      for (size_t count : {first - 1, first, first + 1001})
+        for (xffl_redop_t op : checks::kOps) {
+          if (!every_op && op != XFFL_SUM && op != XFFL_AVG) continue;
+          for (bool in_place : {false, true}) checked_reduce_scatter(*comm, rank, n, count, dtype, op, in_place);
+        }
+    }
+  }, small_parts()));
+}
+
+void pipelined_reduce_scatter_on_2_ranks(void **) { pipelined_reduce_scatter_every_dtype_and_op(2, true); }
+void pipelined_reduce_scatter_on_3_ranks(void **) { pipelined_reduce_scatter_every_dtype_and_op(3, false); }
 
 // Two members call a pipelined allreduce with one count, the third with another (both pipelined):
 // every member gets XFFL_EINVAL naming both counts (members_disagree above).
@@ -269,6 +301,8 @@ int main(void) {
       cmocka_unit_test(pipelined_allreduce_on_3_ranks),
       cmocka_unit_test(pipelined_allreduce_on_4_ranks),
       cmocka_unit_test(pipelined_random_floats_are_bit_identical_on_every_rank),
+      cmocka_unit_test(pipelined_reduce_scatter_on_2_ranks),
+      cmocka_unit_test(pipelined_reduce_scatter_on_3_ranks),
       cmocka_unit_test(pipelined_calls_among_small_ones),
       cmocka_unit_test(members_disagree_in_the_pipeline),
       cmocka_unit_test(a_member_that_stays_away_in_the_pipeline_times_out_the_others),

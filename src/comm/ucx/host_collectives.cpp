@@ -133,6 +133,26 @@ void HostCollectives::allreduce(UcxTransport &p2p, const CallSignature &signatur
   segment_->finish_reading(p2p.sequence());
 }
 
+template <typename Operand>
+void HostCollectives::reduce_operands(const Operand &operand, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
+                                      unsigned char *scratch, unsigned char *result) const {
+  const xffl_dtype_t type = accumulation_dtype(dtype, op);
+  if (type == dtype && op != XFFL_AVG) {
+    combine(result, operand(0), operand(1), count, type, op);
+    for (int member = 2; member < members_; ++member) combine(result, result, operand(member), count, type, op);
+    return;
+  }
+  unsigned char *accumulator = scratch;
+  unsigned char *wide = accumulator + count * dtype_size(type);
+  convert(operand(0), dtype, accumulator, type, count);
+  for (int member = 1; member < members_; ++member) {
+    convert(operand(member), dtype, wide, type, count);
+    combine(accumulator, accumulator, wide, count, type, op);
+  }
+  if (op == XFFL_AVG) divide(accumulator, count, type, members_);
+  convert(accumulator, type, result, dtype, count);
+}
+
 // Round r of a call covers `block` elements from `base`, split into balanced parts (balanced_bounds):
 // member i reduces part i. In member j's slot of the round's parity, region i (i != j) holds j's
 // operand of part i and region j the reduced part j (each region `region_bytes`).
@@ -189,23 +209,11 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
     const size_t mine = length_of(me_);
     unsigned char *result = region(me_, round, me_);
     if (mine) {
-      auto operand = [&](int member) -> const unsigned char * {
-        return member == me_ ? input + first_of(me_) * element : region(member, round, me_);
-      };
-      if (!widened && op != XFFL_AVG) {
-        combine(result, operand(0), operand(1), mine, type, op);
-        for (int member = 2; member < members_; ++member) combine(result, result, operand(member), mine, type, op);
-      } else {
-        unsigned char *accumulator = scratch->data();
-        unsigned char *wide = accumulator + part_elements * wide_element;
-        convert(operand(0), dtype, accumulator, type, mine);
-        for (int member = 1; member < members_; ++member) {
-          convert(operand(member), dtype, wide, type, mine);
-          combine(accumulator, accumulator, wide, mine, type, op);
-        }
-        if (op == XFFL_AVG) divide(accumulator, mine, type, members_);
-        convert(accumulator, type, result, dtype, mine);
-      }
+      reduce_operands(
+          [&](int member) -> const unsigned char * {
+            return member == me_ ? input + first_of(me_) * element : region(member, round, me_);
+          },
+          mine, dtype, op, scratch ? scratch->data() : nullptr, result);
       std::memcpy(output + first_of(me_) * element, result, mine * element);
     }
     segment.publish_round(Flag::reduced, round);
@@ -222,6 +230,69 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
   round_ += static_cast<uint32_t>(rounds);
   ++pipelined_calls_;
   // Both parities' slots were used: the next call writes either only once every member is done.
+  segment.finish_reading(p2p.sequence());
+  last_published_[0] = last_published_[1] = p2p.sequence();
+}
+
+// Round r covers elements [r * part, (r + 1) * part) of every member's block: member j stages its
+// operands of the others' blocks in region i of its slot, member i reduces its own into region i of
+// its own slot (never an operand: recv may be the caller's own block of send) and copies it out.
+void HostCollectives::pipelined_reduce_scatter(UcxTransport &p2p, const CallSignature &signature, const void *send,
+                                               void *recv, size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op,
+                                               size_t chunk_bytes) {
+  using Flag = HostSegment::Flag;
+  HostSegment &segment = *segment_;
+  const size_t element = dtype_size(dtype);
+  const xffl_dtype_t type = accumulation_dtype(dtype, op);
+  const size_t region_bytes = segment.slot_bytes() / static_cast<size_t>(members_) / 64 * 64;
+  const size_t part_elements = std::max<size_t>(1, std::min(chunk_bytes, region_bytes) / element);
+  const size_t rounds = (recv_count + part_elements - 1) / part_elements;
+  const int total_steps = 1 + 2 * static_cast<int>(std::min<size_t>(rounds, INT32_MAX / 4));
+  auto step_of = [&](size_t round, int phase) {
+    return algorithms::Step{1 + 2 * static_cast<int>(std::min<size_t>(round, INT32_MAX / 4)) + phase, total_steps};
+  };
+  enter(p2p, signature, nullptr, 0, algorithms::Step{0, total_steps});
+
+  const auto *input = static_cast<const unsigned char *>(send);
+  auto *output = static_cast<unsigned char *>(recv);
+  std::optional<algorithms::Scratch> scratch;
+  if (type != dtype || op == XFFL_AVG) scratch.emplace(p2p, 2 * part_elements * dtype_size(type));
+  auto region = [&](int member, uint32_t round, int index) {
+    return segment.slot(member, round) + static_cast<size_t>(index) * region_bytes;
+  };
+  const auto spin = std::chrono::nanoseconds(algorithm_choice::host_pipeline_spin_ns);
+
+  for (size_t r = 0; r < rounds; ++r) {
+    const uint32_t round = round_ + static_cast<uint32_t>(r);
+    const size_t first = r * part_elements;
+    const size_t length = std::min(part_elements, recv_count - first);
+    auto spin_end = std::chrono::steady_clock::now() + spin;
+    // Region i of my slot was last read by member i when it reduced round - 2 (earlier calls: every
+    // member finished them before this call's signatures were compared).
+    if (r >= 2)
+      for (int member = 0; member < members_; ++member)
+        if (member != me_) wait_for(p2p, member, Flag::reduced, round - 2, step_of(r, 0), spin_end);
+    for (int member = 0; member < members_; ++member)
+      if (member != me_)
+        std::memcpy(region(me_, round, member), input + (static_cast<size_t>(member) * recv_count + first) * element,
+                    length * element);
+    segment.publish_round(Flag::staged, round);
+
+    spin_end = std::chrono::steady_clock::now() + spin;
+    for (int member = 0; member < members_; ++member)
+      if (member != me_) wait_for(p2p, member, Flag::staged, round, step_of(r, 1), spin_end);
+    unsigned char *result = region(me_, round, me_);
+    reduce_operands(
+        [&](int member) -> const unsigned char * {
+          return member == me_ ? input + (static_cast<size_t>(me_) * recv_count + first) * element
+                               : region(member, round, me_);
+        },
+        length, dtype, op, scratch ? scratch->data() : nullptr, result);
+    std::memcpy(output + first * element, result, length * element);
+    segment.publish_round(Flag::reduced, round);
+  }
+  round_ += static_cast<uint32_t>(rounds);
+  ++pipelined_calls_;
   segment.finish_reading(p2p.sequence());
   last_published_[0] = last_published_[1] = p2p.sequence();
 }

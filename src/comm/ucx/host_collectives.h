@@ -60,7 +60,7 @@ class HostCollectives {
   // or open it (*why says why on this member, when it knows); then false for good.
   bool ready(UcxTransport &p2p, std::string *why);
   bool set_up() const { return segment_ != nullptr; }
-  // How many calls took pipelined_allreduce (for tests).
+  // How many calls took pipelined_allreduce or pipelined_reduce_scatter (for tests).
   uint64_t pipelined_calls() const { return pipelined_calls_; }
 
   // The collectives, with the conventions of collectives.h; the buffer sizes must fit the slots
@@ -78,6 +78,11 @@ class HostCollectives {
   // round holds (Tuning::host_pipeline_chunk_bytes), less when the slots are smaller.
   void pipelined_allreduce(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
                            size_t count, xffl_dtype_t dtype, xffl_redop_t op, size_t chunk_bytes);
+  // The large reduce_scatter (from algorithm_choice::host_pipeline_reduce_scatter_from): the same
+  // rounds over each member's block without copying results out (each member keeps its own), and a
+  // member stages round r only once every member has reduced round r - 2 (its regions are free).
+  void pipelined_reduce_scatter(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
+                                size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op, size_t chunk_bytes);
 
   // For a call that takes the UCX messages (p2p's): throws XFFL_EINVAL through p2p when a member
   // waits in the segment for this very call with other arguments (its call took the segment, ours
@@ -94,6 +99,11 @@ class HostCollectives {
   // together (then they sleep). Errors name `step`.
   void wait_for(UcxTransport &p2p, int member, HostSegment::Flag flag, uint32_t value, algorithms::Step step,
                 std::chrono::steady_clock::time_point spin_end);
+  // result = operand(0) op operand(1) ... op operand(members - 1), count elements, in member order,
+  // widened through scratch (2 x count accumulation elements) when the op needs it.
+  template <typename Operand>
+  void reduce_operands(const Operand &operand, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
+                       unsigned char *scratch, unsigned char *result) const;
   // out = every member's slot elements [first, first + count) reduced in member order.
   void reduce_slots(UcxTransport &p2p, size_t first, size_t count, xffl_dtype_t dtype, xffl_redop_t op, void *out);
 

@@ -213,6 +213,10 @@ void UcxCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_c
   const int n = static_cast<int>(group_.members.size());
   const CallSignature signature = CallSignature::of(CallKind::ReduceScatter, recv_count, dtype, op);
   run("reduce_scatter", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+    if (host_pipeline(p2p, tuning, recv_count * static_cast<size_t>(n) * dtype_size(dtype),
+                      algorithm_choice::host_pipeline_reduce_scatter_from(n)))
+      return host_->pipelined_reduce_scatter(p2p, signature, send, recv, recv_count, dtype, op,
+                                             tuning.host_pipeline_chunk_bytes);
     if (single_copy(tuning, recv_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_reduce_scatter_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_reduce_scatter(p2p, memory, send, recv, recv_count, dtype, op);
