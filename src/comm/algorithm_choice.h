@@ -12,9 +12,12 @@
 //                                                               the slots, host_collectives.h)
 //                     (single_copy_allreduce_from(n): single copy, algorithms/single_copy.h, now
 //                     only where the segment could not be set up)
-//     reduce_scatter, allgather, broadcast: the same two, by host_segment_<collective>_below(n) and
-//                     single_copy_<collective>_from(n); barrier: always the segment
-//     (the segment's sizes end where single copy starts: no size is left to the UCX messages here)
+//     reduce_scatter  the same two, by host_segment_reduce_scatter_below(n) and
+//                     host_pipeline_reduce_scatter_from(n)
+//     allgather, broadcast: the segment's slots and single copy, by host_segment_<collective>_below(n)
+//                     and single_copy_<collective>_from(n); barrier: always the segment
+//     (the segment's sizes end where its rounds or single copy start: no size is left to the UCX
+//     messages here)
 //   members on several hosts (or reading peers' memory not allowed here): UCX messages,
 //     allreduce       bytes <= small_allreduce_bytes: recursive doubling, else the pipelined ring
 //     broadcast       bytes <= small_broadcast_bytes: binomial tree, else the pipelined chain
