@@ -7,11 +7,17 @@
 //     allreduce       bytes <  host_segment_allreduce_below(n): the group's shared segment, flag and
 //                                                               slot (ucx/host_collectives.h): no
 //                                                               UCX message
-//                     bytes >= single_copy_allreduce_from(n):  single-copy reduce-scatter + all-gather
-//                                                               (algorithms/single_copy.h)
-//     reduce_scatter, allgather, broadcast: the same two, by host_segment_<collective>_below(n) and
-//                     single_copy_<collective>_from(n); barrier: always the segment
-//     (the segment's sizes end where single copy starts: no size is left to the UCX messages here)
+//                     bytes >= host_pipeline_allreduce_from(n): the same segment in pipelined rounds
+//                                                               (reduce-scatter + all-gather through
+//                                                               the slots, host_collectives.h)
+//                     (single_copy_allreduce_from(n): single copy, algorithms/single_copy.h, now
+//                     only where the segment could not be set up)
+//     reduce_scatter  the same two, by host_segment_reduce_scatter_below(n) and
+//                     host_pipeline_reduce_scatter_from(n)
+//     allgather, broadcast: the segment's slots and single copy, by host_segment_<collective>_below(n)
+//                     and single_copy_<collective>_from(n); barrier: always the segment
+//     (the segment's sizes end where its rounds or single copy start: no size is left to the UCX
+//     messages here)
 //   members on several hosts (or reading peers' memory not allowed here): UCX messages,
 //     allreduce       bytes <= small_allreduce_bytes: recursive doubling, else the pipelined ring
 //     broadcast       bytes <= small_broadcast_bytes: binomial tree, else the pipelined chain
@@ -73,6 +79,29 @@ constexpr long host_segment_spin_ns = 2 * 1000;
 // 2 cores against none: 4 KiB on 4 ranks 6.9 -> 4.2 us of CPU and 36 -> 15 us per call, on 2 ranks
 // 4.0 -> 2.7 us; 16 and 64 yields were no better.
 constexpr int host_segment_yields = 4;
+
+// On one host, the allreduce from this size (whole buffer) goes through the shared segment in rounds
+// (ucx/host_collectives.h, pipelined_allreduce) instead of single copy, which it replaces at every
+// size single copy took: measured 2026-12-02 (bench/peers/README.md, "The pipelined allreduce"),
+// interleaved against single copy at load 5-10, CPU per call 1.7-2.0x less on 2 ranks and 2.3-3.8x
+// less on 4 from 1 to 64 MiB. Below 1 MiB the slots stay: pipelined from 64 KiB against them, 2 ranks
+// 29 / 18 us (64 KiB) and 39 / 33 us (256 KiB) of CPU per call, 4 ranks 44 / 41 and 73 / 78 us, with
+// less busbw in all four (load 6).
+constexpr size_t host_pipeline_allreduce_from(int members) { return members <= 2 ? 1024 * kKiB : 1024 * kKiB; }
+// The same for reduce_scatter (whole send buffer): the same rounds without the copy out, from single
+// copy's crossover on, replacing it: measured 2026-12-02 interleaved against single copy (f32 SUM,
+// 5-7 runs, load 4-5), CPU us per call single copy / rounds: 2 ranks 123 / 59 (512 KiB), 328 / 174
+// (2 MiB), 613 / 421 (4 MiB), 15836 / 8534 (64 MiB), 1 MiB a draw (200 / 214, runs spread 88-297);
+// 4 ranks 413 / 146 (1 MiB), 1248 / 430 (4 MiB), 5243 / 2386 (16 MiB), 17861 / 8353 (64 MiB).
+constexpr size_t host_pipeline_reduce_scatter_from(int members) { return single_copy_reduce_scatter_from(members); }
+// The most one member's part of a round holds (its operands staged and its result stay in the cache);
+// also bounded by the slot (host_segment_slot_bytes / members). 64 KiB and 1 MiB (2 ranks; 4 ranks
+// are bounded to 256 KiB by the slot) measured against it at load 7-8: 64 KiB took 1.4x the CPU at
+// 64 MiB, 1 MiB was within the noise (less at 64 MiB, more at 1 and 4 MiB).
+constexpr size_t host_pipeline_chunk_bytes = 256 * kKiB;
+// Spinning budget of each of a round's two waits before yielding and sleeping (host_segment_spin_ns).
+// 0, 2 and 20 us measured at load 6-7: 0 and 2 alike, 20 up to 1.4x the CPU per call.
+constexpr long host_pipeline_spin_ns = 2 * 1000;
 
 // What the single-copy reduction reads from a peer at once: its accumulator and the peer's chunk stay
 // in the L2 cache between the read and the reduction.

@@ -3,13 +3,23 @@
 // below the sizes of comm/algorithm_choice.h, bit-identical floats on every rank, calls through the
 // segment mixed with calls over UCX (the slots' reuse), members that disagree (inside the segment,
 // and one in the segment against others over UCX): XFFL_EINVAL naming both values on every member,
-// and a member that stays away: XFFL_ETIMEOUT naming it. The multiproc tests run the same path
-// across processes, and faults.collective_loss_host_segment a member that dies in it.
+// and a member that stays away: XFFL_ETIMEOUT naming it. The large allreduce's pipelined rounds
+// through the segment: every dtype, op and placement on both sides of its crossover and at odd counts,
+// many rounds with a short uneven last one, bit-identical floats on every rank, mixed with the small
+// calls (the slots of both parities), members that disagree in it, and a member that stays away in
+// the middle of it. The multiproc tests run the same paths across processes, and
+// faults.collective_loss_host_segment and faults.collective_loss_host_pipeline a member that dies
+// in them. Sanitized builds run fewer cases through the rounds (pipelined_cases, pipelined_counts):
+// about 40 s under TSan at load 5-8, 8 s of it the tests before the rounds.
 #include <memory>
+#include <utility>
+#include <vector>
 #include <random>
 #include <thread>
 
 #include "collective_checks.h"
+#include "comm/algorithm_choice.h"
+#include "comm/dtype.h"
 #include "comm/ucx/ucx_communicator.h"
 #include "ucx_harness.h"
 
@@ -38,6 +48,43 @@ bool has_segment(xffl::comm::Communicator &comm) {
   return ucx && ucx->has_host_segment();
 }
 
+uint64_t pipelined_calls(xffl::comm::Communicator &comm) {
+  auto *ucx = dynamic_cast<UcxCommunicator *>(&comm);
+  return ucx ? ucx->host_pipelined_calls() : 0;
+}
+
+#ifdef XFFL_TEST_SANITIZED
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// The (dtype, op) pairs the pipelined matrices run: every one, or SUM and AVG of every dtype; in a
+// sanitized build (whose loops run 5-20x slower) four pairs that take every branch of the reduction
+// (in the type, widened, divided, integer).
+std::vector<std::pair<xffl_dtype_t, xffl_redop_t>> pipelined_cases(bool every_op) {
+  if (kSanitized) return {{XFFL_F32, XFFL_SUM}, {XFFL_BF16, XFFL_AVG}, {XFFL_I8, XFFL_MIN}, {XFFL_F64, XFFL_PROD}};
+  std::vector<std::pair<xffl_dtype_t, xffl_redop_t>> cases;
+  for (xffl_dtype_t dtype : checks::kDtypes)
+    for (xffl_redop_t op : checks::kOps)
+      if (every_op || op == XFFL_SUM || op == XFFL_AVG) cases.emplace_back(dtype, op);
+  return cases;
+}
+
+// Counts around the first that takes the rounds: one below (the slots), it, and an odd one above; in
+// a sanitized build the odd one alone (the choice of path is the ci build's to check).
+std::vector<size_t> pipelined_counts(size_t first) {
+  if (kSanitized) return {first + 1001};
+  return {first - 1, first, first + 1001};
+}
+
+// Parts of 64 KiB: a 1 MiB call runs several rounds, and odd counts end with a short uneven one.
+harness::Options small_parts() {
+  harness::Options options;
+  options.tuning.host_pipeline_chunk_bytes = 64 * 1024;
+  return options;
+}
+
 harness::Options short_timeout() {
   harness::Options options;
   options.timeout_ms = 1000;
@@ -63,8 +110,9 @@ void random_floats_are_bit_identical_on_every_rank(void **) {
   for (size_t r = 1; r < results.size(); ++r) assert_true(results[r] == results[0]);
 }
 
-// Calls over UCX (single copy, from 1 MiB on 3 members) between calls through the segment: a
-// member writes a slot again only after every member has read it.
+// Calls over UCX (single copy from 1 MiB on 3 members: the broadcast of 300000 i32; the 600000
+// bf16 allreduce takes the segment's pipelined rounds) between calls through the segment: a member
+// writes a slot again only after every member has read it.
 void calls_over_ucx_in_between(void **) {
   expect_ok(harness::run_ranks(3, [](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 3);
@@ -103,7 +151,8 @@ void members_disagree(size_t count, size_t odd_count, unsigned long long tag) {
 }
 
 void members_disagree_in_the_segment(void **) { members_disagree(100, 99, 4); }
-// The odd member's call takes the segment, the others' read each other's memory (single copy).
+// The odd member's call takes the segment's slots, the others' the large allreduce (the pipelined
+// rounds since they start at single copy's crossover; single copy before), and the other way round.
 void a_member_in_the_segment_disagrees_with_members_over_ucx(void **) { members_disagree(300000, 100, 5); }
 void members_over_ucx_disagree_with_a_member_in_the_segment(void **) { members_disagree(100, 300000, 6); }
 
@@ -134,6 +183,129 @@ void a_member_that_stays_away_times_out_the_others(void **) {
   }
 }
 
+// One allreduce through checks::allreduce (the reference), failing unless it took the pipelined path
+// exactly when its buffer is at least the crossover.
+void checked_allreduce(xffl::comm::Communicator &comm, int rank, int n, size_t count, xffl_dtype_t dtype,
+                       xffl_redop_t op, bool in_place) {
+  const uint64_t before = pipelined_calls(comm);
+  checks::allreduce(comm, rank, n, count, dtype, op, in_place);
+  const bool took = pipelined_calls(comm) != before;
+  const bool expected = count * xffl::comm::dtype_size(dtype) >= xffl::comm::algorithm_choice::host_pipeline_allreduce_from(n);
+  if (took != expected)
+    (xffl::fail)(XFFL_EINTERNAL, "allreduce of ", count, " ", xffl::comm::dtype_name(dtype),
+                 took ? " took" : " did not take", " the pipelined path");
+}
+
+// Every dtype and op in and out of place: one element below the crossover (the segment's slots), the
+// crossover itself, and an odd count above it.
+void pipelined_allreduce_every_dtype_and_op(int world, bool every_op) {
+  expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 11);
+    const size_t from = xffl::comm::algorithm_choice::host_pipeline_allreduce_from(n);
+    for (const auto &[dtype, op] : pipelined_cases(every_op)) {
+      const size_t first = (from + xffl::comm::dtype_size(dtype) - 1) / xffl::comm::dtype_size(dtype);
+      for (size_t count : pipelined_counts(first))
+        for (bool in_place : {false, true}) checked_allreduce(*comm, rank, n, count, dtype, op, in_place);
+    }
+  }, small_parts()));
+}
+
+void pipelined_allreduce_on_2_ranks(void **) { pipelined_allreduce_every_dtype_and_op(2, true); }
+void pipelined_allreduce_on_3_ranks(void **) { pipelined_allreduce_every_dtype_and_op(3, false); }
+void pipelined_allreduce_on_4_ranks(void **) { pipelined_allreduce_every_dtype_and_op(4, false); }
+
+// With the default parts too (one round per 256 KiB a member), 4 ranks: every copy the same bits.
+void pipelined_random_floats_are_bit_identical_on_every_rank(void **) {
+  std::string errors;
+  const size_t count = xffl::comm::algorithm_choice::host_pipeline_allreduce_from(4) / sizeof(float) * 3 + 12345;
+  const auto results = harness::random_f32_sums(4, count, 12, harness::Options(), &errors);
+  expect_ok(errors);
+  for (size_t r = 1; r < results.size(); ++r) assert_true(results[r] == results[0]);
+}
+
+// Pipelined calls (allreduce and reduce_scatter) between small calls through the segment, in both
+// parities of the sequence: no slot is written while a member reads it.
+void pipelined_calls_among_small_ones(void **) {
+  expect_ok(harness::run_ranks(3, [](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 13);
+    const size_t large = xffl::comm::algorithm_choice::host_pipeline_allreduce_from(n) / sizeof(float) + 777;
+    for (int round = 0; round < (kSanitized ? 1 : 3); ++round) {
+      checked_allreduce(*comm, rank, n, large, XFFL_F32, XFFL_SUM, round % 2 == 0);
+      checked_allreduce(*comm, rank, n, large, XFFL_BF16, XFFL_AVG, false);
+      checked_allreduce(*comm, rank, n, 1000, XFFL_F32, XFFL_MAX, false);
+      checked_allreduce(*comm, rank, n, large, XFFL_I32, XFFL_PROD, true);
+      checks::broadcast(*comm, rank, 1000, XFFL_I32, round % n);
+      checks::reduce_scatter(*comm, rank, n, 400000, XFFL_F32, XFFL_SUM, false);  // pipelined too
+      checked_allreduce(*comm, rank, n, large, XFFL_F64, XFFL_MIN, false);
+      comm->barrier();
+    }
+  }, small_parts()));
+}
+
+// The same for reduce_scatter (its buffer: the whole send buffer).
+void checked_reduce_scatter(xffl::comm::Communicator &comm, int rank, int n, size_t recv_count, xffl_dtype_t dtype,
+                            xffl_redop_t op, bool in_place) {
+  const uint64_t before = pipelined_calls(comm);
+  checks::reduce_scatter(comm, rank, n, recv_count, dtype, op, in_place);
+  const bool took = pipelined_calls(comm) != before;
+  const bool expected = recv_count * static_cast<size_t>(n) * xffl::comm::dtype_size(dtype) >=
+                        xffl::comm::algorithm_choice::host_pipeline_reduce_scatter_from(n);
+  if (took != expected)
+    (xffl::fail)(XFFL_EINTERNAL, "reduce_scatter of ", recv_count, " ", xffl::comm::dtype_name(dtype),
+                 took ? " took" : " did not take", " the pipelined path");
+}
+
+void pipelined_reduce_scatter_every_dtype_and_op(int world, bool every_op) {
+  expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 17);
+    const size_t from = xffl::comm::algorithm_choice::host_pipeline_reduce_scatter_from(n);
+    for (const auto &[dtype, op] : pipelined_cases(every_op)) {
+      const size_t block = static_cast<size_t>(n) * xffl::comm::dtype_size(dtype);
+      const size_t first = (from + block - 1) / block;
+      for (size_t count : pipelined_counts(first))
+        for (bool in_place : {false, true}) checked_reduce_scatter(*comm, rank, n, count, dtype, op, in_place);
+    }
+  }, small_parts()));
+}
+
+void pipelined_reduce_scatter_on_2_ranks(void **) { pipelined_reduce_scatter_every_dtype_and_op(2, true); }
+void pipelined_reduce_scatter_on_3_ranks(void **) { pipelined_reduce_scatter_every_dtype_and_op(3, false); }
+
+// Two members call a pipelined allreduce with one count, the third with another (both pipelined):
+// every member gets XFFL_EINVAL naming both counts (members_disagree above).
+void members_disagree_in_the_pipeline(void **) { members_disagree(300000, 300001, 14); }
+
+// A member that stays away from a pipelined allreduce after one it took part in: the others fail
+// with XFFL_ETIMEOUT naming it (a member that dies in the middle of one: the fault test
+// faults.collective_loss_host_pipeline, across processes).
+void a_member_that_stays_away_in_the_pipeline_times_out_the_others(void **) {
+  std::vector<int> statuses(3, XFFL_OK);
+  std::vector<std::string> messages(3);
+  harness::Latch done(2);
+  expect_ok(harness::run_ranks(3, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto group = harness::make_group(backend, {0, 1, 2}, rank, "federated group (instance 0)", 16);
+    const size_t large = xffl::comm::algorithm_choice::host_pipeline_allreduce_from(n) / sizeof(float);
+    checked_allreduce(*group, rank, n, large, XFFL_F32, XFFL_SUM, false);  // the segment is set up
+    if (rank == 2) {
+      done.wait();  // stays away until the others have given up
+      return;
+    }
+    try {
+      checks::allreduce(*group, rank, n, large, XFFL_F32, XFFL_SUM, false);
+    } catch (const xffl::Error &error) {
+      statuses[static_cast<size_t>(rank)] = error.status();
+      messages[static_cast<size_t>(rank)] = error.what();
+    }
+    done.arrive();
+  }, short_timeout()));
+  for (int rank : {0, 1}) {
+    assert_int_equal(statuses[static_cast<size_t>(rank)], XFFL_ETIMEOUT);
+    expect_contains(messages[static_cast<size_t>(rank)],
+                    "rank " + std::to_string(rank) + ": timed out after 1000 ms in allreduce on federated group "
+                    "(instance 0) waiting for rank 2");
+  }
+}
+
 }  // namespace
 
 int main(void) {
@@ -147,6 +319,15 @@ int main(void) {
       cmocka_unit_test(a_member_in_the_segment_disagrees_with_members_over_ucx),
       cmocka_unit_test(members_over_ucx_disagree_with_a_member_in_the_segment),
       cmocka_unit_test(a_member_that_stays_away_times_out_the_others),
+      cmocka_unit_test(pipelined_allreduce_on_2_ranks),
+      cmocka_unit_test(pipelined_allreduce_on_3_ranks),
+      cmocka_unit_test(pipelined_allreduce_on_4_ranks),
+      cmocka_unit_test(pipelined_random_floats_are_bit_identical_on_every_rank),
+      cmocka_unit_test(pipelined_reduce_scatter_on_2_ranks),
+      cmocka_unit_test(pipelined_reduce_scatter_on_3_ranks),
+      cmocka_unit_test(pipelined_calls_among_small_ones),
+      cmocka_unit_test(members_disagree_in_the_pipeline),
+      cmocka_unit_test(a_member_that_stays_away_in_the_pipeline_times_out_the_others),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -54,6 +54,9 @@ struct Tuning {
   size_t small_allreduce_bytes = algorithm_choice::small_allreduce_bytes;  // at most this: recursive doubling, else ring
   size_t small_broadcast_bytes = algorithm_choice::small_broadcast_bytes;  // at most this: binomial tree, else chain
   SingleCopy single_copy_on_host = SingleCopy::by_size;
+  // The most a member's part of one round of the pipelined allreduce on one host holds
+  // (ucx/host_collectives.h); tests make it small to run many rounds on small buffers.
+  size_t host_pipeline_chunk_bytes = algorithm_choice::host_pipeline_chunk_bytes;
 };
 
 }  // namespace xffl::comm::algorithms

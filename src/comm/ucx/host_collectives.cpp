@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "comm/algorithm_choice.h"
+#include "comm/algorithms/chunks.h"
 #include "comm/algorithms/scratch.h"
 #include "comm/dtype.h"
 #include "comm/reduce.h"
@@ -23,7 +26,6 @@ struct Offer {
 
 // Setting up takes two rounds of messages inside the call; the call itself none.
 constexpr algorithms::Step kOfferStep{0, 2}, kAnswerStep{1, 2};
-constexpr algorithms::Step kSegmentStep{0, 1};
 
 }  // namespace
 
@@ -67,16 +69,17 @@ bool HostCollectives::ready(UcxTransport &p2p, std::string *why) {
   return true;
 }
 
-void HostCollectives::wait_for(UcxTransport &p2p, int member, uint32_t sequence, bool done,
-                               std::chrono::steady_clock::time_point spin_end) {
+void HostCollectives::wait_for(UcxTransport &p2p, int member, HostSegment::Flag flag, uint32_t value,
+                               algorithms::Step step, std::chrono::steady_clock::time_point spin_end) {
   const HostSegment &segment = *segment_;
-  auto there = [&] { return done ? segment.done_reading(member, sequence) : segment.arrived(member, sequence); };
-  if (there() || segment.spin(member, sequence, done, spin_end) || segment.yield(member, sequence, done)) return;
-  do p2p.check_wait(member, kSegmentStep, there);
-  while (!segment.sleep(member, sequence, done));
+  auto there = [&] { return segment.reached(member, flag, value); };
+  if (there() || segment.spin(member, flag, value, spin_end) || segment.yield(member, flag, value)) return;
+  do p2p.check_wait(member, step, there);
+  while (!segment.sleep(member, flag, value));
 }
 
-void HostCollectives::enter(UcxTransport &p2p, const CallSignature &signature, const void *data, size_t bytes) {
+void HostCollectives::enter(UcxTransport &p2p, const CallSignature &signature, const void *data, size_t bytes,
+                           algorithms::Step step) {
   HostSegment &segment = *segment_;
   const uint32_t sequence = p2p.sequence();
   std::optional<uint32_t> &previous = last_published_[sequence & 1u];
@@ -86,13 +89,13 @@ void HostCollectives::enter(UcxTransport &p2p, const CallSignature &signature, c
       std::chrono::steady_clock::now() + std::chrono::nanoseconds(algorithm_choice::host_segment_spin_ns);
   if (previous)
     for (int member = 0; member < members_; ++member)
-      if (member != me_) wait_for(p2p, member, *previous, true, spin_end);
+      if (member != me_) wait_for(p2p, member, HostSegment::Flag::done, *previous, step, spin_end);
   if (bytes) std::memcpy(segment.slot(me_, sequence), data, bytes);
   segment.publish(sequence, signature);
   previous = sequence;
   for (int member = 0; member < members_; ++member) {
     if (member == me_) continue;
-    wait_for(p2p, member, sequence, false, spin_end);
+    wait_for(p2p, member, HostSegment::Flag::arrived, sequence, step, spin_end);
     const CallSignature theirs = segment.signature(member, sequence);
     if (theirs != signature) p2p.disagree_with(member, theirs);
   }
@@ -128,6 +131,170 @@ void HostCollectives::allreduce(UcxTransport &p2p, const CallSignature &signatur
   enter(p2p, signature, send, count * dtype_size(dtype));
   reduce_slots(p2p, 0, count, dtype, op, recv);
   segment_->finish_reading(p2p.sequence());
+}
+
+template <typename Operand>
+void HostCollectives::reduce_operands(const Operand &operand, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
+                                      unsigned char *scratch, unsigned char *result) const {
+  const xffl_dtype_t type = accumulation_dtype(dtype, op);
+  if (type == dtype && op != XFFL_AVG) {
+    combine(result, operand(0), operand(1), count, type, op);
+    for (int member = 2; member < members_; ++member) combine(result, result, operand(member), count, type, op);
+    return;
+  }
+  unsigned char *accumulator = scratch;
+  unsigned char *wide = accumulator + count * dtype_size(type);
+  convert(operand(0), dtype, accumulator, type, count);
+  for (int member = 1; member < members_; ++member) {
+    convert(operand(member), dtype, wide, type, count);
+    combine(accumulator, accumulator, wide, count, type, op);
+  }
+  if (op == XFFL_AVG) divide(accumulator, count, type, members_);
+  convert(accumulator, type, result, dtype, count);
+}
+
+// Round r of a call covers `block` elements from `base`, split into balanced parts (balanced_bounds):
+// member i reduces part i. In member j's slot of the round's parity, region i (i != j) holds j's
+// operand of part i and region j the reduced part j (each region `region_bytes`).
+void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature &signature, const void *send,
+                                          void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
+                                          size_t chunk_bytes) {
+  using Flag = HostSegment::Flag;
+  HostSegment &segment = *segment_;
+  const size_t element = dtype_size(dtype);
+  const xffl_dtype_t type = accumulation_dtype(dtype, op);
+  const bool widened = type != dtype;
+  const size_t wide_element = dtype_size(type);
+  // A member's part of a round: at most one region, and at most chunk_bytes (kept in the cache).
+  const size_t region_bytes = segment.slot_bytes() / static_cast<size_t>(members_) / 64 * 64;
+  const size_t part_elements = std::max<size_t>(1, std::min(chunk_bytes, region_bytes) / element);
+  const size_t round_elements = part_elements * static_cast<size_t>(members_);
+  const size_t rounds = (count + round_elements - 1) / round_elements;
+  const int total_steps = 1 + 2 * static_cast<int>(std::min<size_t>(rounds, INT32_MAX / 4));
+  auto step_of = [&](size_t round, int phase) {
+    return algorithms::Step{1 + 2 * static_cast<int>(std::min<size_t>(round, INT32_MAX / 4)) + phase, total_steps};
+  };
+  enter(p2p, signature, nullptr, 0, algorithms::Step{0, total_steps});
+
+  const auto *input = static_cast<const unsigned char *>(send);
+  auto *output = static_cast<unsigned char *>(recv);
+  // Widening and AVG reduce through scratch (one part, as accumulator and operand).
+  std::optional<algorithms::Scratch> scratch;
+  if (widened || op == XFFL_AVG) scratch.emplace(p2p, 2 * part_elements * wide_element);
+  auto region = [&](int member, uint32_t round, int index) {
+    return segment.slot(member, round) + static_cast<size_t>(index) * region_bytes;
+  };
+  const auto spin = std::chrono::nanoseconds(algorithm_choice::host_pipeline_spin_ns);
+
+  for (size_t r = 0; r < rounds; ++r) {
+    const uint32_t round = round_ + static_cast<uint32_t>(r);
+    const size_t base = r * round_elements;
+    const std::vector<size_t> bounds = algorithms::balanced_bounds(std::min(round_elements, count - base), members_);
+    auto first_of = [&](int member) { return base + bounds[static_cast<size_t>(member)]; };
+    auto length_of = [&](int member) {
+      return bounds[static_cast<size_t>(member) + 1] - bounds[static_cast<size_t>(member)];
+    };
+    // Stage: my operands of the others' parts. Region i of my slot was last read by member i when it
+    // reduced round - 2; it had reduced round - 1 before I copied that round out.
+    for (int member = 0; member < members_; ++member)
+      if (member != me_ && length_of(member))
+        std::memcpy(region(me_, round, member), input + first_of(member) * element, length_of(member) * element);
+    segment.publish_round(Flag::staged, round);
+
+    // Reduce my part, reading every member's operand in member order. Every member staged this round
+    // after copying out round - 1 (and so round - 2): my result region is free.
+    auto spin_end = std::chrono::steady_clock::now() + spin;
+    for (int member = 0; member < members_; ++member)
+      if (member != me_) wait_for(p2p, member, Flag::staged, round, step_of(r, 0), spin_end);
+    const size_t mine = length_of(me_);
+    unsigned char *result = region(me_, round, me_);
+    if (mine) {
+      reduce_operands(
+          [&](int member) -> const unsigned char * {
+            return member == me_ ? input + first_of(me_) * element : region(member, round, me_);
+          },
+          mine, dtype, op, scratch ? scratch->data() : nullptr, result);
+      std::memcpy(output + first_of(me_) * element, result, mine * element);
+    }
+    segment.publish_round(Flag::reduced, round);
+
+    // Copy the others' parts out, starting at the next member (readers spread over the members).
+    spin_end = std::chrono::steady_clock::now() + spin;
+    for (int k = 1; k < members_; ++k) {
+      const int owner = (me_ + k) % members_;
+      wait_for(p2p, owner, Flag::reduced, round, step_of(r, 1), spin_end);
+      if (length_of(owner))
+        std::memcpy(output + first_of(owner) * element, region(owner, round, owner), length_of(owner) * element);
+    }
+  }
+  round_ += static_cast<uint32_t>(rounds);
+  ++pipelined_calls_;
+  // Both parities' slots were used: the next call writes either only once every member is done.
+  segment.finish_reading(p2p.sequence());
+  last_published_[0] = last_published_[1] = p2p.sequence();
+}
+
+// Round r covers elements [r * part, (r + 1) * part) of every member's block: member j stages its
+// operands of the others' blocks in region i of its slot, member i reduces its own into region i of
+// its own slot (never an operand: recv may be the caller's own block of send) and copies it out.
+void HostCollectives::pipelined_reduce_scatter(UcxTransport &p2p, const CallSignature &signature, const void *send,
+                                               void *recv, size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op,
+                                               size_t chunk_bytes) {
+  using Flag = HostSegment::Flag;
+  HostSegment &segment = *segment_;
+  const size_t element = dtype_size(dtype);
+  const xffl_dtype_t type = accumulation_dtype(dtype, op);
+  const size_t region_bytes = segment.slot_bytes() / static_cast<size_t>(members_) / 64 * 64;
+  const size_t part_elements = std::max<size_t>(1, std::min(chunk_bytes, region_bytes) / element);
+  const size_t rounds = (recv_count + part_elements - 1) / part_elements;
+  const int total_steps = 1 + 2 * static_cast<int>(std::min<size_t>(rounds, INT32_MAX / 4));
+  auto step_of = [&](size_t round, int phase) {
+    return algorithms::Step{1 + 2 * static_cast<int>(std::min<size_t>(round, INT32_MAX / 4)) + phase, total_steps};
+  };
+  enter(p2p, signature, nullptr, 0, algorithms::Step{0, total_steps});
+
+  const auto *input = static_cast<const unsigned char *>(send);
+  auto *output = static_cast<unsigned char *>(recv);
+  std::optional<algorithms::Scratch> scratch;
+  if (type != dtype || op == XFFL_AVG) scratch.emplace(p2p, 2 * part_elements * dtype_size(type));
+  auto region = [&](int member, uint32_t round, int index) {
+    return segment.slot(member, round) + static_cast<size_t>(index) * region_bytes;
+  };
+  const auto spin = std::chrono::nanoseconds(algorithm_choice::host_pipeline_spin_ns);
+
+  for (size_t r = 0; r < rounds; ++r) {
+    const uint32_t round = round_ + static_cast<uint32_t>(r);
+    const size_t first = r * part_elements;
+    const size_t length = std::min(part_elements, recv_count - first);
+    auto spin_end = std::chrono::steady_clock::now() + spin;
+    // Region i of my slot was last read by member i when it reduced round - 2 (earlier calls: every
+    // member finished them before this call's signatures were compared).
+    if (r >= 2)
+      for (int member = 0; member < members_; ++member)
+        if (member != me_) wait_for(p2p, member, Flag::reduced, round - 2, step_of(r, 0), spin_end);
+    for (int member = 0; member < members_; ++member)
+      if (member != me_)
+        std::memcpy(region(me_, round, member), input + (static_cast<size_t>(member) * recv_count + first) * element,
+                    length * element);
+    segment.publish_round(Flag::staged, round);
+
+    spin_end = std::chrono::steady_clock::now() + spin;
+    for (int member = 0; member < members_; ++member)
+      if (member != me_) wait_for(p2p, member, Flag::staged, round, step_of(r, 1), spin_end);
+    unsigned char *result = region(me_, round, me_);
+    reduce_operands(
+        [&](int member) -> const unsigned char * {
+          return member == me_ ? input + (static_cast<size_t>(me_) * recv_count + first) * element
+                               : region(member, round, me_);
+        },
+        length, dtype, op, scratch ? scratch->data() : nullptr, result);
+    std::memcpy(output + first * element, result, length * element);
+    segment.publish_round(Flag::reduced, round);
+  }
+  round_ += static_cast<uint32_t>(rounds);
+  ++pipelined_calls_;
+  segment.finish_reading(p2p.sequence());
+  last_published_[0] = last_published_[1] = p2p.sequence();
 }
 
 void HostCollectives::broadcast(UcxTransport &p2p, const CallSignature &signature, void *buffer, size_t bytes,

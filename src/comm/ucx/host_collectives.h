@@ -18,6 +18,19 @@
 // segment that holds at once (every member arrived at it after finishing the one before); after calls
 // over UCX in between it may wait.
 //
+// Pipelined allreduce (large buffers, no page pinned per call, every byte copied by user code): after
+// the signatures are compared as above (no data in the slot), the buffer goes through in rounds of
+// members x part elements, the slots of both parities taking turns. In a round each member copies
+// its operands of the others' parts into its slot ("staged"), reduces its own part reading the
+// others' operands from their slots in member order, as above (so the same bits everywhere), puts the
+// result in its slot and in its output ("reduced"), then copies the others' results out of theirs.
+// Two flag waits per round, each with everything a wait keeps (below); the rounds' flags say when a
+// region may be written again (host_collectives.cpp). Each byte of a member's buffer is copied into
+// the segment once and each result out once, parts small enough to stay in the cache in between; no
+// system call unless a member sleeps, nothing pinned (single copy's process_vm_readv pins the peer's
+// pages on every call). At the end every member marks the call read, and the next call on the
+// segment, whichever parity, writes only once every member has.
+//
 // Setting up (the group's first call that takes the segment, inside that call, over UCX messages):
 // member 0 makes the segment and sends every member its pid and descriptor; each member opens and maps
 // it and tells every other member whether it could; then member 0 closes its descriptor. When any
@@ -47,6 +60,8 @@ class HostCollectives {
   // or open it (*why says why on this member, when it knows); then false for good.
   bool ready(UcxTransport &p2p, std::string *why);
   bool set_up() const { return segment_ != nullptr; }
+  // How many calls took pipelined_allreduce or pipelined_reduce_scatter (for tests).
+  uint64_t pipelined_calls() const { return pipelined_calls_; }
 
   // The collectives, with the conventions of collectives.h; the buffer sizes must fit the slots
   // (algorithm_choice::host_segment_slot_bytes) and counts must be non-zero.
@@ -58,6 +73,16 @@ class HostCollectives {
   void reduce_scatter(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
                       size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op);
   void barrier(UcxTransport &p2p, const CallSignature &signature);
+  // The large allreduce (from algorithm_choice::host_pipeline_allreduce_from): any count, in rounds
+  // through the slots (see "Pipelined allreduce" above); chunk_bytes: the most a member's part of a
+  // round holds (Tuning::host_pipeline_chunk_bytes), less when the slots are smaller.
+  void pipelined_allreduce(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
+                           size_t count, xffl_dtype_t dtype, xffl_redop_t op, size_t chunk_bytes);
+  // The large reduce_scatter (from algorithm_choice::host_pipeline_reduce_scatter_from): the same
+  // rounds over each member's block without copying results out (each member keeps its own), and a
+  // member stages round r only once every member has reduced round r - 2 (its regions are free).
+  void pipelined_reduce_scatter(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
+                                size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op, size_t chunk_bytes);
 
   // For a call that takes the UCX messages (p2p's): throws XFFL_EINVAL through p2p when a member
   // waits in the segment for this very call with other arguments (its call took the segment, ours
@@ -67,10 +92,18 @@ class HostCollectives {
  private:
   // Publishes `bytes` of `data` (may be none) as this member's part of the call, then waits for every
   // member's and checks their signatures.
-  void enter(UcxTransport &p2p, const CallSignature &signature, const void *data, size_t bytes);
-  // spin_end: until when the call may spin on flags, all waits together (then they sleep).
-  void wait_for(UcxTransport &p2p, int member, uint32_t sequence, bool done,
+  // step: what a wait names in its errors.
+  void enter(UcxTransport &p2p, const CallSignature &signature, const void *data, size_t bytes,
+             algorithms::Step step = kSegmentStep);
+  // Until member's `flag` reaches `value`; spin_end: until when the call may spin on flags, all waits
+  // together (then they sleep). Errors name `step`.
+  void wait_for(UcxTransport &p2p, int member, HostSegment::Flag flag, uint32_t value, algorithms::Step step,
                 std::chrono::steady_clock::time_point spin_end);
+  // result = operand(0) op operand(1) ... op operand(members - 1), count elements, in member order,
+  // widened through scratch (2 x count accumulation elements) when the op needs it.
+  template <typename Operand>
+  void reduce_operands(const Operand &operand, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
+                       unsigned char *scratch, unsigned char *result) const;
   // out = every member's slot elements [first, first + count) reduced in member order.
   void reduce_slots(UcxTransport &p2p, size_t first, size_t count, xffl_dtype_t dtype, xffl_redop_t op, void *out);
 
@@ -79,6 +112,9 @@ class HostCollectives {
   std::unique_ptr<HostSegment> segment_;
   bool refused_ = false;
   std::optional<uint32_t> last_published_[2];  // by parity: the sequence this member last published
+  uint32_t round_ = 0;
+  uint64_t pipelined_calls_ = 0;  // the next round of a pipelined call: the same on every member
+  static constexpr algorithms::Step kSegmentStep{0, 1};
 };
 
 }  // namespace xffl::comm::ucx

@@ -35,7 +35,7 @@ static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "a futex word i
 size_t round_up(size_t bytes, size_t unit) { return (bytes + unit - 1) / unit * unit; }
 
 // Whether a flag holding `value` (a sequence + 1) has reached the call `sequence`: modulo 2^32.
-bool reached(uint32_t value, uint32_t sequence) { return static_cast<int32_t>(value - (sequence + 1)) >= 0; }
+bool reached_value(uint32_t value, uint32_t sequence) { return static_cast<int32_t>(value - (sequence + 1)) >= 0; }
 
 void relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -66,6 +66,10 @@ struct alignas(64) HostSegment::Flags {
   CallSignature signature[2];  // by parity of the sequence
   alignas(64) std::atomic<uint32_t> done{0};
   std::atomic<uint32_t> done_sleepers{0};
+  alignas(64) std::atomic<uint32_t> staged{0};
+  std::atomic<uint32_t> staged_sleepers{0};
+  alignas(64) std::atomic<uint32_t> reduced{0};
+  std::atomic<uint32_t> reduced_sleepers{0};
 };
 
 // The first page: what an opening member checks before it trusts the rest.
@@ -187,49 +191,75 @@ void HostSegment::finish_reading(uint32_t sequence) {
   if (mine.done_sleepers.load(std::memory_order_seq_cst) != 0) futex_wake(mine.done);
 }
 
-bool HostSegment::arrived(int member, uint32_t sequence) const {
-  return reached(flags(member).arrived.load(std::memory_order_acquire), sequence);
+std::atomic<uint32_t> &HostSegment::word(int member, Flag flag) const {
+  Flags &of = flags(member);
+  switch (flag) {
+    case Flag::arrived: return of.arrived;
+    case Flag::done: return of.done;
+    case Flag::staged: return of.staged;
+    case Flag::reduced: break;
+  }
+  return of.reduced;
 }
+
+std::atomic<uint32_t> &HostSegment::sleepers(int member, Flag flag) const {
+  Flags &of = flags(member);
+  switch (flag) {
+    case Flag::arrived: return of.arrived_sleepers;
+    case Flag::done: return of.done_sleepers;
+    case Flag::staged: return of.staged_sleepers;
+    case Flag::reduced: break;
+  }
+  return of.reduced_sleepers;
+}
+
+void HostSegment::publish_round(Flag flag, uint32_t round) {
+  word(me_, flag).store(round + 1, std::memory_order_seq_cst);
+  if (sleepers(me_, flag).load(std::memory_order_seq_cst) != 0) futex_wake(word(me_, flag));
+}
+
+bool HostSegment::reached(int member, Flag flag, uint32_t value) const {
+  return reached_value(word(member, flag).load(std::memory_order_acquire), value);
+}
+
+bool HostSegment::arrived(int member, uint32_t sequence) const { return reached(member, Flag::arrived, sequence); }
 
 bool HostSegment::arrived_at(int member, uint32_t sequence) const {
   return flags(member).arrived.load(std::memory_order_acquire) == sequence + 1;
 }
 
-bool HostSegment::done_reading(int member, uint32_t sequence) const {
-  return reached(flags(member).done.load(std::memory_order_acquire), sequence);
-}
+bool HostSegment::done_reading(int member, uint32_t sequence) const { return reached(member, Flag::done, sequence); }
 
 CallSignature HostSegment::signature(int member, uint32_t sequence) const {
   return flags(member).signature[sequence & 1u];
 }
 
-bool HostSegment::spin(int member, uint32_t sequence, bool done, Clock::time_point spin_end) const {
-  const std::atomic<uint32_t> &word = done ? flags(member).done : flags(member).arrived;
+bool HostSegment::spin(int member, Flag flag, uint32_t value, Clock::time_point spin_end) const {
+  const std::atomic<uint32_t> &awaited = word(member, flag);
   for (unsigned round = 1;; ++round) {
-    if (reached(word.load(std::memory_order_acquire), sequence)) return true;
+    if (reached_value(awaited.load(std::memory_order_acquire), value)) return true;
     relax();
     if (round % 64 == 0 && Clock::now() >= spin_end) return false;
   }
 }
 
-bool HostSegment::yield(int member, uint32_t sequence, bool done) const {
-  const std::atomic<uint32_t> &word = done ? flags(member).done : flags(member).arrived;
+bool HostSegment::yield(int member, Flag flag, uint32_t value) const {
+  const std::atomic<uint32_t> &awaited = word(member, flag);
   for (int round = 0; round < algorithm_choice::host_segment_yields; ++round) {
     sched_yield();
-    if (reached(word.load(std::memory_order_acquire), sequence)) return true;
+    if (reached_value(awaited.load(std::memory_order_acquire), value)) return true;
   }
   return false;
 }
 
-bool HostSegment::sleep(int member, uint32_t sequence, bool done) const {
-  Flags &peer = flags(member);
-  std::atomic<uint32_t> &word = done ? peer.done : peer.arrived;
-  std::atomic<uint32_t> &sleepers = done ? peer.done_sleepers : peer.arrived_sleepers;
-  sleepers.fetch_add(1, std::memory_order_seq_cst);
-  const uint32_t seen = word.load(std::memory_order_seq_cst);
-  if (!reached(seen, sequence)) futex_wait(word, seen);
-  sleepers.fetch_sub(1, std::memory_order_seq_cst);
-  return reached(word.load(std::memory_order_acquire), sequence);
+bool HostSegment::sleep(int member, Flag flag, uint32_t value) const {
+  std::atomic<uint32_t> &awaited = word(member, flag);
+  std::atomic<uint32_t> &counted = sleepers(member, flag);
+  counted.fetch_add(1, std::memory_order_seq_cst);
+  const uint32_t seen = awaited.load(std::memory_order_seq_cst);
+  if (!reached_value(seen, value)) futex_wait(awaited, seen);
+  counted.fetch_sub(1, std::memory_order_seq_cst);
+  return reached_value(awaited.load(std::memory_order_acquire), value);
 }
 
 }  // namespace xffl::comm::ucx

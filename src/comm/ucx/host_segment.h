@@ -4,7 +4,11 @@
 //
 // Flags, per member, each a 32-bit word that only its member writes:
 //   arrived  sequence + 1 of the last call whose slot and signature the member published;
-//   done     sequence + 1 of the last call whose slots the member has finished reading.
+//   done     sequence + 1 of the last call whose slots the member has finished reading;
+//   staged   round + 1 of the last round of a pipelined call (host_collectives.h) whose operands the
+//            member has copied into its slot;
+//   reduced  round + 1 of the last such round whose reduced part the member has put in its slot.
+// Rounds are numbered by the members themselves, on from one pipelined call to the next.
 // A member publishes (release), readers wait for it (acquire): spinning for a bounded time, then
 // sleeping on the word with FUTEX_WAIT (shared, not private: the words are in a mapping shared
 // between processes) with a short timeout, so that the caller can look for timeouts, dead peers and
@@ -34,6 +38,9 @@ namespace xffl::comm::ucx {
 
 class HostSegment {
  public:
+  // The words above, for the waits.
+  enum class Flag { arrived, done, staged, reduced };
+
   // A new segment for `members` members with slots of slot_bytes, whose flags say that every member
   // has arrived at and read the call before first_sequence; nullptr with *why set when the kernel
   // refuses. Its descriptor stays open (descriptor()) until close_descriptor().
@@ -58,6 +65,8 @@ class HostSegment {
   void publish(uint32_t sequence, const CallSignature &signature);
   // This member has read every slot it needed for the call: done = sequence + 1.
   void finish_reading(uint32_t sequence);
+  // The pipelined calls' rounds: staged = round + 1, reduced = round + 1 (flag staged or reduced).
+  void publish_round(Flag flag, uint32_t round);
   // Whether member published the call (or a later one).
   bool arrived(int member, uint32_t sequence) const;
   // Whether member published exactly this call (and no later one yet).
@@ -67,16 +76,19 @@ class HostSegment {
   // The signature member published for the call; valid once arrived(member, sequence).
   CallSignature signature(int member, uint32_t sequence) const;
 
-  // Waiting until arrived(member, sequence) (or done_reading when `done`). spin: until spin_end (the
+  // Whether member's `flag` has reached `value` (a sequence or a round).
+  bool reached(int member, Flag flag, uint32_t value) const;
+
+  // Waiting until reached(member, flag, value). spin: until spin_end (the
   // caller's budget for the whole call, algorithm_choice::host_segment_spin_ns); sleep: on the
   // member's word (futex) for a short slice at most (kSleepSliceNs in the .cpp), so that the caller
   // looks for timeouts, dead peers and notices between sleeps. Each says whether the member got there.
-  bool spin(int member, uint32_t sequence, bool done, std::chrono::steady_clock::time_point spin_end) const;
-  bool sleep(int member, uint32_t sequence, bool done) const;
+  bool spin(int member, Flag flag, uint32_t value, std::chrono::steady_clock::time_point spin_end) const;
+  bool sleep(int member, Flag flag, uint32_t value) const;
   // Between spin and sleep: gives the core away a few times (sched_yield,
   // algorithm_choice::host_segment_yields), so that a peer waiting for this core runs without the
   // cost of a futex sleep and wake-up on both sides.
-  bool yield(int member, uint32_t sequence, bool done) const;
+  bool yield(int member, Flag flag, uint32_t value) const;
 
  private:
   struct Flags;
@@ -85,6 +97,8 @@ class HostSegment {
   static size_t flags_bytes(int members);
   static size_t total_bytes(int members, size_t slot_bytes);
   Flags &flags(int member) const;
+  std::atomic<uint32_t> &word(int member, Flag flag) const;
+  std::atomic<uint32_t> &sleepers(int member, Flag flag) const;
 
   int members_;
   int me_;

@@ -111,11 +111,24 @@ bool UcxCommunicator::host_segment(UcxTransport &p2p, const algorithms::Tuning &
   if (tuning.single_copy_on_host != algorithms::SingleCopy::by_size || n < 2 || (bytes == 0 && !barrier) ||
       bytes >= below || !members_share_host_for(p2p.operation()))
     return false;
+  return host_ready(p2p);
+}
+
+bool UcxCommunicator::host_pipeline(UcxTransport &p2p, const algorithms::Tuning &tuning, size_t bytes, size_t from) {
+  const int n = static_cast<int>(group_.members.size());
+  if (tuning.single_copy_on_host != algorithms::SingleCopy::by_size || n < 2 || bytes == 0 || bytes < from ||
+      !members_share_host_for(p2p.operation()))
+    return false;
+  return host_ready(p2p);
+}
+
+bool UcxCommunicator::host_ready(UcxTransport &p2p) {
+  const int n = static_cast<int>(group_.members.size());
   if (!host_) host_ = std::make_unique<HostCollectives>(n, group_.my_index);
   std::string why;
   if (host_->ready(p2p, &why)) return true;
   if (!why.empty())
-    worker_->log(XFFL_LOG_DEBUG, group_.description + ": no shared segment for the small collectives (" + why +
+    worker_->log(XFFL_LOG_DEBUG, group_.description + ": no shared segment for the collectives on this host (" + why +
                                      "): UCX messages");
   return false;
 }
@@ -125,6 +138,8 @@ void UcxCommunicator::allreduce(const void *send, void *recv, size_t count, xffl
   const int n = static_cast<int>(group_.members.size());
   const CallSignature signature = CallSignature::of(CallKind::Allreduce, count, dtype, op);
   run("allreduce", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+    if (host_pipeline(p2p, tuning, count * dtype_size(dtype), algorithm_choice::host_pipeline_allreduce_from(n)))
+      return host_->pipelined_allreduce(p2p, signature, send, recv, count, dtype, op, tuning.host_pipeline_chunk_bytes);
     if (single_copy(tuning, count * dtype_size(dtype), algorithm_choice::single_copy_allreduce_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_allreduce(p2p, memory, send, recv, count, dtype, op);
@@ -198,6 +213,10 @@ void UcxCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_c
   const int n = static_cast<int>(group_.members.size());
   const CallSignature signature = CallSignature::of(CallKind::ReduceScatter, recv_count, dtype, op);
   run("reduce_scatter", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+    if (host_pipeline(p2p, tuning, recv_count * static_cast<size_t>(n) * dtype_size(dtype),
+                      algorithm_choice::host_pipeline_reduce_scatter_from(n)))
+      return host_->pipelined_reduce_scatter(p2p, signature, send, recv, recv_count, dtype, op,
+                                             tuning.host_pipeline_chunk_bytes);
     if (single_copy(tuning, recv_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_reduce_scatter_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_reduce_scatter(p2p, memory, send, recv, recv_count, dtype, op);

@@ -38,6 +38,8 @@ class UcxCommunicator final : public Communicator {
                           const Produce &produce, void *stream) override;
   // Whether the group's shared segment for the small collectives is set up (host_collectives.h).
   bool has_host_segment() const { return host_ && host_->set_up(); }
+  // How many allreduces took the segment's pipelined path (host_collectives.h).
+  uint64_t host_pipelined_calls() const { return host_ ? host_->pipelined_calls() : 0; }
   // Overlapped when `relay` is a UCX communicator of the same worker (algorithms/relay.h).
   void allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, double premul,
                            Communicator &relay, int relay_root, void *stream) override;
@@ -68,6 +70,11 @@ class UcxCommunicator final : public Communicator {
   // members_share_host, with a failed address lookup reported as a failure of `operation` naming the
   // member (the caller's words).
   bool members_share_host_for(const char *operation);
+  // Whether this allreduce of `bytes` takes the segment's pipelined allreduce (from `from`, by_size
+  // tuning, every member on this host, the segment set up or set up now). The same on every member.
+  bool host_pipeline(UcxTransport &p2p, const algorithms::Tuning &tuning, size_t bytes, size_t from);
+  // Sets the segment up when this is the group's first call that may take it (host_collectives.h).
+  bool host_ready(UcxTransport &p2p);
 
   int global_root(int root_index) const { return group_.members[static_cast<size_t>(root_index)]; }
 
