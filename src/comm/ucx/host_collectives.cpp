@@ -163,27 +163,17 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
   HostSegment &segment = *segment_;
   const size_t element = dtype_size(dtype);
   const xffl_dtype_t type = accumulation_dtype(dtype, op);
-  const bool widened = type != dtype;
-  const size_t wide_element = dtype_size(type);
-  // A member's part of a round: at most one region, and at most chunk_bytes (kept in the cache).
-  const size_t region_bytes = segment.slot_bytes() / static_cast<size_t>(members_) / 64 * 64;
-  const size_t part_elements = std::max<size_t>(1, std::min(chunk_bytes, region_bytes) / element);
-  const size_t round_elements = part_elements * static_cast<size_t>(members_);
-  const size_t rounds = (count + round_elements - 1) / round_elements;
-  const int total_steps = 1 + 2 * static_cast<int>(std::min<size_t>(rounds, INT32_MAX / 4));
-  auto step_of = [&](size_t round, int phase) {
-    return algorithms::Step{1 + 2 * static_cast<int>(std::min<size_t>(round, INT32_MAX / 4)) + phase, total_steps};
-  };
-  enter(p2p, signature, nullptr, 0, algorithms::Step{0, total_steps});
+  const Pipeline plan =
+      start_pipelined_call(p2p, signature, chunk_bytes, element, count, static_cast<size_t>(members_));
+  const size_t round_elements = plan.part_elements * static_cast<size_t>(members_), rounds = plan.rounds;
+  auto step_of = [&](size_t round, int phase) { return plan.step(round, phase); };
+  auto region = [&](int member, uint32_t round, int index) { return plan.region(member, round, index); };
 
   const auto *input = static_cast<const unsigned char *>(send);
   auto *output = static_cast<unsigned char *>(recv);
   // Widening and AVG reduce through scratch (one part, as accumulator and operand).
   std::optional<algorithms::Scratch> scratch;
-  if (widened || op == XFFL_AVG) scratch.emplace(p2p, 2 * part_elements * wide_element);
-  auto region = [&](int member, uint32_t round, int index) {
-    return segment.slot(member, round) + static_cast<size_t>(index) * region_bytes;
-  };
+  if (type != dtype || op == XFFL_AVG) scratch.emplace(p2p, 2 * plan.part_elements * dtype_size(type));
   const auto spin = std::chrono::nanoseconds(algorithm_choice::host_pipeline_spin_ns);
 
   for (size_t r = 0; r < rounds; ++r) {
@@ -227,11 +217,7 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
         std::memcpy(output + first_of(owner) * element, region(owner, round, owner), length_of(owner) * element);
     }
   }
-  round_ += static_cast<uint32_t>(rounds);
-  ++pipelined_calls_;
-  // Both parities' slots were used: the next call writes either only once every member is done.
-  segment.finish_reading(p2p.sequence());
-  last_published_[0] = last_published_[1] = p2p.sequence();
+  end_pipelined_call(p2p, plan);
 }
 
 // Round r covers elements [r * part, (r + 1) * part) of every member's block: member j stages its
@@ -244,22 +230,15 @@ void HostCollectives::pipelined_reduce_scatter(UcxTransport &p2p, const CallSign
   HostSegment &segment = *segment_;
   const size_t element = dtype_size(dtype);
   const xffl_dtype_t type = accumulation_dtype(dtype, op);
-  const size_t region_bytes = segment.slot_bytes() / static_cast<size_t>(members_) / 64 * 64;
-  const size_t part_elements = std::max<size_t>(1, std::min(chunk_bytes, region_bytes) / element);
-  const size_t rounds = (recv_count + part_elements - 1) / part_elements;
-  const int total_steps = 1 + 2 * static_cast<int>(std::min<size_t>(rounds, INT32_MAX / 4));
-  auto step_of = [&](size_t round, int phase) {
-    return algorithms::Step{1 + 2 * static_cast<int>(std::min<size_t>(round, INT32_MAX / 4)) + phase, total_steps};
-  };
-  enter(p2p, signature, nullptr, 0, algorithms::Step{0, total_steps});
+  const Pipeline plan = start_pipelined_call(p2p, signature, chunk_bytes, element, recv_count, 1);
+  const size_t part_elements = plan.part_elements, rounds = plan.rounds;
+  auto step_of = [&](size_t round, int phase) { return plan.step(round, phase); };
+  auto region = [&](int member, uint32_t round, int index) { return plan.region(member, round, index); };
 
   const auto *input = static_cast<const unsigned char *>(send);
   auto *output = static_cast<unsigned char *>(recv);
   std::optional<algorithms::Scratch> scratch;
   if (type != dtype || op == XFFL_AVG) scratch.emplace(p2p, 2 * part_elements * dtype_size(type));
-  auto region = [&](int member, uint32_t round, int index) {
-    return segment.slot(member, round) + static_cast<size_t>(index) * region_bytes;
-  };
   const auto spin = std::chrono::nanoseconds(algorithm_choice::host_pipeline_spin_ns);
 
   for (size_t r = 0; r < rounds; ++r) {
@@ -291,9 +270,37 @@ void HostCollectives::pipelined_reduce_scatter(UcxTransport &p2p, const CallSign
     std::memcpy(output + first * element, result, length * element);
     segment.publish_round(Flag::reduced, round);
   }
-  round_ += static_cast<uint32_t>(rounds);
+  end_pipelined_call(p2p, plan);
+}
+
+unsigned char *HostCollectives::Pipeline::region(int member, uint32_t round, int index) const {
+  return segment->slot(member, round) + static_cast<size_t>(index) * region_bytes;
+}
+
+algorithms::Step HostCollectives::Pipeline::step(size_t round, int phase) const {
+  return algorithms::Step{1 + 2 * static_cast<int>(std::min<size_t>(round, INT32_MAX / 4)) + phase, total_steps};
+}
+
+HostCollectives::Pipeline HostCollectives::start_pipelined_call(UcxTransport &p2p, const CallSignature &signature,
+                                                                size_t chunk_bytes, size_t element, size_t count,
+                                                                size_t parts_per_round) {
+  Pipeline plan;
+  plan.segment = segment_.get();
+  // A member's part of a round: at most one region, and at most chunk_bytes (kept in the cache).
+  plan.region_bytes = segment_->slot_bytes() / static_cast<size_t>(members_) / 64 * 64;
+  plan.part_elements = std::max<size_t>(1, std::min(chunk_bytes, plan.region_bytes) / element);
+  const size_t round_elements = plan.part_elements * parts_per_round;
+  plan.rounds = (count + round_elements - 1) / round_elements;
+  plan.total_steps = 1 + 2 * static_cast<int>(std::min<size_t>(plan.rounds, INT32_MAX / 4));
+  enter(p2p, signature, nullptr, 0, algorithms::Step{0, plan.total_steps});
+  return plan;
+}
+
+void HostCollectives::end_pipelined_call(UcxTransport &p2p, const Pipeline &plan) {
+  round_ += static_cast<uint32_t>(plan.rounds);
   ++pipelined_calls_;
-  segment.finish_reading(p2p.sequence());
+  // Both parities' slots were used: the next call writes either only once every member is done.
+  segment_->finish_reading(p2p.sequence());
   last_published_[0] = last_published_[1] = p2p.sequence();
 }
 

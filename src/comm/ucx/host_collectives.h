@@ -107,6 +107,26 @@ class HostCollectives {
   // out = every member's slot elements [first, first + count) reduced in member order.
   void reduce_slots(UcxTransport &p2p, size_t first, size_t count, xffl_dtype_t dtype, xffl_redop_t op, void *out);
 
+  // What the two pipelined schedules share: every slot cut into one region per member, parts of at most
+  // chunk_bytes (one region at most), and the steps their waits name (0: the signatures; then two per
+  // round).
+  struct Pipeline {
+    HostSegment *segment = nullptr;
+    size_t region_bytes = 0;
+    size_t part_elements = 0;
+    size_t rounds = 0;
+    int total_steps = 1;
+    // Region `index` of member's slot of `round`'s parity.
+    unsigned char *region(int member, uint32_t round, int index) const;
+    algorithms::Step step(size_t round, int phase) const;
+  };
+  // Starts a pipelined call of `count` `element`-byte values, `parts_per_round` parts a round: its
+  // pipeline, once every member's signature is checked (enter).
+  Pipeline start_pipelined_call(UcxTransport &p2p, const CallSignature &signature, size_t chunk_bytes, size_t element,
+                                size_t count, size_t parts_per_round);
+  // After the pipelined call's last round.
+  void end_pipelined_call(UcxTransport &p2p, const Pipeline &pipeline);
+
   int members_;
   int me_;
   std::unique_ptr<HostSegment> segment_;
