@@ -101,31 +101,6 @@ void HostCollectives::enter(UcxTransport &p2p, const CallSignature &signature, c
   }
 }
 
-void HostCollectives::reduce_slots(UcxTransport &p2p, size_t first, size_t count, xffl_dtype_t dtype,
-                                   xffl_redop_t op, void *out) {
-  const HostSegment &segment = *segment_;
-  const uint32_t sequence = p2p.sequence();
-  const size_t offset = first * dtype_size(dtype);
-  auto part = [&](int member) -> const unsigned char * { return segment.slot(member, sequence) + offset; };
-  const xffl_dtype_t type = accumulation_dtype(dtype, op);
-  if (type == dtype && op != XFFL_AVG) {  // straight into out
-    combine(out, part(0), part(1), count, type, op);
-    for (int member = 2; member < members_; ++member) combine(out, out, part(member), count, type, op);
-    return;
-  }
-  const size_t wide = count * dtype_size(type);
-  algorithms::Scratch scratch(p2p, 2 * wide);
-  unsigned char *accumulator = scratch.data();
-  unsigned char *operand = accumulator + wide;
-  convert(part(0), dtype, accumulator, type, count);
-  for (int member = 1; member < members_; ++member) {
-    convert(part(member), dtype, operand, type, count);
-    combine(accumulator, accumulator, operand, count, type, op);
-  }
-  if (op == XFFL_AVG) divide(accumulator, count, type, members_);
-  convert(accumulator, type, out, dtype, count);
-}
-
 void HostCollectives::allreduce(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
                                 size_t count, xffl_dtype_t dtype, xffl_redop_t op) {
   enter(p2p, signature, send, count * dtype_size(dtype));
@@ -151,6 +126,18 @@ void HostCollectives::reduce_operands(const Operand &operand, size_t count, xffl
   }
   if (op == XFFL_AVG) divide(accumulator, count, type, members_);
   convert(accumulator, type, result, dtype, count);
+}
+
+void HostCollectives::reduce_slots(UcxTransport &p2p, size_t first, size_t count, xffl_dtype_t dtype,
+                                   xffl_redop_t op, void *out) {
+  const HostSegment &segment = *segment_;
+  const uint32_t sequence = p2p.sequence();
+  const size_t offset = first * dtype_size(dtype);
+  auto part = [&](int member) -> const unsigned char * { return segment.slot(member, sequence) + offset; };
+  const xffl_dtype_t type = accumulation_dtype(dtype, op);
+  std::optional<algorithms::Scratch> scratch;
+  if (type != dtype || op == XFFL_AVG) scratch.emplace(p2p, 2 * count * dtype_size(type));
+  reduce_operands(part, count, dtype, op, scratch ? scratch->data() : nullptr, static_cast<unsigned char *>(out));
 }
 
 // Round r of a call covers `block` elements from `base`, split into balanced parts (balanced_bounds):
