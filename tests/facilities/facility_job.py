@@ -4,6 +4,7 @@ and bench/facilities/continue_bench.py."""
 import os
 import re
 import signal
+import shutil
 import subprocess
 import threading
 import time
@@ -107,7 +108,28 @@ def wait_for(what, condition, jobs, bound=40):
                 fail(f"{what}: facility {job.facility}'s job ended with {job.process.returncode}:\n" +
                      "\n".join(job.snapshot()[-40:]))
         time.sleep(0.05)
-    fail(f"{what}: not within {bound} s:\n" + "\n".join(l for j in jobs for l in j.snapshot()[-15:]))
+    fail(f"{what}: not within {bound} s:\n" + "\n".join(l for j in jobs for l in j.snapshot()[-15:]) +
+         "\n" + stacks(jobs))
+
+
+def stacks(jobs):
+    """Every thread's stack of every rank still running (gdb, when installed; bounded): where a rank
+    sat when a wait of the test ran out, so that a rare failure in a full run says what it waited on."""
+    if not shutil.which("gdb"):
+        return "(gdb not installed: no stacks)"
+    out = []
+    for job in jobs:
+        for rank, pid in sorted(job.pids().items()):
+            try:
+                text = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex", "set pagination off",
+                                       "-ex", "thread apply all bt"], capture_output=True, text=True,
+                                      timeout=30).stdout
+            except (subprocess.TimeoutExpired, OSError) as error:
+                text = f"(no stack: {error})"
+            out.append(f"rank {rank} (pid {pid}), facility {job.facility}: the stacks of its threads")
+            out.extend(f"[rank {rank} stack] {line}" for line in text.splitlines()
+                       if line.startswith(("Thread", "#", "(no stack")))
+    return "\n".join(out)
 
 
 def max_round(job, live=None):

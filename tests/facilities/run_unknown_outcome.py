@@ -47,8 +47,9 @@ SECRET = "unknown-outcome-secret"
 SIZES = [1, 1, 1]
 TIMEOUT = 8  # facility 2's XFFL_TIMEOUT, s: its average ends within it, after the store went silent for it
 # The others' XFFL_TIMEOUT, s: their next average waits for facility 2 (a member, its lease alive) and
-# must not reach its bound before facility 2 is back, whatever the machine's load.
-OTHERS_TIMEOUT = 30
+# must not reach its bound before facility 2 is back, whatever the machine's load. (30 s was enough in
+# every run seen; it costs nothing when facility 2 comes back sooner.)
+OTHERS_TIMEOUT = 60
 PACE_MS = 1000  # between rounds
 
 
@@ -72,8 +73,11 @@ def main():
             fail("facility 2 did not acknowledge a round through the proxy within 30 s")
         silent_at = time.time()
         print("the store went silent for facility 2 after its acknowledgement of a round")
+        # A bound only so that a hang fails: the time it took is printed below, never compared. (2x the
+        # timeout was exceeded once under AddressSanitizer in a full run; the ranks' stacks are printed
+        # when it is.)
         wait_for("facility 2's average ending without the decision",
-                 lambda: any("average failed" in l for l in victim.snapshot()), jobs, bound=2 * TIMEOUT)
+                 lambda: any("average failed" in l for l in victim.snapshot()), jobs, bound=4 * TIMEOUT)
         lines = victim.snapshot()
         at = next(i for i, l in enumerate(lines) if "average failed" in l)
         failed = lines[at]
