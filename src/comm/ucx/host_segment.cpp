@@ -181,45 +181,30 @@ unsigned char *HostSegment::slot(int member, uint32_t sequence) const {
 void HostSegment::publish(uint32_t sequence, const CallSignature &signature) {
   Flags &mine = flags(me_);
   mine.signature[sequence & 1u] = signature;
-  mine.arrived.store(sequence + 1, std::memory_order_seq_cst);
-  if (mine.arrived_sleepers.load(std::memory_order_seq_cst) != 0) futex_wake(mine.arrived);
+  publish_round(Flag::arrived, sequence);
 }
 
-void HostSegment::finish_reading(uint32_t sequence) {
-  Flags &mine = flags(me_);
-  mine.done.store(sequence + 1, std::memory_order_seq_cst);
-  if (mine.done_sleepers.load(std::memory_order_seq_cst) != 0) futex_wake(mine.done);
-}
+void HostSegment::finish_reading(uint32_t sequence) { publish_round(Flag::done, sequence); }
 
-std::atomic<uint32_t> &HostSegment::word(int member, Flag flag) const {
+HostSegment::Word HostSegment::word(int member, Flag flag) const {
   Flags &of = flags(member);
   switch (flag) {
-    case Flag::arrived: return of.arrived;
-    case Flag::done: return of.done;
-    case Flag::staged: return of.staged;
+    case Flag::arrived: return {of.arrived, of.arrived_sleepers};
+    case Flag::done: return {of.done, of.done_sleepers};
+    case Flag::staged: return {of.staged, of.staged_sleepers};
     case Flag::reduced: break;
   }
-  return of.reduced;
-}
-
-std::atomic<uint32_t> &HostSegment::sleepers(int member, Flag flag) const {
-  Flags &of = flags(member);
-  switch (flag) {
-    case Flag::arrived: return of.arrived_sleepers;
-    case Flag::done: return of.done_sleepers;
-    case Flag::staged: return of.staged_sleepers;
-    case Flag::reduced: break;
-  }
-  return of.reduced_sleepers;
+  return {of.reduced, of.reduced_sleepers};
 }
 
 void HostSegment::publish_round(Flag flag, uint32_t round) {
-  word(me_, flag).store(round + 1, std::memory_order_seq_cst);
-  if (sleepers(me_, flag).load(std::memory_order_seq_cst) != 0) futex_wake(word(me_, flag));
+  const Word mine = word(me_, flag);
+  mine.value.store(round + 1, std::memory_order_seq_cst);
+  if (mine.sleepers.load(std::memory_order_seq_cst) != 0) futex_wake(mine.value);
 }
 
 bool HostSegment::reached(int member, Flag flag, uint32_t value) const {
-  return reached_value(word(member, flag).load(std::memory_order_acquire), value);
+  return reached_value(word(member, flag).value.load(std::memory_order_acquire), value);
 }
 
 bool HostSegment::arrived(int member, uint32_t sequence) const { return reached(member, Flag::arrived, sequence); }
@@ -235,7 +220,7 @@ CallSignature HostSegment::signature(int member, uint32_t sequence) const {
 }
 
 bool HostSegment::spin(int member, Flag flag, uint32_t value, Clock::time_point spin_end) const {
-  const std::atomic<uint32_t> &awaited = word(member, flag);
+  const std::atomic<uint32_t> &awaited = word(member, flag).value;
   for (unsigned round = 1;; ++round) {
     if (reached_value(awaited.load(std::memory_order_acquire), value)) return true;
     relax();
@@ -244,7 +229,7 @@ bool HostSegment::spin(int member, Flag flag, uint32_t value, Clock::time_point 
 }
 
 bool HostSegment::yield(int member, Flag flag, uint32_t value) const {
-  const std::atomic<uint32_t> &awaited = word(member, flag);
+  const std::atomic<uint32_t> &awaited = word(member, flag).value;
   for (int round = 0; round < algorithm_choice::host_segment_yields; ++round) {
     sched_yield();
     if (reached_value(awaited.load(std::memory_order_acquire), value)) return true;
@@ -253,8 +238,9 @@ bool HostSegment::yield(int member, Flag flag, uint32_t value) const {
 }
 
 bool HostSegment::sleep(int member, Flag flag, uint32_t value) const {
-  std::atomic<uint32_t> &awaited = word(member, flag);
-  std::atomic<uint32_t> &counted = sleepers(member, flag);
+  const Word watched = word(member, flag);
+  std::atomic<uint32_t> &awaited = watched.value;
+  std::atomic<uint32_t> &counted = watched.sleepers;
   counted.fetch_add(1, std::memory_order_seq_cst);
   const uint32_t seen = awaited.load(std::memory_order_seq_cst);
   if (!reached_value(seen, value)) futex_wait(awaited, seen);

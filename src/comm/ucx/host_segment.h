@@ -97,8 +97,12 @@ class HostSegment {
   static size_t flags_bytes(int members);
   static size_t total_bytes(int members, size_t slot_bytes);
   Flags &flags(int member) const;
-  std::atomic<uint32_t> &word(int member, Flag flag) const;
-  std::atomic<uint32_t> &sleepers(int member, Flag flag) const;
+  // A flag of member's: its word and the count of members asleep on it (futex).
+  struct Word {
+    std::atomic<uint32_t> &value;
+    std::atomic<uint32_t> &sleepers;
+  };
+  Word word(int member, Flag flag) const;
 
   int members_;
   int me_;
