@@ -17,7 +17,11 @@
  * returning facility receives is exact f32. With NCCL (device memory) each crossing rank copies its
  * values to host memory on the stream, runs the round there and copies the committed result back (one
  * host copy of the values for the length of the call; the caller's buffers change only on success);
- * the relay inside the facility stays on device memory.
+ * the relay inside the facility stays on device memory. One exception: when that copy back itself fails
+ * (a device error) after the round committed, the call fails on every rank of the facility with that
+ * error, the round counts for the other facilities, and the crossing ranks' buffers may hold part of
+ * the result (the other ranks' are unchanged); the facility's next successful average makes its
+ * copies identical again.
  */
 #ifndef XFFL_FEDERATED_H
 #define XFFL_FEDERATED_H
