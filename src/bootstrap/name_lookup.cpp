@@ -53,6 +53,7 @@ struct Pending {
 };
 
 void work(Pending &pending) {
+  pthread_setname_np(pthread_self(), "xffl-lookup");  // in stacks (gdb, /proc/PID/task/*/comm), and for the tests
   addrinfo *found = nullptr;
   const int rc = ::getaddrinfo(pending.host.c_str(), pending.service.c_str(), &pending.hints, &found);
   const int error = errno;  // thread-local: read here, on the thread that looked up

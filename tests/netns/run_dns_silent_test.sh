@@ -3,7 +3,9 @@
 # XFFL_TIMEOUT, naming the host and the name lookup, instead of sitting in glibc's resolver for
 # timeout x attempts x nameservers (here 5 s x 3 for one query) whatever XFFL_TIMEOUT says.
 #
-#   run_dns_silent_test.sh XFFL_RUN JOB      JOB: netns_facility_job (any program that joins the store)
+#   run_dns_silent_test.sh XFFL_RUN JOB [LOOKUP_TEST]
+#     JOB: netns_facility_job (any program that joins the store); LOOKUP_TEST: unit_bootstrap_name_lookup,
+#     whose test_abandoned_lookup needs this DNS server
 #
 # The script runs itself again inside `unshare --mount --net`: namespaces of its own, gone when it
 # ends. There lo is up and one end of a veth pair holds 198.18.0.1/15, with a permanent neighbour entry
@@ -18,14 +20,16 @@
 #   rank 1       rank 1 of 2 started as xffl-run starts it (torchrun's variables), its store's host
 #                elsewhere: the client's lookup in its rendezvous
 #   federation   a facility's job (its store on loopback) whose federation server is named by a name
+#   abandoned    a lookup given up at its deadline whose worker ends later (LOOKUP_TEST, with the
+#                resolver told to give up after 1 s): it must end and free what it found
 # Exit 77 (CTest SKIP_RETURN_CODE) when the namespaces or the mount cannot be made here, with the reason.
 set -u
 
-if [ $# -ne 2 ]; then
-  echo "usage: $0 XFFL_RUN JOB" >&2
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+  echo "usage: $0 XFFL_RUN JOB [LOOKUP_TEST]" >&2
   exit 2
 fi
-xffl_run=$1 job=$2
+xffl_run=$1 job=$2 lookup_test=${3:-}
 timeout=2
 bound=$((4 * timeout))
 name=store.facility.test
@@ -100,5 +104,11 @@ federation=federation.facility.test
 expect federation 1 "XFFL_ETIMEOUT: .*the name lookup of '$federation' did not finish within $((timeout * 1000)) ms" -- \
   "$xffl_run" -n 1 --federated 1,1 --facility 0 --federation "xffl://$federation:7000" --timeout "$timeout" -- \
   "$job" check
+
+if [ -n "$lookup_test" ]; then
+  expect abandoned 0 "OK \] test_abandoned_lookup" -- \
+    env SILENT_DNS_NAME="$name" RES_OPTIONS="timeout:1 attempts:1" "$lookup_test"
+  grep -q "SKIPPED" "$work/out" && fail "abandoned: the test was skipped"
+fi
 
 echo "PASS: every lookup gave up within XFFL_TIMEOUT, naming the host and the lookup"
