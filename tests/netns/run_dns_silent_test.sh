@@ -13,8 +13,9 @@
 # the host unreachable) and the other end, which has no address, drops them without answer. (A dummy
 # interface would do the same, but its kernel module is missing on some test machines; veth is what the
 # other netns tests need anyway.) A resolv.conf naming only that server is bind-mounted over
-# /etc/resolv.conf (in this mount namespace only); store.facility.test is in no /etc/hosts. With XFFL_TIMEOUT=2 each case must end within 4x the timeout (a bound that only catches
-# the resolver's wait, never compared otherwise; the time is printed):
+# /etc/resolv.conf (in this mount namespace only); store.facility.test is in no /etc/hosts. With
+# XFFL_TIMEOUT=2 each case must end within 4x the timeout (a bound that only catches the resolver's
+# wait, never compared otherwise; the time is printed):
 #   launcher     xffl-run --master-addr NAME (no port): xffl-run's own lookup, to draw the port
 #   rank 0       xffl-run -n 1 --master-addr NAME --master-port P: the store's host binding NAME
 #   rank 1       rank 1 of 2 started as xffl-run starts it (torchrun's variables), its store's host
@@ -66,7 +67,8 @@ mount --bind "$work/resolv.conf" /etc/resolv.conf || skip "cannot bind-mount a r
 echo "silent DNS: nameserver 198.18.0.53 (dropped beyond xdns0), timeout:5 attempts:3; XFFL_TIMEOUT=$timeout s"
 
 # A clean environment for the library: the caller's settings must not change what is tested.
-unset MASTER_ADDR MASTER_PORT XFFL_MASTER_ADDR XFFL_MASTER_PORT XFFL_FEDERATION XFFL_FACILITY XFFL_AUTH_TOKEN XFFL_JOB_ID
+unset MASTER_ADDR MASTER_PORT XFFL_MASTER_ADDR XFFL_MASTER_PORT XFFL_FEDERATION XFFL_FACILITY XFFL_AUTH_TOKEN \
+  XFFL_JOB_ID
 export XFFL_LOG_LEVEL=warn
 
 # expect CASE EXIT_CODE REGEX -- COMMAND...: COMMAND must end within the bound with EXIT_CODE, having
@@ -82,7 +84,8 @@ expect() {
   elapsed=$(((ended - started) / 1000000))
   sed "s/^/[$what] /" "$work/out"
   echo "$what: exit $rc after $elapsed ms (bound $bound s)"
-  [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "$what: still waiting after $bound s: the lookup was not bounded by XFFL_TIMEOUT"
+  [ $rc -ne 124 ] && [ $rc -ne 137 ] ||
+    fail "$what: still waiting after $bound s: the lookup was not bounded by XFFL_TIMEOUT"
   [ $rc -eq "$code" ] || fail "$what: exit $rc, expected $code"
   grep -Eq -- "$pattern" "$work/out" || fail "$what: no line matches: $pattern"
 }
@@ -101,7 +104,8 @@ expect "rank 1" 1 "XFFL_ETIMEOUT: .*rank 1: could not reach the store at $name:$
   XFFL_TIMEOUT="$timeout" "$job" check
 
 federation=federation.facility.test
-expect federation 1 "XFFL_ETIMEOUT: .*the name lookup of '$federation' did not finish within $((timeout * 1000)) ms" -- \
+expect federation 1 "XFFL_ETIMEOUT: .*the name lookup of '$federation' did not finish within $((timeout * 1000)) ms" \
+  -- \
   "$xffl_run" -n 1 --federated 1,1 --facility 0 --federation "xffl://$federation:7000" --timeout "$timeout" -- \
   "$job" check
 

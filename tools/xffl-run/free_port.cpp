@@ -51,7 +51,8 @@ AddrinfoList master_addresses(const std::string& address, std::chrono::milliseco
 }
 
 void set_port(sockaddr* address, int port) {
-  if (address->sa_family == AF_INET) reinterpret_cast<sockaddr_in*>(address)->sin_port = htons(static_cast<uint16_t>(port));
+  if (address->sa_family == AF_INET)
+    reinterpret_cast<sockaddr_in*>(address)->sin_port = htons(static_cast<uint16_t>(port));
   if (address->sa_family == AF_INET6)
     reinterpret_cast<sockaddr_in6*>(address)->sin6_port = htons(static_cast<uint16_t>(port));
 }
