@@ -7,6 +7,7 @@ target_sources(xffl_obj PRIVATE
   bootstrap/wire.cpp
   bootstrap/protocol.cpp
   bootstrap/auth.cpp
+  bootstrap/name_lookup.cpp
   bootstrap/socket.cpp
   bootstrap/group_registry.cpp
   bootstrap/store_core.cpp

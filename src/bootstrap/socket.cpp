@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "bootstrap/name_lookup.h"
 #include "bootstrap/text.h"
 
 namespace xffl::bootstrap::net {
@@ -61,29 +62,34 @@ IoResult wait_for(int fd, short events, Clock::time_point deadline) {
 
 }  // namespace
 
-std::vector<Address> resolve(const std::string &host, int port, bool passive, std::string *error, bool *permanent) {
+Resolved resolve(const std::string &host, int port, bool passive, Clock::time_point deadline) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
-  addrinfo *found = nullptr;
-  const std::string service = std::to_string(port);
-  int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
-  std::vector<Address> out;
-  if (rc != 0) {
-    if (error) *error = rc == EAI_SYSTEM ? errno_text(errno) : gai_strerror(rc);
-    if (permanent) *permanent = rc != EAI_AGAIN && rc != EAI_SYSTEM;
+  NameLookup lookup = lookup_name(host, std::to_string(port), hints, deadline);
+  Resolved out;
+  if (lookup.kind == NameLookup::Timeout) {
+    out.kind = Resolved::Timeout;
     return out;
   }
-  for (addrinfo *entry = found; entry; entry = entry->ai_next) {
+  if (lookup.kind == NameLookup::Failed) {
+    out.error = lookup.rc == EAI_SYSTEM ? errno_text(lookup.error) : gai_strerror(lookup.rc);
+    out.kind = lookup.rc == EAI_AGAIN || lookup.rc == EAI_SYSTEM ? Resolved::Temporary : Resolved::Permanent;
+    return out;
+  }
+  for (const addrinfo *entry = lookup.list.get(); entry; entry = entry->ai_next) {
     Address address;
     std::memcpy(&address.storage, entry->ai_addr, entry->ai_addrlen);
     address.length = entry->ai_addrlen;
     address.text = numeric_text(entry->ai_addr, entry->ai_addrlen);
-    out.push_back(address);
+    out.addresses.push_back(address);
   }
-  ::freeaddrinfo(found);
   return out;
+}
+
+std::string lookup_timeout_text(const std::string &host, long long timeout_ms) {
+  return "the name lookup of '" + host + "' did not finish within " + std::to_string(timeout_ms) + " ms";
 }
 
 std::string peer_name(int fd) {

@@ -51,9 +51,27 @@ struct Address {
   std::string text;  // numeric "host:port" for messages
 };
 
-// getaddrinfo for TCP. On failure returns an empty list and sets *error to gai_strerror's text and
-// *permanent to whether retrying cannot help (an unknown name, as opposed to a temporary DNS failure).
-std::vector<Address> resolve(const std::string &host, int port, bool passive, std::string *error, bool *permanent);
+// What a name lookup came to.
+struct Resolved {
+  enum Kind {
+    Ok,         // `addresses` holds at least one
+    Permanent,  // retrying cannot help: an unknown name, no address of the family, ...
+    Temporary,  // a temporary DNS failure (EAI_AGAIN) or a system error: worth retrying
+    Timeout,    // the deadline passed while the lookup still ran (a DNS server that does not answer)
+  } kind = Ok;
+  std::vector<Address> addresses;
+  std::string error;  // Permanent, Temporary: gai_strerror's text (errno's for EAI_SYSTEM)
+};
+
+// getaddrinfo for TCP, bounded by the deadline (name_lookup.h): a host name whose lookup has not
+// finished by then gives Timeout, however long glibc's resolver would still wait for its DNS servers
+// (timeout x attempts x nameservers). A numeric address is converted at once, whatever the deadline; a
+// name with the deadline already past is Timeout at once. An empty host is the wildcard address when
+// passive.
+Resolved resolve(const std::string &host, int port, bool passive, Clock::time_point deadline);
+
+// "the name lookup of 'HOST' did not finish within N ms": how a caller says that a lookup timed out.
+std::string lookup_timeout_text(const std::string &host, long long timeout_ms);
 
 std::string errno_text(int error);
 // "127.0.0.1:43122" of the other end, or "unknown peer".

@@ -44,7 +44,8 @@ Store::Store(StoreConfig config) : config_(std::move(config)) {
     server.logger = config_.logger;
     const std::string &bind = config_.bind_addr.empty() ? config_.master_addr : config_.bind_addr;
     try {
-      server_ = std::make_unique<StoreServer>(std::move(server), bind, config_.master_port, config_.server_tap,
+      server_ = std::make_unique<StoreServer>(std::move(server), bind, config_.master_port,
+                                              std::chrono::milliseconds(config_.timeout_ms), config_.server_tap,
                                               config_.master_addr);
     } catch (const Error &error) {
       throw Error(error.status(), "rank 0: " + std::string(error.what()));

@@ -50,16 +50,18 @@ void StoreClient::connect_and_join() {
   std::string last_error = "no attempt finished";
   int attempts = 0;
   for (;;) {
-    std::string resolve_error;
-    bool permanent = false;
-    std::vector<net::Address> addresses = net::resolve(config_.host, config_.port, false, &resolve_error, &permanent);
-    if (addresses.empty()) {
-      if (permanent)
-        fail(XFFL_ENETWORK, who_, ": cannot resolve the store's host '", config_.host, "' (", address_,
-             "): ", resolve_error);
-      last_error = "cannot resolve '" + config_.host + "': " + resolve_error;
-    }
-    for (const net::Address &address : addresses) {
+    const net::Resolved resolved = net::resolve(config_.host, config_.port, false, deadline);
+    if (resolved.kind == net::Resolved::Permanent)
+      fail(XFFL_ENETWORK, who_, ": cannot resolve the store's host '", config_.host, "' (", address_,
+           "): ", resolved.error);
+    if (resolved.kind == net::Resolved::Timeout)
+      fail(XFFL_ETIMEOUT, who_, ": could not reach the store at ", address_, ": ",
+           net::lookup_timeout_text(config_.host, config_.timeout_ms),
+           " (XFFL_TIMEOUT); does this host reach a DNS server that answers for it? (a numeric MASTER_ADDR "
+           "needs none)");
+    if (resolved.kind == net::Resolved::Temporary)
+      last_error = "cannot resolve '" + config_.host + "': " + resolved.error;
+    for (const net::Address &address : resolved.addresses) {
       ++attempts;
       net::Fd fd;
       net::IoResult result = net::connect_until(address, std::min(deadline, Clock::now() + kMaxBackoff), &fd);

@@ -23,18 +23,20 @@ constexpr auto kFlushGrace = std::chrono::milliseconds(1000);
 constexpr int kAcceptsPerWake = 64;
 }  // namespace
 
-StoreServer::StoreServer(ServerConfig config, const std::string &bind_host, int port, wire::Tap tap,
-                         const std::string &advertised_host)
+StoreServer::StoreServer(ServerConfig config, const std::string &bind_host, int port,
+                         std::chrono::milliseconds lookup_timeout, wire::Tap tap, const std::string &advertised_host)
     : tap_(std::move(tap)) {
-  std::string resolve_error;
-  bool permanent = false;
-  std::vector<net::Address> addresses = net::resolve(bind_host, port, true, &resolve_error, &permanent);
-  if (addresses.empty())
+  const net::Resolved resolved = net::resolve(bind_host, port, true, Clock::now() + lookup_timeout);
+  if (resolved.kind == net::Resolved::Timeout)
+    fail(XFFL_ETIMEOUT, "cannot serve the store at ", host_port(bind_host, port), ": ",
+         net::lookup_timeout_text(bind_host, lookup_timeout.count()),
+         " (XFFL_TIMEOUT); does this host reach a DNS server that answers for it?");
+  if (resolved.kind != net::Resolved::Ok)
     fail(XFFL_ENETWORK, "cannot serve the store at ", host_port(bind_host, port), ": cannot resolve '", bind_host,
-         "': ", resolve_error);
+         "': ", resolved.error);
   int last_error = 0;
   std::string tried;
-  for (const net::Address &address : addresses) {
+  for (const net::Address &address : resolved.addresses) {
     net::Fd fd(::socket(address.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd) {
       last_error = errno;

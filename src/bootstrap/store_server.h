@@ -10,6 +10,7 @@
 #define XFFL_SRC_BOOTSTRAP_STORE_SERVER_H
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -26,12 +27,13 @@ namespace xffl::bootstrap {
 
 class StoreServer {
  public:
-  // Resolves bind_host, binds host:port (port 0: the kernel picks one, see port()), listens and starts
-  // the loop. config.address is set to advertised_host:<bound port> (advertised_host defaults to
-  // bind_host): the name clients use, for messages. Throws xffl::Error(XFFL_ENETWORK) with the address
-  // and the system's reason when it cannot listen.
-  StoreServer(ServerConfig config, const std::string &bind_host, int port, wire::Tap tap = {},
-              const std::string &advertised_host = "");
+  // Resolves bind_host (a name's lookup bounded by lookup_timeout: the job's XFFL_TIMEOUT), binds
+  // host:port (port 0: the kernel picks one, see port()), listens and starts the loop. config.address
+  // is set to advertised_host:<bound port> (advertised_host defaults to bind_host): the name clients
+  // use, for messages. Throws xffl::Error(XFFL_ENETWORK) with the address and the system's reason when
+  // it cannot listen, XFFL_ETIMEOUT when the lookup of bind_host does not finish in time.
+  StoreServer(ServerConfig config, const std::string &bind_host, int port, std::chrono::milliseconds lookup_timeout,
+              wire::Tap tap = {}, const std::string &advertised_host = "");
   // stop().
   ~StoreServer();
   StoreServer(const StoreServer &) = delete;

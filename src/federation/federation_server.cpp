@@ -21,14 +21,16 @@ using protocol::Type;
 
 FederationServer::FederationServer(ServerOptions options, const std::string &host, int port)
     : options_(std::move(options)) {
-  std::string error;
-  bool permanent = false;
-  std::vector<net::Address> addresses = net::resolve(host, port, true, &error, &permanent);
-  if (addresses.empty())
+  const net::Resolved resolved = net::resolve(
+      host, port, true, net::Clock::now() + std::chrono::milliseconds(options_.lookup_timeout_ms));
+  if (resolved.kind == net::Resolved::Timeout)
+    fail(XFFL_ETIMEOUT, "cannot serve the federation at ", bootstrap::host_port(host, port), ": ",
+         net::lookup_timeout_text(host, options_.lookup_timeout_ms));
+  if (resolved.kind != net::Resolved::Ok)
     fail(XFFL_ENETWORK, "cannot serve the federation at ", bootstrap::host_port(host, port), ": cannot resolve '",
-         host, "': ", error);
+         host, "': ", resolved.error);
   std::string reason;
-  for (const net::Address &address : addresses) {
+  for (const net::Address &address : resolved.addresses) {
     net::Fd fd(::socket(address.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!fd) {
       reason = net::errno_text(errno);

@@ -27,6 +27,7 @@ struct ServerOptions {
   std::string secret;               // the job secret; empty: no authentication
   int handshake_timeout_ms = 10000;  // a connection that has not authenticated by then is closed
   int max_wait_ms = 600000;          // the longest a Watch may park
+  int lookup_timeout_ms = 10000;     // the lookup of a host name to listen on (glibc's could take 30 s)
 };
 
 class FederationServer {
@@ -34,7 +35,8 @@ class FederationServer {
   static constexpr size_t kMaxConnections = 256;
 
   // Binds host:port (port 0: the kernel picks, see port()) and starts serving. Throws
-  // xffl::Error(XFFL_ENETWORK) naming the address and the system's reason when it cannot listen.
+  // xffl::Error(XFFL_ENETWORK) naming the address and the system's reason when it cannot listen, and
+  // XFFL_ETIMEOUT when the lookup of a host name does not finish within options.lookup_timeout_ms.
   FederationServer(ServerOptions options, const std::string &host, int port);
   ~FederationServer();  // stop()
   FederationServer(const FederationServer &) = delete;

@@ -82,13 +82,14 @@ void XfflStore::connect(net::Clock::time_point deadline) {
   auto pause = ms(20);
   auto started = net::Clock::now();
   for (;;) {
-    std::string resolve_error;
-    bool permanent = false;
-    std::vector<net::Address> addresses = net::resolve(member.host, member.port, false, &resolve_error, &permanent);
-    if (addresses.empty() && permanent)
-      fail(XFFL_ENETWORK, "cannot reach the ", where, ": cannot resolve '", member.host, "': ", resolve_error);
-    if (addresses.empty()) last = "cannot resolve '" + member.host + "': " + resolve_error;
-    for (const net::Address &address : addresses) {
+    const net::Resolved resolved = net::resolve(member.host, member.port, false, deadline);
+    if (resolved.kind == net::Resolved::Permanent)
+      fail(XFFL_ENETWORK, "cannot reach the ", where, ": cannot resolve '", member.host, "': ", resolved.error);
+    if (resolved.kind == net::Resolved::Timeout)
+      fail(XFFL_ETIMEOUT, "cannot reach the ", where, ": ", net::lookup_timeout_text(member.host, call_timeout_ms_),
+           " (XFFL_TIMEOUT); does this host reach a DNS server that answers for it?");
+    if (resolved.kind == net::Resolved::Temporary) last = "cannot resolve '" + member.host + "': " + resolved.error;
+    for (const net::Address &address : resolved.addresses) {
       net::Fd fd;
       net::IoResult connected = net::connect_until(address, deadline, &fd);
       if (connected.kind != net::IoResult::Ok) {

@@ -27,6 +27,8 @@ namespace {
 constexpr double kLingerSeconds = 60;
 // Reads and writes of one event before the loop serves the others (fairness between pairs).
 constexpr int kRoundsPerEvent = 16;
+// The lookup of a --listen host given by name (glibc's resolver could wait 30 s for a silent DNS server).
+constexpr int kLookupTimeoutMs = 10000;
 
 Clock::time_point after(double seconds) {
   return Clock::now() + std::chrono::microseconds(static_cast<long long>(seconds * 1e6));
@@ -73,11 +75,14 @@ struct RelayServer::Conn {
 };
 
 RelayServer::RelayServer(const RelayOptions &options) : options_(options) {
-  std::string error;
-  bool permanent = false;
-  const std::vector<net::Address> addresses = net::resolve(options_.host, options_.port, true, &error, &permanent);
-  if (addresses.empty()) fail(XFFL_EINVAL, "xffl-relay: cannot resolve '", options_.host, "': ", error);
-  const net::Address &address = addresses[0];
+  const net::Resolved resolved =
+      net::resolve(options_.host, options_.port, true, Clock::now() + std::chrono::milliseconds(kLookupTimeoutMs));
+  if (resolved.kind == net::Resolved::Timeout)
+    fail(XFFL_ETIMEOUT, "xffl-relay: cannot listen on ", options_.host, ":", options_.port, ": ",
+         net::lookup_timeout_text(options_.host, kLookupTimeoutMs));
+  if (resolved.kind != net::Resolved::Ok)
+    fail(XFFL_EINVAL, "xffl-relay: cannot resolve '", options_.host, "': ", resolved.error);
+  const net::Address &address = resolved.addresses[0];
   listener_ = net::Fd(::socket(address.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!listener_) fail(XFFL_ENETWORK, "xffl-relay: socket: ", net::errno_text(errno));
   int on = 1;

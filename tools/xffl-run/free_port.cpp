@@ -6,9 +6,11 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <random>
+#include <stdexcept>
 #include <sys/socket.h>
 #include <utility>
 
+#include "bootstrap/name_lookup.h"
 #include "errors.h"
 #include "fd.h"
 
@@ -27,18 +29,38 @@ int ephemeral_range_start() {
   return low;
 }
 
-// Binds `port` (0: the kernel's pick) on `address`; returns the port bound and its socket, or port 0.
-HeldPort bind_port(const std::string& address, int port, std::string& last_error) {
+using xffl::bootstrap::net::AddrinfoList;
+
+// The master address's addresses (any port: bind_port sets it), looked up once for every draw.
+AddrinfoList master_addresses(const std::string& address, std::chrono::milliseconds lookup_timeout) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  int rc = ::getaddrinfo(address.c_str(), std::to_string(port).c_str(), &hints, &found);
-  if (rc != 0) throw UsageError("--master-addr '" + address + "' does not resolve: " + ::gai_strerror(rc));
+  namespace net = xffl::bootstrap::net;
+  net::NameLookup found = net::lookup_name(address, "0", hints, std::chrono::steady_clock::now() + lookup_timeout);
+  if (found.kind == net::NameLookup::Timeout)
+    throw std::runtime_error("--master-addr '" + address + "': the name lookup of '" + address +
+                             "' did not finish within " + std::to_string(lookup_timeout.count()) +
+                             " ms (--timeout, else XFFL_TIMEOUT); does this host reach a DNS server that answers "
+                             "for it? (a numeric --master-addr needs none)");
+  if (found.kind == net::NameLookup::Failed)
+    throw UsageError("--master-addr '" + address + "' does not resolve: " +
+                     (found.rc == EAI_SYSTEM ? std::string(std::strerror(found.error)) : ::gai_strerror(found.rc)));
+  return std::move(found.list);
+}
 
+void set_port(sockaddr* address, int port) {
+  if (address->sa_family == AF_INET)
+    reinterpret_cast<sockaddr_in*>(address)->sin_port = htons(static_cast<uint16_t>(port));
+  if (address->sa_family == AF_INET6)
+    reinterpret_cast<sockaddr_in6*>(address)->sin6_port = htons(static_cast<uint16_t>(port));
+}
+
+// Binds `port` (0: the kernel's pick) on the addresses; returns the port bound and its socket, or port 0.
+HeldPort bind_port(const AddrinfoList& found, int port, std::string& last_error) {
   HeldPort held;
-  for (addrinfo* candidate = found; candidate && held.port == 0; candidate = candidate->ai_next) {
+  for (addrinfo* candidate = found.get(); candidate && held.port == 0; candidate = candidate->ai_next) {
     UniqueFd sock(::socket(candidate->ai_family, candidate->ai_socktype | SOCK_CLOEXEC, candidate->ai_protocol));
     if (!sock) {
       last_error = std::strerror(errno);
@@ -48,7 +70,10 @@ HeldPort bind_port(const std::string& address, int port, std::string& last_error
     ::setsockopt(sock.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
     sockaddr_storage bound{};
     socklen_t length = sizeof bound;
-    if (::bind(sock.get(), candidate->ai_addr, candidate->ai_addrlen) != 0 ||
+    sockaddr_storage wanted{};
+    std::memcpy(&wanted, candidate->ai_addr, candidate->ai_addrlen);
+    set_port(reinterpret_cast<sockaddr*>(&wanted), port);
+    if (::bind(sock.get(), reinterpret_cast<sockaddr*>(&wanted), candidate->ai_addrlen) != 0 ||
         ::getsockname(sock.get(), reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
       last_error = std::strerror(errno);
       continue;
@@ -57,24 +82,24 @@ HeldPort bind_port(const std::string& address, int port, std::string& last_error
     if (bound.ss_family == AF_INET6) held.port = ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
     if (held.port != 0) held.holder = std::move(sock);
   }
-  ::freeaddrinfo(found);
   return held;
 }
 
 }  // namespace
 
-HeldPort find_free_port(const std::string& address) {
+HeldPort find_free_port(const std::string& address, std::chrono::milliseconds lookup_timeout) {
+  const AddrinfoList found = master_addresses(address, lookup_timeout);
   std::string last_error = "no address";
   const int ephemeral_start = ephemeral_range_start();
   if (ephemeral_start > kLowestDrawn + kDraws) {
     std::mt19937 generator(std::random_device{}());
     std::uniform_int_distribution<int> draw(kLowestDrawn, ephemeral_start - 1);
     for (int attempt = 0; attempt < kDraws; ++attempt) {
-      HeldPort held = bind_port(address, draw(generator), last_error);
+      HeldPort held = bind_port(found, draw(generator), last_error);
       if (held.port != 0) return held;
     }
   }
-  HeldPort held = bind_port(address, 0, last_error);
+  HeldPort held = bind_port(found, 0, last_error);
   if (held.port != 0) return held;
   throw UsageError("cannot bind a port on --master-addr '" + address + "': " + last_error);
 }

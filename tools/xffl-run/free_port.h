@@ -2,6 +2,7 @@
 #ifndef XFFL_RUN_FREE_PORT_H
 #define XFFL_RUN_FREE_PORT_H
 
+#include <chrono>
 #include <string>
 
 #include "fd.h"
@@ -28,8 +29,9 @@ struct HeldPort {
 // The port is drawn at random below the kernel's ephemeral range (net.ipv4.ip_local_port_range). The
 // kernel never puts the source port of an outgoing connection, or of a bind to port 0, there. Falls
 // back to the kernel's pick when the range leaves no room below it. Throws UsageError if the address
-// cannot be bound at all.
-HeldPort find_free_port(const std::string& address);
+// cannot be bound at all, or is a name that does not resolve; std::runtime_error if it is a name whose
+// lookup does not finish within lookup_timeout (a DNS server that does not answer).
+HeldPort find_free_port(const std::string& address, std::chrono::milliseconds lookup_timeout);
 
 }  // namespace xffl_run
 

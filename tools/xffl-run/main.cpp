@@ -1,7 +1,9 @@
 // xffl-run: a torchrun-style local launcher. See usage_text() and DESIGN.md section 6.
+#include <chrono>
 #include <cstdlib>
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -16,6 +18,19 @@
 #include "supervisor.h"
 
 namespace {
+
+// The bound on the lookup of a --master-addr given by name: the ranks' XFFL_TIMEOUT (--timeout, else
+// the inherited variable, else the library's default), as every wait of the ranks is.
+std::chrono::milliseconds lookup_timeout(const xffl_run::LaunchOptions& opts) {
+  namespace registry = xffl::bootstrap::registry;
+  const char* inherited = std::getenv(registry::name(registry::Var::Timeout));
+  std::string text = opts.timeout ? *opts.timeout : inherited && *inherited ? inherited : "";
+  char* end = nullptr;
+  double seconds = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+  if (text.empty() || !end || *end != '\0' || !(seconds > 0 && seconds <= 2147483))
+    seconds = std::strtod(registry::variable(registry::Var::Timeout).default_value, nullptr);
+  return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+}
 
 int launch(int argc, const char* const* argv) {
   using namespace xffl_run;
@@ -41,7 +56,7 @@ int launch(int argc, const char* const* argv) {
   }
   // A port we draw stays held until we exit (free_port.h); a port given is the caller's to keep free.
   HeldPort drawn;
-  if (!opts.master_port) drawn = find_free_port(opts.master_addr);
+  if (!opts.master_port) drawn = find_free_port(opts.master_addr, lookup_timeout(opts));
   JobInfo job{opts.master_addr, opts.master_port ? *opts.master_port : drawn.port, job_id};
 #ifdef __linux__
   // Processes a rank leaves behind are re-parented to us rather than to init, so we can reap them.

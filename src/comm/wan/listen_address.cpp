@@ -29,10 +29,14 @@ bool is_loopback_address(const std::string &text) {
 
 // The local address this host uses to reach `host` (a routing lookup, no packet sent): the one peers
 // in other facilities can come back to.
-std::string route_address(const std::string &host) {
-  std::string error;
-  bool permanent = false;
-  for (const net::Address &address : net::resolve(host, 9, false, &error, &permanent)) {
+std::string route_address(const std::string &host, std::chrono::milliseconds lookup_timeout) {
+  const net::Resolved resolved = net::resolve(host, 9, false, net::Clock::now() + lookup_timeout);
+  if (resolved.kind == net::Resolved::Timeout)
+    fail(XFFL_ETIMEOUT, "wan: cannot choose the address to listen on: ",
+         net::lookup_timeout_text(host, lookup_timeout.count()),
+         " (XFFL_TIMEOUT); does this host reach a DNS server that answers for it?");
+  const std::string &error = resolved.error;
+  for (const net::Address &address : resolved.addresses) {
     if (address.storage.ss_family != AF_INET) continue;
     net::Fd probe(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (!probe || ::connect(probe.get(), reinterpret_cast<const sockaddr *>(&address.storage), address.length) != 0)
@@ -84,8 +88,8 @@ std::string choose_listen_address(const std::string &store_host, const std::stri
   return route.empty() ? kLoopback : route;
 }
 
-std::string listen_address(const std::string &store_host) {
-  const std::string route = store_host.empty() ? std::string() : route_address(store_host);
+std::string listen_address(const std::string &store_host, std::chrono::milliseconds lookup_timeout) {
+  const std::string route = store_host.empty() ? std::string() : route_address(store_host, lookup_timeout);
   const bool real_route = !route.empty() && !is_loopback_address(route);
   if (is_loopback_name(store_host) || real_route) return choose_listen_address(store_host, route, {});
   return choose_listen_address(store_host, route, host_addresses());

@@ -13,6 +13,7 @@
 #ifndef XFFL_SRC_COMM_WAN_LISTEN_ADDRESS_H
 #define XFFL_SRC_COMM_WAN_LISTEN_ADDRESS_H
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,8 @@ namespace xffl::comm::wan {
 
 // The IPv4 address (dotted) this rank's hub listens on and publishes, for the job's store host.
 // Throws xffl::Error XFFL_ENETWORK when the store's host, named, resolves to no IPv4 address that has
-// a route.
-std::string listen_address(const std::string &store_host);
+// a route, XFFL_ETIMEOUT when its lookup does not finish within lookup_timeout.
+std::string listen_address(const std::string &store_host, std::chrono::milliseconds lookup_timeout);
 
 // The rule of listen_address, without the system: `route` is the local address of the route to the
 // store's host ("" when none was looked up), `host_addresses` this host's non-loopback IPv4

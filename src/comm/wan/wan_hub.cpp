@@ -171,7 +171,12 @@ WanHub::WanHub(const WanSettings &settings, std::shared_ptr<Exchange> exchange)
     if (!settings_.publish_lazily) publish_address();
     return;
   }
-  const std::string host = listen_address(settings_.store_host);
+  std::string host;
+  try {
+    host = listen_address(settings_.store_host, std::chrono::milliseconds(settings_.timeout_ms));
+  } catch (const Error &error) {
+    throw Error(error.status(), "rank " + std::to_string(settings_.rank) + ": " + error.what());
+  }
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = 0;
@@ -242,10 +247,19 @@ Route WanHub::route(int peer, const std::string &what, Clock::time_point deadlin
 net::Fd WanHub::connect_to(const std::string &text, const std::string &where, Clock::time_point deadline) const {
   std::string host, error;
   int port = 0;
-  bool permanent = false;
   std::vector<net::Address> addresses;
-  if (split_host_port(text, false, &host, &port, &error))
-    addresses = net::resolve(host, port, false, &error, &permanent);
+  if (split_host_port(text, false, &host, &port, &error)) {
+    const auto started = Clock::now();
+    net::Resolved resolved = net::resolve(host, port, false, deadline);
+    if (resolved.kind == net::Resolved::Timeout)
+      fail(XFFL_ETIMEOUT, where, " at ", text, ": ",
+           net::lookup_timeout_text(
+               host, std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()),
+           " (what was left of the call's XFFL_TIMEOUT, ", settings_.timeout_ms,
+           " ms); does this host reach a DNS server that answers for it?");
+    addresses = std::move(resolved.addresses);
+    error = resolved.error;
+  }
   if (addresses.empty()) fail(XFFL_EINVAL, where, ": the address '", text, "' does not resolve: ", error);
   net::Fd fd(::socket(addresses[0].storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) fail(XFFL_ENETWORK, where, ": socket: ", net::errno_text(errno));
