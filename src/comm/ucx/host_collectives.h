@@ -60,7 +60,7 @@ class HostCollectives {
   // or open it (*why says why on this member, when it knows); then false for good.
   bool ready(UcxTransport &p2p, std::string *why);
   bool set_up() const { return segment_ != nullptr; }
-  // How many calls took pipelined_allreduce or pipelined_reduce_scatter (for tests).
+  // How many calls took one of the pipelined schedules below (for tests).
   uint64_t pipelined_calls() const { return pipelined_calls_; }
 
   // The collectives, with the conventions of collectives.h; the buffer sizes must fit the slots
@@ -83,6 +83,14 @@ class HostCollectives {
   // member stages round r only once every member has reduced round r - 2 (its regions are free).
   void pipelined_reduce_scatter(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
                                 size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op, size_t chunk_bytes);
+  // The large broadcast and allgather (from algorithm_choice::host_pipeline_broadcast_from and
+  // _allgather_from): rounds of one part of the buffer (broadcast: the root's; allgather: every
+  // member's block), copied into the slot by its owner ("staged") and out by the others, who then
+  // publish "reduced" (read); an owner stages round r once every member has read round r - 2.
+  void pipelined_broadcast(UcxTransport &p2p, const CallSignature &signature, void *buffer, size_t bytes, int root,
+                           size_t chunk_bytes);
+  void pipelined_allgather(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
+                           size_t send_count, xffl_dtype_t dtype, size_t chunk_bytes);
 
   // For a call that takes the UCX messages (p2p's): throws XFFL_EINVAL through p2p when a member
   // waits in the segment for this very call with other arguments (its call took the segment, ours
