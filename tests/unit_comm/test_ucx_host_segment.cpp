@@ -282,7 +282,8 @@ void checked_copy_collective(xffl::comm::Communicator &comm, const char *what, s
   call();
   const bool took = pipelined_calls(comm) != before;
   if (took != (bytes >= from))
-    (xffl::fail)(XFFL_EINTERNAL, what, " of ", bytes, " bytes", took ? " took" : " did not take", " the pipelined path");
+    (xffl::fail)(XFFL_EINTERNAL, what, " of ", bytes, " bytes", took ? " took" : " did not take",
+                 " the pipelined path");
 }
 
 void pipelined_broadcast_and_allgather(int world) {

@@ -1,6 +1,6 @@
-// The small collectives of a group whose members all run on one host (below the sizes of
-// algorithm_choice.h), through the group's shared segment (host_segment.h) instead of UCX messages:
-// flag and slot. Each member copies what it contributes into its slot, publishes the call's
+// The collectives of a group whose members all run on one host (algorithm_choice.h's sizes; large
+// ones in rounds, below), through the group's shared segment (host_segment.h) instead of UCX
+// messages: flag and slot. Each member copies what it contributes into its slot, publishes the call's
 // signature (call_check.h) and its arrival, waits for every other member's arrival, compares their
 // signatures with its own, reads the slots it needs, and marks them read. An allreduce reduces every
 // slot in member order, ((x0 op x1) op x2) ..., as the single-copy schedule does, so every member
@@ -29,7 +29,11 @@
 // the segment once and each result out once, parts small enough to stay in the cache in between; no
 // system call unless a member sleeps, nothing pinned (single copy's process_vm_readv pins the peer's
 // pages on every call). At the end every member marks the call read, and the next call on the
-// segment, whichever parity, writes only once every member has.
+// segment, whichever parity, writes only once every member has. The large reduce_scatter takes the
+// same rounds without the copy out; the large broadcast and allgather take rounds with no reduction:
+// each part is copied into its owner's slot (the root's; every member's own block) and out by the
+// others, who mark it read ("reduced"), and an owner writes a region again only once every member has
+// read it (two rounds before).
 //
 // Setting up (the group's first call that takes the segment, inside that call, over UCX messages):
 // member 0 makes the segment and sends every member its pid and descriptor; each member opens and maps

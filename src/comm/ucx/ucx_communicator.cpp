@@ -202,7 +202,8 @@ void UcxCommunicator::allgather(const void *send, void *recv, size_t send_count,
   run("allgather", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
     if (host_pipeline(p2p, tuning, send_count * static_cast<size_t>(n) * dtype_size(dtype),
                       algorithm_choice::host_pipeline_allgather_from(n)))
-      return host_->pipelined_allgather(p2p, signature, send, recv, send_count, dtype, tuning.host_pipeline_chunk_bytes);
+      return host_->pipelined_allgather(p2p, signature, send, recv, send_count, dtype,
+                                        tuning.host_pipeline_chunk_bytes);
     if (single_copy(tuning, send_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_allgather_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_allgather(p2p, memory, send, recv, send_count, dtype);
