@@ -14,8 +14,9 @@
 //                     only where the segment could not be set up)
 //     reduce_scatter  the same two, by host_segment_reduce_scatter_below(n) and
 //                     host_pipeline_reduce_scatter_from(n)
-//     allgather, broadcast: the segment's slots and single copy, by host_segment_<collective>_below(n)
-//                     and single_copy_<collective>_from(n); barrier: always the segment
+//     allgather, broadcast: the same two, by host_segment_<collective>_below(n) and
+//                     host_pipeline_<collective>_from(n) (pipelined_allgather, pipelined_broadcast);
+//                     barrier: always the segment
 //     (the segment's sizes end where its rounds or single copy start: no size is left to the UCX
 //     messages here)
 //   members on several hosts (or reading peers' memory not allowed here): UCX messages,
@@ -94,6 +95,11 @@ constexpr size_t host_pipeline_allreduce_from(int members) { return members <= 2
 // (2 MiB), 613 / 421 (4 MiB), 15836 / 8534 (64 MiB), 1 MiB a draw (200 / 214, runs spread 88-297);
 // 4 ranks 413 / 146 (1 MiB), 1248 / 430 (4 MiB), 5243 / 2386 (16 MiB), 17861 / 8353 (64 MiB).
 constexpr size_t host_pipeline_reduce_scatter_from(int members) { return single_copy_reduce_scatter_from(members); }
+// The same for broadcast (whole buffer) and allgather (whole gathered buffer): the rounds copy each
+// part into the owner's slot and out of it (no reduction), from single copy's crossovers on,
+// replacing it (bench/peers/README.md, "Pipelined broadcast and allgather").
+constexpr size_t host_pipeline_broadcast_from(int members) { return single_copy_broadcast_from(members); }
+constexpr size_t host_pipeline_allgather_from(int members) { return single_copy_allgather_from(members); }
 // The most one member's part of a round holds (its operands staged and its result stay in the cache);
 // also bounded by the slot (host_segment_slot_bytes / members). 64 KiB and 1 MiB (2 ranks; 4 ranks
 // are bounded to 256 KiB by the slot) measured against it at load 7-8: 64 KiB took 1.4x the CPU at

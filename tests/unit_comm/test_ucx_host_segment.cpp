@@ -11,6 +11,7 @@
 // faults.collective_loss_host_segment and faults.collective_loss_host_pipeline a member that dies
 // in them. Sanitized builds run fewer cases through the rounds (pipelined_cases, pipelined_counts):
 // about 40 s under TSan at load 5-8, 8 s of it the tests before the rounds.
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -271,6 +272,88 @@ void pipelined_reduce_scatter_every_dtype_and_op(int world, bool every_op) {
 void pipelined_reduce_scatter_on_2_ranks(void **) { pipelined_reduce_scatter_every_dtype_and_op(2, true); }
 void pipelined_reduce_scatter_on_3_ranks(void **) { pipelined_reduce_scatter_every_dtype_and_op(3, false); }
 
+// Broadcast and allgather through their rounds (no reduction: the dtype only sizes the elements):
+// one element below the crossover (the slots), the crossover, an odd count above it with a short
+// last round; every root; allgather in and out of place. Each call must take the pipelined path
+// exactly when its buffer reaches the crossover.
+void checked_copy_collective(xffl::comm::Communicator &comm, const char *what, size_t bytes, size_t from,
+                             const std::function<void()> &call) {
+  const uint64_t before = pipelined_calls(comm);
+  call();
+  const bool took = pipelined_calls(comm) != before;
+  if (took != (bytes >= from))
+    (xffl::fail)(XFFL_EINTERNAL, what, " of ", bytes, " bytes", took ? " took" : " did not take",
+                 " the pipelined path");
+}
+
+void pipelined_broadcast_and_allgather(int world) {
+  expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 19);
+    const size_t broadcast_from = xffl::comm::algorithm_choice::host_pipeline_broadcast_from(n);
+    const size_t allgather_from = xffl::comm::algorithm_choice::host_pipeline_allgather_from(n);
+    for (xffl_dtype_t dtype : {XFFL_F32, XFFL_BF16, XFFL_F64}) {
+      const size_t element = xffl::comm::dtype_size(dtype);
+      const size_t first_broadcast = (broadcast_from + element - 1) / element;
+      for (size_t count : pipelined_counts(first_broadcast))
+        for (int root = 0; root < n; ++root)
+          checked_copy_collective(*comm, "broadcast", count * element, broadcast_from,
+                                  [&] { checks::broadcast(*comm, rank, count, dtype, root); });
+      const size_t block = static_cast<size_t>(n) * element;
+      const size_t first_allgather = (allgather_from + block - 1) / block;
+      for (size_t count : pipelined_counts(first_allgather))
+        for (bool in_place : {false, true})
+          checked_copy_collective(*comm, "allgather", count * block, allgather_from,
+                                  [&] { checks::allgather(*comm, rank, n, count, dtype, in_place); });
+      if (kSanitized) break;  // one dtype: the rounds copy bytes alike for every one
+    }
+  }, small_parts()));
+}
+
+void pipelined_broadcast_and_allgather_on_2_ranks(void **) { pipelined_broadcast_and_allgather(2); }
+void pipelined_broadcast_and_allgather_on_3_ranks(void **) { pipelined_broadcast_and_allgather(3); }
+
+// A member that stays away from a pipelined broadcast after one it took part in: the others fail
+// with XFFL_ETIMEOUT naming it, whether it is the root (the others wait for its first part) or not
+// (the root waits for it to read before it reuses a slot: three rounds or more).
+void a_member_that_stays_away_from_a_pipelined_broadcast_times_out_the_others(void **) {
+  for (int away : {0, 2}) {
+    std::vector<int> statuses(3, XFFL_OK);
+    std::vector<std::string> messages(3);
+    harness::Latch done(2);
+    expect_ok(harness::run_ranks(3, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+      auto group = harness::make_group(backend, {0, 1, 2}, rank, "replica group (instance 0)", 20);
+      const size_t bytes = xffl::comm::algorithm_choice::host_pipeline_broadcast_from(n) * 2;
+      checked_copy_collective(*group, "broadcast", bytes, xffl::comm::algorithm_choice::host_pipeline_broadcast_from(n),
+                              [&] { checks::broadcast(*group, rank, bytes, XFFL_U8, 0); });  // the segment is set up
+      if (rank == away) {
+        done.wait();
+        return;
+      }
+      try {
+        checks::broadcast(*group, rank, bytes, XFFL_U8, 0);
+      } catch (const xffl::Error &error) {
+        statuses[static_cast<size_t>(rank)] = error.status();
+        messages[static_cast<size_t>(rank)] = error.what();
+      }
+      done.arrive();
+    }, short_timeout()));
+    // The root away: both others wait for its first part. Member 2 away: the root waits for it to
+    // read round 0 before it stages round 2; member 1 then waits for the root (it fails too, by its
+    // own timeout or the root's notice).
+    const std::vector<int> waiting = away == 0 ? std::vector<int>{1, 2} : std::vector<int>{0};
+    for (int rank : waiting) {
+      assert_int_equal(statuses[static_cast<size_t>(rank)], XFFL_ETIMEOUT);
+      expect_contains(messages[static_cast<size_t>(rank)],
+                      "rank " + std::to_string(rank) + ": timed out after 1000 ms in broadcast on replica group "
+                      "(instance 0) waiting for rank " + std::to_string(away));
+    }
+    if (away == 2) {
+      assert_int_not_equal(statuses[1], XFFL_OK);
+      expect_contains(messages[1], "rank 1: ");
+    }
+  }
+}
+
 // Two members call a pipelined allreduce with one count, the third with another (both pipelined):
 // every member gets XFFL_EINVAL naming both counts (members_disagree above).
 void members_disagree_in_the_pipeline(void **) { members_disagree(300000, 300001, 14); }
@@ -325,6 +408,9 @@ int main(void) {
       cmocka_unit_test(pipelined_random_floats_are_bit_identical_on_every_rank),
       cmocka_unit_test(pipelined_reduce_scatter_on_2_ranks),
       cmocka_unit_test(pipelined_reduce_scatter_on_3_ranks),
+      cmocka_unit_test(pipelined_broadcast_and_allgather_on_2_ranks),
+      cmocka_unit_test(pipelined_broadcast_and_allgather_on_3_ranks),
+      cmocka_unit_test(a_member_that_stays_away_from_a_pipelined_broadcast_times_out_the_others),
       cmocka_unit_test(pipelined_calls_among_small_ones),
       cmocka_unit_test(members_disagree_in_the_pipeline),
       cmocka_unit_test(a_member_that_stays_away_in_the_pipeline_times_out_the_others),

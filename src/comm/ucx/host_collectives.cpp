@@ -260,6 +260,75 @@ void HostCollectives::pipelined_reduce_scatter(UcxTransport &p2p, const CallSign
   end_pipelined_call(p2p, plan);
 }
 
+// Round r covers bytes [r * part, (r + 1) * part) of the buffer: the root copies them into region 0
+// of its slot of the round's parity ("staged"), every other member copies them out and publishes
+// "reduced" (read). The root stages round r only once every member has read round r - 2 (the same
+// region; earlier calls: every member finished them before this call's signatures were compared).
+void HostCollectives::pipelined_broadcast(UcxTransport &p2p, const CallSignature &signature, void *buffer,
+                                          size_t bytes, int root, size_t chunk_bytes) {
+  using Flag = HostSegment::Flag;
+  HostSegment &segment = *segment_;
+  const Pipeline plan = start_pipelined_call(p2p, signature, chunk_bytes, 1, bytes, 1);
+  auto *data = static_cast<unsigned char *>(buffer);
+  const auto spin = std::chrono::nanoseconds(algorithm_choice::host_pipeline_spin_ns);
+  for (size_t r = 0; r < plan.rounds; ++r) {
+    const uint32_t round = round_ + static_cast<uint32_t>(r);
+    const size_t first = r * plan.part_elements;
+    const size_t length = std::min(plan.part_elements, bytes - first);
+    const auto spin_end = std::chrono::steady_clock::now() + spin;
+    if (me_ == root) {
+      if (r >= 2)
+        for (int member = 0; member < members_; ++member)
+          if (member != me_) wait_for(p2p, member, Flag::reduced, round - 2, plan.step(r, 0), spin_end);
+      std::memcpy(plan.region(me_, round, 0), data + first, length);
+      segment.publish_round(Flag::staged, round);
+    } else {
+      wait_for(p2p, root, Flag::staged, round, plan.step(r, 1), spin_end);
+      std::memcpy(data + first, plan.region(root, round, 0), length);
+      segment.publish_round(Flag::reduced, round);
+    }
+  }
+  end_pipelined_call(p2p, plan);
+}
+
+// Round r covers elements [r * part, (r + 1) * part) of every member's block: each member copies its
+// own into region 0 of its slot ("staged") and into its own block of the output, copies the others'
+// out of their slots, starting at the next member, and publishes "reduced" (read). A member stages
+// round r only once every member has read round r - 2 (as pipelined_broadcast).
+void HostCollectives::pipelined_allgather(UcxTransport &p2p, const CallSignature &signature, const void *send,
+                                          void *recv, size_t send_count, xffl_dtype_t dtype, size_t chunk_bytes) {
+  using Flag = HostSegment::Flag;
+  HostSegment &segment = *segment_;
+  const size_t element = dtype_size(dtype);
+  const Pipeline plan = start_pipelined_call(p2p, signature, chunk_bytes, element, send_count, 1);
+  const auto *input = static_cast<const unsigned char *>(send);
+  auto *output = static_cast<unsigned char *>(recv);
+  auto block_of = [&](int member) { return output + static_cast<size_t>(member) * send_count * element; };
+  const bool in_place = input == block_of(me_);
+  const auto spin = std::chrono::nanoseconds(algorithm_choice::host_pipeline_spin_ns);
+  for (size_t r = 0; r < plan.rounds; ++r) {
+    const uint32_t round = round_ + static_cast<uint32_t>(r);
+    const size_t offset = r * plan.part_elements * element;
+    const size_t length = std::min(plan.part_elements, send_count - r * plan.part_elements) * element;
+    auto spin_end = std::chrono::steady_clock::now() + spin;
+    if (r >= 2)
+      for (int member = 0; member < members_; ++member)
+        if (member != me_) wait_for(p2p, member, Flag::reduced, round - 2, plan.step(r, 0), spin_end);
+    std::memcpy(plan.region(me_, round, 0), input + offset, length);
+    segment.publish_round(Flag::staged, round);
+    if (!in_place) std::memmove(block_of(me_) + offset, input + offset, length);
+
+    spin_end = std::chrono::steady_clock::now() + spin;
+    for (int k = 1; k < members_; ++k) {
+      const int owner = (me_ + k) % members_;
+      wait_for(p2p, owner, Flag::staged, round, plan.step(r, 1), spin_end);
+      std::memcpy(block_of(owner) + offset, plan.region(owner, round, 0), length);
+    }
+    segment.publish_round(Flag::reduced, round);
+  }
+  end_pipelined_call(p2p, plan);
+}
+
 unsigned char *HostCollectives::Pipeline::region(int member, uint32_t round, int index) const {
   return segment->slot(member, round) + static_cast<size_t>(index) * region_bytes;
 }

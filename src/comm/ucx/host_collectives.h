@@ -1,6 +1,6 @@
-// The small collectives of a group whose members all run on one host (below the sizes of
-// algorithm_choice.h), through the group's shared segment (host_segment.h) instead of UCX messages:
-// flag and slot. Each member copies what it contributes into its slot, publishes the call's
+// The collectives of a group whose members all run on one host (algorithm_choice.h's sizes; large
+// ones in rounds, below), through the group's shared segment (host_segment.h) instead of UCX
+// messages: flag and slot. Each member copies what it contributes into its slot, publishes the call's
 // signature (call_check.h) and its arrival, waits for every other member's arrival, compares their
 // signatures with its own, reads the slots it needs, and marks them read. An allreduce reduces every
 // slot in member order, ((x0 op x1) op x2) ..., as the single-copy schedule does, so every member
@@ -29,7 +29,11 @@
 // the segment once and each result out once, parts small enough to stay in the cache in between; no
 // system call unless a member sleeps, nothing pinned (single copy's process_vm_readv pins the peer's
 // pages on every call). At the end every member marks the call read, and the next call on the
-// segment, whichever parity, writes only once every member has.
+// segment, whichever parity, writes only once every member has. The large reduce_scatter takes the
+// same rounds without the copy out; the large broadcast and allgather take rounds with no reduction:
+// each part is copied into its owner's slot (the root's; every member's own block) and out by the
+// others, who mark it read ("reduced"), and an owner writes a region again only once every member has
+// read it (two rounds before).
 //
 // Setting up (the group's first call that takes the segment, inside that call, over UCX messages):
 // member 0 makes the segment and sends every member its pid and descriptor; each member opens and maps
@@ -60,7 +64,7 @@ class HostCollectives {
   // or open it (*why says why on this member, when it knows); then false for good.
   bool ready(UcxTransport &p2p, std::string *why);
   bool set_up() const { return segment_ != nullptr; }
-  // How many calls took pipelined_allreduce or pipelined_reduce_scatter (for tests).
+  // How many calls took one of the pipelined schedules below (for tests).
   uint64_t pipelined_calls() const { return pipelined_calls_; }
 
   // The collectives, with the conventions of collectives.h; the buffer sizes must fit the slots
@@ -83,6 +87,14 @@ class HostCollectives {
   // member stages round r only once every member has reduced round r - 2 (its regions are free).
   void pipelined_reduce_scatter(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
                                 size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op, size_t chunk_bytes);
+  // The large broadcast and allgather (from algorithm_choice::host_pipeline_broadcast_from and
+  // _allgather_from): rounds of one part of the buffer (broadcast: the root's; allgather: every
+  // member's block), copied into the slot by its owner ("staged") and out by the others, who then
+  // publish "reduced" (read); an owner stages round r once every member has read round r - 2.
+  void pipelined_broadcast(UcxTransport &p2p, const CallSignature &signature, void *buffer, size_t bytes, int root,
+                           size_t chunk_bytes);
+  void pipelined_allgather(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
+                           size_t send_count, xffl_dtype_t dtype, size_t chunk_bytes);
 
   // For a call that takes the UCX messages (p2p's): throws XFFL_EINVAL through p2p when a member
   // waits in the segment for this very call with other arguments (its call took the segment, ours

@@ -154,6 +154,9 @@ void UcxCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int
   const int n = static_cast<int>(group_.members.size());
   const CallSignature signature = CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(root_index));
   run("broadcast", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+    if (host_pipeline(p2p, tuning, count * dtype_size(dtype), algorithm_choice::host_pipeline_broadcast_from(n)))
+      return host_->pipelined_broadcast(p2p, signature, buf, count * dtype_size(dtype), root_index,
+                                        tuning.host_pipeline_chunk_bytes);
     if (single_copy(tuning, count * dtype_size(dtype), algorithm_choice::single_copy_broadcast_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_broadcast(p2p, memory, buf, count * dtype_size(dtype), root_index);
@@ -197,6 +200,10 @@ void UcxCommunicator::allgather(const void *send, void *recv, size_t send_count,
   const int n = static_cast<int>(group_.members.size());
   const CallSignature signature = CallSignature::of(CallKind::Allgather, send_count, dtype);
   run("allgather", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+    if (host_pipeline(p2p, tuning, send_count * static_cast<size_t>(n) * dtype_size(dtype),
+                      algorithm_choice::host_pipeline_allgather_from(n)))
+      return host_->pipelined_allgather(p2p, signature, send, recv, send_count, dtype,
+                                        tuning.host_pipeline_chunk_bytes);
     if (single_copy(tuning, send_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_allgather_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_allgather(p2p, memory, send, recv, send_count, dtype);
