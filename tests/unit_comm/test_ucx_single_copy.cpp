@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "collective_checks.h"
+#include "comm/algorithm_choice.h"
 #include "comm/ucx/ucx_address.h"
 #include "comm/ucx/ucx_communicator.h"
 #include "ucx_harness.h"
@@ -146,8 +147,9 @@ void a_group_across_hosts_keeps_the_messages(void **) {
 
 // broadcast_produced on 3 ranks from index 1, 70001 f32 in windows of 4096 (the last one shorter): the
 // root's buffer holds garbage until produce writes a window, so every member holds produce's values only
-// if each window left after it was produced; produce is called once per window, in order.
-void produced_broadcast_on(const xffl::comm::algorithms::Tuning &tuning, size_t count) {
+// if each window left after it was produced; produce is called once per window, in order. pipelined
+// (when 0 or 1): whether the call must have taken the shared segment's pipelined rounds.
+void produced_broadcast_on(const xffl::comm::algorithms::Tuning &tuning, size_t count, int pipelined = -1) {
   harness::Options options;
   options.tuning = tuning;
   const size_t window = 4096;
@@ -163,8 +165,14 @@ void produced_broadcast_on(const xffl::comm::algorithms::Tuning &tuning, size_t 
       for (size_t i = first; i < first + n_values; ++i) data[i] = value(i);
       next = first + n_values;
     };
+    auto *ucx = dynamic_cast<xffl::comm::ucx::UcxCommunicator *>(comm.get());
+    const uint64_t rounds_before = ucx ? ucx->host_pipelined_calls() : 0;
     comm->broadcast_produced(data.data(), count, XFFL_F32, root, window,
                              rank == root ? produce : xffl::comm::Communicator::Produce(), nullptr);
+    const bool took = ucx && ucx->host_pipelined_calls() != rounds_before;
+    if (pipelined >= 0 && took != (pipelined == 1))
+      (xffl::fail)(XFFL_EINTERNAL, "broadcast_produced of ", count, " f32", took ? " took" : " did not take",
+                   " the pipelined rounds");
     if (rank == root && next != count) (xffl::fail)(XFFL_EINTERNAL, "produced ", next, " of ", count, " values");
     for (size_t i = 0; i < count; ++i)
       if (data[i] != value(i)) (xffl::fail)(XFFL_EINTERNAL, "value ", i, " of ", count, " is ", data[i]);
@@ -174,6 +182,16 @@ void produced_broadcast_on(const xffl::comm::algorithms::Tuning &tuning, size_t 
 
 void produced_broadcast_reads_each_window_once_produced(void **) {
   produced_broadcast_on(always_single_copy().tuning, 70001);
+}
+
+// With the sizes of algorithm_choice.h (members on one host): below the rounds' crossover the shared
+// segment's slots (every window produced first), from it the pipelined rounds, each part produced just
+// before the root stages it.
+void produced_broadcast_through_the_segment(void **) {
+  const xffl::comm::algorithms::Tuning by_size;
+  produced_broadcast_on(by_size, 70001, 0);
+  produced_broadcast_on(by_size, xffl::comm::algorithm_choice::host_pipeline_broadcast_from(3) / sizeof(float) * 2 + 4097,
+                        1);
 }
 
 void produced_broadcast_sends_each_window_once_produced(void **) {
@@ -197,6 +215,7 @@ int main(void) {
       cmocka_unit_test(a_group_across_hosts_keeps_the_messages),
       cmocka_unit_test(produced_broadcast_reads_each_window_once_produced),
       cmocka_unit_test(produced_broadcast_sends_each_window_once_produced),
+      cmocka_unit_test(produced_broadcast_through_the_segment),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

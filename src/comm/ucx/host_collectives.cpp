@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "comm/algorithm_choice.h"
+#include "comm/algorithms/window_producer.h"
 #include "comm/algorithms/chunks.h"
 #include "comm/algorithms/scratch.h"
 #include "comm/dtype.h"
@@ -265,7 +266,8 @@ void HostCollectives::pipelined_reduce_scatter(UcxTransport &p2p, const CallSign
 // "reduced" (read). The root stages round r only once every member has read round r - 2 (the same
 // region; earlier calls: every member finished them before this call's signatures were compared).
 void HostCollectives::pipelined_broadcast(UcxTransport &p2p, const CallSignature &signature, void *buffer,
-                                          size_t bytes, int root, size_t chunk_bytes) {
+                                          size_t bytes, int root, size_t chunk_bytes,
+                                          algorithms::WindowProducer *producer) {
   using Flag = HostSegment::Flag;
   HostSegment &segment = *segment_;
   const Pipeline plan = start_pipelined_call(p2p, signature, chunk_bytes, 1, bytes, 1);
@@ -280,6 +282,7 @@ void HostCollectives::pipelined_broadcast(UcxTransport &p2p, const CallSignature
       if (r >= 2)
         for (int member = 0; member < members_; ++member)
           if (member != me_) wait_for(p2p, member, Flag::reduced, round - 2, plan.step(r, 0), spin_end);
+      if (producer) producer->through(first + length);
       std::memcpy(plan.region(me_, round, 0), data + first, length);
       segment.publish_round(Flag::staged, round);
     } else {

@@ -53,6 +53,10 @@
 #include "comm/ucx/ucx_transport.h"
 #include "xffl/types.h"
 
+namespace xffl::comm::algorithms {
+class WindowProducer;
+}
+
 namespace xffl::comm::ucx {
 
 class HostCollectives {
@@ -91,8 +95,10 @@ class HostCollectives {
   // _allgather_from): rounds of one part of the buffer (broadcast: the root's; allgather: every
   // member's block), copied into the slot by its owner ("staged") and out by the others, who then
   // publish "reduced" (read); an owner stages round r once every member has read round r - 2.
+  // producer (broadcast_produced; the root's, or null): the root makes each part final (through())
+  // just before it copies it into its slot.
   void pipelined_broadcast(UcxTransport &p2p, const CallSignature &signature, void *buffer, size_t bytes, int root,
-                           size_t chunk_bytes);
+                           size_t chunk_bytes, algorithms::WindowProducer *producer = nullptr);
   void pipelined_allgather(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
                            size_t send_count, xffl_dtype_t dtype, size_t chunk_bytes);
 

@@ -185,9 +185,18 @@ void UcxCommunicator::broadcast_produced(void *buf, size_t count, xffl_dtype_t d
   const int n = static_cast<int>(group_.members.size());
   const size_t bytes = count * dtype_size(dtype);
   // The signature of broadcast: the messages are a broadcast's, only the root's pace differs.
-  run("broadcast", CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(root_index)),
-      [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+  const CallSignature signature = CallSignature::of(CallKind::Broadcast, count, dtype, -1, global_root(root_index));
+  run("broadcast", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
     algorithms::WindowProducer producer(produce, count, dtype_size(dtype), window);
+    // On one host the segment, as broadcast: in rounds, each part made final just before it is
+    // staged; below the rounds, every window first (small buffers), then the slots.
+    if (host_pipeline(p2p, tuning, bytes, algorithm_choice::host_pipeline_broadcast_from(n)))
+      return host_->pipelined_broadcast(p2p, signature, buf, bytes, root_index, tuning.host_pipeline_chunk_bytes,
+                                        &producer);
+    if (host_segment(p2p, tuning, bytes, algorithm_choice::host_segment_broadcast_below(n))) {
+      producer.all();
+      return host_->broadcast(p2p, signature, buf, bytes, root_index);
+    }
     if (single_copy(tuning, bytes, algorithm_choice::single_copy_broadcast_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_produced_broadcast(p2p, memory, buf, bytes, root_index, producer);
