@@ -229,10 +229,27 @@ bool HostSegment::spin(int member, Flag flag, uint32_t value, Clock::time_point 
 }
 
 bool HostSegment::yield(int member, Flag flag, uint32_t value) const {
+  using std::chrono::nanoseconds;
   const std::atomic<uint32_t> &awaited = word(member, flag).value;
-  for (int round = 0; round < algorithm_choice::host_segment_yields; ++round) {
+  auto there = [&] { return reached_value(awaited.load(std::memory_order_acquire), value); };
+  const Clock::time_point idle_end = Clock::now() + nanoseconds(algorithm_choice::host_segment_idle_spin_ns);
+  for (int counted = 0; counted < algorithm_choice::host_segment_yields;) {
+    const Clock::time_point before = Clock::now();
     sched_yield();
-    if (reached_value(awaited.load(std::memory_order_acquire), value)) return true;
+    if (there()) return true;
+    const Clock::time_point after = Clock::now();
+    // Another task ran on this core (or the idle budget is spent): a yield as before.
+    if (after - before >= nanoseconds(algorithm_choice::host_segment_idle_yield_ns) || after >= idle_end) {
+      ++counted;
+      continue;
+    }
+    // Nobody else wants this core: sleeping would idle it. Watch the flag until the next yield.
+    const Clock::time_point next = after + nanoseconds(algorithm_choice::host_segment_idle_yield_every_ns);
+    for (unsigned round = 1;; ++round) {
+      if (there()) return true;
+      relax();
+      if (round % 64 == 0 && Clock::now() >= next) break;
+    }
   }
   return false;
 }

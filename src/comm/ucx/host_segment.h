@@ -87,7 +87,9 @@ class HostSegment {
   bool sleep(int member, Flag flag, uint32_t value) const;
   // Between spin and sleep: gives the core away a few times (sched_yield,
   // algorithm_choice::host_segment_yields), so that a peer waiting for this core runs without the
-  // cost of a futex sleep and wake-up on both sides.
+  // cost of a futex sleep and wake-up on both sides. A yield that finds no other task for this core
+  // does not count: the call keeps watching the flag, yielding now and then, for a bounded time
+  // (algorithm_choice::host_segment_idle_spin_ns), since sleeping would only idle the core.
   bool yield(int member, Flag flag, uint32_t value) const;
 
  private:
