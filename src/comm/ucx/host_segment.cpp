@@ -200,7 +200,10 @@ HostSegment::Word HostSegment::word(int member, Flag flag) const {
 void HostSegment::publish_round(Flag flag, uint32_t round) {
   const Word mine = word(me_, flag);
   mine.value.store(round + 1, std::memory_order_seq_cst);
-  if (mine.sleepers.load(std::memory_order_seq_cst) != 0) futex_wake(mine.value);
+  if (mine.sleepers.load(std::memory_order_seq_cst) != 0) {
+    futex_wake(mine.value);
+    last_wake_ = Clock::now();
+  }
 }
 
 bool HostSegment::reached(int member, Flag flag, uint32_t value) const {
@@ -232,7 +235,12 @@ bool HostSegment::yield(int member, Flag flag, uint32_t value) const {
   using std::chrono::nanoseconds;
   const std::atomic<uint32_t> &awaited = word(member, flag).value;
   auto there = [&] { return reached_value(awaited.load(std::memory_order_acquire), value); };
-  const Clock::time_point idle_end = Clock::now() + nanoseconds(algorithm_choice::host_segment_idle_spin_ns);
+  const Clock::time_point start = Clock::now();
+  // Only shortly after this member woke a sleeper: that member is on its way (a wake-up takes up to
+  // ~100 us here), and whoever it waits for next had better not be asleep when it arrives.
+  const bool woke_lately = start - last_wake_ < nanoseconds(algorithm_choice::host_segment_woken_window_ns);
+  const Clock::time_point idle_end =
+      woke_lately ? start + nanoseconds(algorithm_choice::host_segment_idle_spin_ns) : start;
   for (int counted = 0; counted < algorithm_choice::host_segment_yields;) {
     const Clock::time_point before = Clock::now();
     sched_yield();
