@@ -80,6 +80,23 @@ constexpr long host_segment_spin_ns = 2 * 1000;
 // 2 cores against none: 4 KiB on 4 ranks 6.9 -> 4.2 us of CPU and 36 -> 15 us per call, on 2 ranks
 // 4.0 -> 2.7 us; 16 and 64 yields were no better.
 constexpr int host_segment_yields = 4;
+// A yield that comes back within host_segment_idle_yield_ns found no other task wanting this core:
+// sleeping now would leave it idle, and on a virtual machine a futex sleep that idles a core and its
+// wake-up cost the most of anything in a wait (measured here: two threads on the two cores bouncing
+// a futex took 65 us of CPU and 108 us per wake-up, 3 us on one core). Within
+// host_segment_woken_window_ns of waking a member asleep on one of its flags, a member does not count
+// such yields against host_segment_yields: it keeps watching the flag, yielding every
+// host_segment_idle_yield_every_ns, for up to host_segment_idle_spin_ns in all before it counts its
+// yields and sleeps as before. Without it two members on two otherwise idle cores could fall into a
+// state where one of them slept in every call and woke the other late, so that the other slept in the
+// next: 45-60 us of CPU per 4 KiB call instead of 3-8 (bench/peers/README.md, "Small sizes: the two
+// modes"). With more members than cores, or other work on this core, a yield hands the core over,
+// takes longer than this, and the wait goes on as before; a member that did not just wake anyone
+// (its peer is late in its own work) sleeps as before.
+constexpr long host_segment_idle_yield_ns = 4 * 1000;
+constexpr long host_segment_idle_yield_every_ns = 5 * 1000;
+constexpr long host_segment_idle_spin_ns = 150 * 1000;
+constexpr long host_segment_woken_window_ns = 500 * 1000;
 
 // On one host, the allreduce from this size (whole buffer) goes through the shared segment in rounds
 // (ucx/host_collectives.h, pipelined_allreduce) instead of single copy, which it replaces at every

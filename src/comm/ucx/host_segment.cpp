@@ -200,7 +200,10 @@ HostSegment::Word HostSegment::word(int member, Flag flag) const {
 void HostSegment::publish_round(Flag flag, uint32_t round) {
   const Word mine = word(me_, flag);
   mine.value.store(round + 1, std::memory_order_seq_cst);
-  if (mine.sleepers.load(std::memory_order_seq_cst) != 0) futex_wake(mine.value);
+  if (mine.sleepers.load(std::memory_order_seq_cst) != 0) {
+    futex_wake(mine.value);
+    last_wake_ = Clock::now();
+  }
 }
 
 bool HostSegment::reached(int member, Flag flag, uint32_t value) const {
@@ -229,10 +232,32 @@ bool HostSegment::spin(int member, Flag flag, uint32_t value, Clock::time_point 
 }
 
 bool HostSegment::yield(int member, Flag flag, uint32_t value) const {
+  using std::chrono::nanoseconds;
   const std::atomic<uint32_t> &awaited = word(member, flag).value;
-  for (int round = 0; round < algorithm_choice::host_segment_yields; ++round) {
+  auto there = [&] { return reached_value(awaited.load(std::memory_order_acquire), value); };
+  const Clock::time_point start = Clock::now();
+  // Only shortly after this member woke a sleeper: that member is on its way (a wake-up takes up to
+  // ~100 us here), and whoever it waits for next had better not be asleep when it arrives.
+  const bool woke_lately = start - last_wake_ < nanoseconds(algorithm_choice::host_segment_woken_window_ns);
+  const Clock::time_point idle_end =
+      woke_lately ? start + nanoseconds(algorithm_choice::host_segment_idle_spin_ns) : start;
+  for (int counted = 0; counted < algorithm_choice::host_segment_yields;) {
+    const Clock::time_point before = Clock::now();
     sched_yield();
-    if (reached_value(awaited.load(std::memory_order_acquire), value)) return true;
+    if (there()) return true;
+    const Clock::time_point after = Clock::now();
+    // Another task ran on this core (or the idle budget is spent): a yield as before.
+    if (after - before >= nanoseconds(algorithm_choice::host_segment_idle_yield_ns) || after >= idle_end) {
+      ++counted;
+      continue;
+    }
+    // Nobody else wants this core: sleeping would idle it. Watch the flag until the next yield.
+    const Clock::time_point next = after + nanoseconds(algorithm_choice::host_segment_idle_yield_every_ns);
+    for (unsigned round = 1;; ++round) {
+      if (there()) return true;
+      relax();
+      if (round % 64 == 0 && Clock::now() >= next) break;
+    }
   }
   return false;
 }

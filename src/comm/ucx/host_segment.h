@@ -87,7 +87,10 @@ class HostSegment {
   bool sleep(int member, Flag flag, uint32_t value) const;
   // Between spin and sleep: gives the core away a few times (sched_yield,
   // algorithm_choice::host_segment_yields), so that a peer waiting for this core runs without the
-  // cost of a futex sleep and wake-up on both sides.
+  // cost of a futex sleep and wake-up on both sides. A yield that finds no other task for this core
+  // does not count when this member has just woken a sleeper: the call keeps watching the flag,
+  // yielding now and then, for a bounded time (algorithm_choice::host_segment_idle_spin_ns), since
+  // sleeping would only idle the core while the member it woke is on its way.
   bool yield(int member, Flag flag, uint32_t value) const;
 
  private:
@@ -110,6 +113,8 @@ class HostSegment {
   unsigned char *base_;
   size_t bytes_;
   int descriptor_;
+  // When this member last woke a member asleep on one of its flags (yield).
+  std::chrono::steady_clock::time_point last_wake_{};
 };
 
 }  // namespace xffl::comm::ucx
