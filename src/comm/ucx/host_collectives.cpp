@@ -79,6 +79,12 @@ void HostCollectives::wait_for(UcxTransport &p2p, int member, HostSegment::Flag 
   while (!segment.sleep(member, flag, value));
 }
 
+void HostCollectives::wait_for_others(UcxTransport &p2p, HostSegment::Flag flag, uint32_t value, algorithms::Step step,
+                                      std::chrono::steady_clock::time_point spin_end) {
+  for (int member = 0; member < members_; ++member)
+    if (member != me_) wait_for(p2p, member, flag, value, step, spin_end);
+}
+
 void HostCollectives::enter(UcxTransport &p2p, const CallSignature &signature, const void *data, size_t bytes,
                            algorithms::Step step) {
   HostSegment &segment = *segment_;
@@ -89,8 +95,7 @@ void HostCollectives::enter(UcxTransport &p2p, const CallSignature &signature, c
   const auto spin_end =
       std::chrono::steady_clock::now() + std::chrono::nanoseconds(algorithm_choice::host_segment_spin_ns);
   if (previous)
-    for (int member = 0; member < members_; ++member)
-      if (member != me_) wait_for(p2p, member, HostSegment::Flag::done, *previous, step, spin_end);
+    wait_for_others(p2p, HostSegment::Flag::done, *previous, step, spin_end);
   if (bytes) std::memcpy(segment.slot(me_, sequence), data, bytes);
   segment.publish(sequence, signature);
   previous = sequence;
@@ -154,8 +159,6 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
   const Pipeline plan =
       start_pipelined_call(p2p, signature, chunk_bytes, element, count, static_cast<size_t>(members_));
   const size_t round_elements = plan.part_elements * static_cast<size_t>(members_), rounds = plan.rounds;
-  auto step_of = [&](size_t round, int phase) { return plan.step(round, phase); };
-  auto region = [&](int member, uint32_t round, int index) { return plan.region(member, round, index); };
 
   const auto *input = static_cast<const unsigned char *>(send);
   auto *output = static_cast<unsigned char *>(recv);
@@ -176,20 +179,19 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
     // reduced round - 2; it had reduced round - 1 before I copied that round out.
     for (int member = 0; member < members_; ++member)
       if (member != me_ && length_of(member))
-        std::memcpy(region(me_, round, member), input + first_of(member) * element, length_of(member) * element);
+        std::memcpy(plan.region(me_, round, member), input + first_of(member) * element, length_of(member) * element);
     segment.publish_round(Flag::staged, round);
 
     // Reduce my part, reading every member's operand in member order. Every member staged this round
     // after copying out round - 1 (and so round - 2): my result region is free.
     auto spin_end = std::chrono::steady_clock::now() + spin;
-    for (int member = 0; member < members_; ++member)
-      if (member != me_) wait_for(p2p, member, Flag::staged, round, step_of(r, 0), spin_end);
+    wait_for_others(p2p, Flag::staged, round, plan.step(r, 0), spin_end);
     const size_t mine = length_of(me_);
-    unsigned char *result = region(me_, round, me_);
+    unsigned char *result = plan.region(me_, round, me_);
     if (mine) {
       reduce_operands(
           [&](int member) -> const unsigned char * {
-            return member == me_ ? input + first_of(me_) * element : region(member, round, me_);
+            return member == me_ ? input + first_of(me_) * element : plan.region(member, round, me_);
           },
           mine, dtype, op, scratch ? scratch->data() : nullptr, result);
       std::memcpy(output + first_of(me_) * element, result, mine * element);
@@ -200,9 +202,9 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
     spin_end = std::chrono::steady_clock::now() + spin;
     for (int k = 1; k < members_; ++k) {
       const int owner = (me_ + k) % members_;
-      wait_for(p2p, owner, Flag::reduced, round, step_of(r, 1), spin_end);
+      wait_for(p2p, owner, Flag::reduced, round, plan.step(r, 1), spin_end);
       if (length_of(owner))
-        std::memcpy(output + first_of(owner) * element, region(owner, round, owner), length_of(owner) * element);
+        std::memcpy(output + first_of(owner) * element, plan.region(owner, round, owner), length_of(owner) * element);
     }
   }
   end_pipelined_call(p2p, plan);
@@ -220,8 +222,6 @@ void HostCollectives::pipelined_reduce_scatter(UcxTransport &p2p, const CallSign
   const xffl_dtype_t type = accumulation_dtype(dtype, op);
   const Pipeline plan = start_pipelined_call(p2p, signature, chunk_bytes, element, recv_count, 1);
   const size_t part_elements = plan.part_elements, rounds = plan.rounds;
-  auto step_of = [&](size_t round, int phase) { return plan.step(round, phase); };
-  auto region = [&](int member, uint32_t round, int index) { return plan.region(member, round, index); };
 
   const auto *input = static_cast<const unsigned char *>(send);
   auto *output = static_cast<unsigned char *>(recv);
@@ -237,22 +237,20 @@ void HostCollectives::pipelined_reduce_scatter(UcxTransport &p2p, const CallSign
     // Region i of my slot was last read by member i when it reduced round - 2 (earlier calls: every
     // member finished them before this call's signatures were compared).
     if (r >= 2)
-      for (int member = 0; member < members_; ++member)
-        if (member != me_) wait_for(p2p, member, Flag::reduced, round - 2, step_of(r, 0), spin_end);
+      wait_for_others(p2p, Flag::reduced, round - 2, plan.step(r, 0), spin_end);
     for (int member = 0; member < members_; ++member)
       if (member != me_)
-        std::memcpy(region(me_, round, member), input + (static_cast<size_t>(member) * recv_count + first) * element,
+        std::memcpy(plan.region(me_, round, member), input + (static_cast<size_t>(member) * recv_count + first) * element,
                     length * element);
     segment.publish_round(Flag::staged, round);
 
     spin_end = std::chrono::steady_clock::now() + spin;
-    for (int member = 0; member < members_; ++member)
-      if (member != me_) wait_for(p2p, member, Flag::staged, round, step_of(r, 1), spin_end);
-    unsigned char *result = region(me_, round, me_);
+    wait_for_others(p2p, Flag::staged, round, plan.step(r, 1), spin_end);
+    unsigned char *result = plan.region(me_, round, me_);
     reduce_operands(
         [&](int member) -> const unsigned char * {
           return member == me_ ? input + (static_cast<size_t>(me_) * recv_count + first) * element
-                               : region(member, round, me_);
+                               : plan.region(member, round, me_);
         },
         length, dtype, op, scratch ? scratch->data() : nullptr, result);
     std::memcpy(output + first * element, result, length * element);
@@ -280,8 +278,7 @@ void HostCollectives::pipelined_broadcast(UcxTransport &p2p, const CallSignature
     const auto spin_end = std::chrono::steady_clock::now() + spin;
     if (me_ == root) {
       if (r >= 2)
-        for (int member = 0; member < members_; ++member)
-          if (member != me_) wait_for(p2p, member, Flag::reduced, round - 2, plan.step(r, 0), spin_end);
+        wait_for_others(p2p, Flag::reduced, round - 2, plan.step(r, 0), spin_end);
       if (producer) producer->through(first + length);
       std::memcpy(plan.region(me_, round, 0), data + first, length);
       segment.publish_round(Flag::staged, round);
@@ -315,8 +312,7 @@ void HostCollectives::pipelined_allgather(UcxTransport &p2p, const CallSignature
     const size_t length = std::min(plan.part_elements, send_count - r * plan.part_elements) * element;
     auto spin_end = std::chrono::steady_clock::now() + spin;
     if (r >= 2)
-      for (int member = 0; member < members_; ++member)
-        if (member != me_) wait_for(p2p, member, Flag::reduced, round - 2, plan.step(r, 0), spin_end);
+      wait_for_others(p2p, Flag::reduced, round - 2, plan.step(r, 0), spin_end);
     std::memcpy(plan.region(me_, round, 0), input + offset, length);
     segment.publish_round(Flag::staged, round);
     if (!in_place) std::memmove(block_of(me_) + offset, input + offset, length);

@@ -117,6 +117,9 @@ class HostCollectives {
   // together (then they sleep). Errors name `step`.
   void wait_for(UcxTransport &p2p, int member, HostSegment::Flag flag, uint32_t value, algorithms::Step step,
                 std::chrono::steady_clock::time_point spin_end);
+  // wait_for every member but this one, in member order.
+  void wait_for_others(UcxTransport &p2p, HostSegment::Flag flag, uint32_t value, algorithms::Step step,
+                       std::chrono::steady_clock::time_point spin_end);
   // result = operand(0) op operand(1) ... op operand(members - 1), count elements, in member order,
   // widened through scratch (2 x count accumulation elements) when the op needs it.
   template <typename Operand>

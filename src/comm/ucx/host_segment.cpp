@@ -233,8 +233,6 @@ bool HostSegment::spin(int member, Flag flag, uint32_t value, Clock::time_point 
 
 bool HostSegment::yield(int member, Flag flag, uint32_t value) const {
   using std::chrono::nanoseconds;
-  const std::atomic<uint32_t> &awaited = word(member, flag).value;
-  auto there = [&] { return reached_value(awaited.load(std::memory_order_acquire), value); };
   const Clock::time_point start = Clock::now();
   // Only shortly after this member woke a sleeper: that member is on its way (a wake-up takes up to
   // ~100 us here), and whoever it waits for next had better not be asleep when it arrives.
@@ -244,7 +242,7 @@ bool HostSegment::yield(int member, Flag flag, uint32_t value) const {
   for (int counted = 0; counted < algorithm_choice::host_segment_yields;) {
     const Clock::time_point before = Clock::now();
     sched_yield();
-    if (there()) return true;
+    if (reached(member, flag, value)) return true;
     const Clock::time_point after = Clock::now();
     // Another task ran on this core (or the idle budget is spent): a yield as before.
     if (after - before >= nanoseconds(algorithm_choice::host_segment_idle_yield_ns) || after >= idle_end) {
@@ -252,12 +250,8 @@ bool HostSegment::yield(int member, Flag flag, uint32_t value) const {
       continue;
     }
     // Nobody else wants this core: sleeping would idle it. Watch the flag until the next yield.
-    const Clock::time_point next = after + nanoseconds(algorithm_choice::host_segment_idle_yield_every_ns);
-    for (unsigned round = 1;; ++round) {
-      if (there()) return true;
-      relax();
-      if (round % 64 == 0 && Clock::now() >= next) break;
-    }
+    if (spin(member, flag, value, after + nanoseconds(algorithm_choice::host_segment_idle_yield_every_ns)))
+      return true;
   }
   return false;
 }
