@@ -88,8 +88,9 @@ Resolved resolve(const std::string &host, int port, bool passive, Clock::time_po
   return out;
 }
 
-std::string lookup_timeout_text(const std::string &host, long long timeout_ms) {
-  return "the name lookup of '" + host + "' did not finish within " + std::to_string(timeout_ms) + " ms";
+std::string lookup_timeout_text(const std::string &host, long long timeout_ms, const std::string &bound) {
+  return "the name lookup of '" + host + "' did not finish within " + std::to_string(timeout_ms) + " ms" +
+         (bound.empty() ? "" : " (" + bound + ")") + "; does this host reach a DNS server that answers for it?";
 }
 
 std::string peer_name(int fd) {

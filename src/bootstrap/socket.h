@@ -70,8 +70,10 @@ struct Resolved {
 // passive.
 Resolved resolve(const std::string &host, int port, bool passive, Clock::time_point deadline);
 
-// "the name lookup of 'HOST' did not finish within N ms": how a caller says that a lookup timed out.
-std::string lookup_timeout_text(const std::string &host, long long timeout_ms);
+// How a caller says that a lookup timed out: "the name lookup of 'HOST' did not finish within N ms
+// (BOUND); does this host reach a DNS server that answers for it?", BOUND naming what set the time
+// (XFFL_TIMEOUT, ...; left out when empty).
+std::string lookup_timeout_text(const std::string &host, long long timeout_ms, const std::string &bound);
 
 std::string errno_text(int error);
 // "127.0.0.1:43122" of the other end, or "unknown peer".

@@ -56,9 +56,8 @@ void StoreClient::connect_and_join() {
            "): ", resolved.error);
     if (resolved.kind == net::Resolved::Timeout)
       fail(XFFL_ETIMEOUT, who_, ": could not reach the store at ", address_, ": ",
-           net::lookup_timeout_text(config_.host, config_.timeout_ms),
-           " (XFFL_TIMEOUT); does this host reach a DNS server that answers for it? (a numeric MASTER_ADDR "
-           "needs none)");
+           net::lookup_timeout_text(config_.host, config_.timeout_ms, "XFFL_TIMEOUT"),
+           " (a numeric MASTER_ADDR needs none)");
     if (resolved.kind == net::Resolved::Temporary)
       last_error = "cannot resolve '" + config_.host + "': " + resolved.error;
     for (const net::Address &address : resolved.addresses) {

@@ -25,7 +25,7 @@ FederationServer::FederationServer(ServerOptions options, const std::string &hos
       host, port, true, net::Clock::now() + std::chrono::milliseconds(options_.lookup_timeout_ms));
   if (resolved.kind == net::Resolved::Timeout)
     fail(XFFL_ETIMEOUT, "cannot serve the federation at ", bootstrap::host_port(host, port), ": ",
-         net::lookup_timeout_text(host, options_.lookup_timeout_ms));
+         net::lookup_timeout_text(host, options_.lookup_timeout_ms, ""));
   if (resolved.kind != net::Resolved::Ok)
     fail(XFFL_ENETWORK, "cannot serve the federation at ", bootstrap::host_port(host, port), ": cannot resolve '",
          host, "': ", resolved.error);

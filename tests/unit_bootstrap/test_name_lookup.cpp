@@ -92,8 +92,12 @@ void test_numeric_only_hints(void **) {
 }
 
 void test_timeout_text(void **) {
-  assert_string_equal(net::lookup_timeout_text("store.facility.test", 2000).c_str(),
-                      "the name lookup of 'store.facility.test' did not finish within 2000 ms");
+  assert_string_equal(net::lookup_timeout_text("store.facility.test", 2000, "XFFL_TIMEOUT").c_str(),
+                      "the name lookup of 'store.facility.test' did not finish within 2000 ms (XFFL_TIMEOUT); does "
+                      "this host reach a DNS server that answers for it?");
+  assert_string_equal(net::lookup_timeout_text("h", 5, "").c_str(),
+                      "the name lookup of 'h' did not finish within 5 ms; does this host reach a DNS server that "
+                      "answers for it?");
 }
 
 // Many lookups at once, each handing its result from its worker to its caller (ThreadSanitizer checks

@@ -79,7 +79,7 @@ RelayServer::RelayServer(const RelayOptions &options) : options_(options) {
       net::resolve(options_.host, options_.port, true, Clock::now() + std::chrono::milliseconds(kLookupTimeoutMs));
   if (resolved.kind == net::Resolved::Timeout)
     fail(XFFL_ETIMEOUT, "xffl-relay: cannot listen on ", options_.host, ":", options_.port, ": ",
-         net::lookup_timeout_text(options_.host, kLookupTimeoutMs));
+         net::lookup_timeout_text(options_.host, kLookupTimeoutMs, ""));
   if (resolved.kind != net::Resolved::Ok)
     fail(XFFL_EINVAL, "xffl-relay: cannot resolve '", options_.host, "': ", resolved.error);
   const net::Address &address = resolved.addresses[0];

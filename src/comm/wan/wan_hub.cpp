@@ -254,9 +254,8 @@ net::Fd WanHub::connect_to(const std::string &text, const std::string &where, Cl
     if (resolved.kind == net::Resolved::Timeout)
       fail(XFFL_ETIMEOUT, where, " at ", text, ": ",
            net::lookup_timeout_text(
-               host, std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()),
-           " (what was left of the call's XFFL_TIMEOUT, ", settings_.timeout_ms,
-           " ms); does this host reach a DNS server that answers for it?");
+               host, std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count(),
+               "what was left of the call's XFFL_TIMEOUT, " + std::to_string(settings_.timeout_ms) + " ms"));
     addresses = std::move(resolved.addresses);
     error = resolved.error;
   }
