@@ -27,11 +27,11 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "facilities"))
+import facility_job  # noqa: E402
 from facility_job import Job, max_round, wait_for  # noqa: E402
 from federation_servers import EtcdCluster, Server, fail  # noqa: E402
 
@@ -83,7 +83,7 @@ class Federation:
     """The server and the three jobs; everything ended on exit."""
 
     def __init__(self, program_args, env):
-        self.stop_file = os.path.join(tempfile.mkdtemp(prefix="xffl-continue-bench-"), "stop")
+        self.stop_file = facility_job.stop_file("xffl-continue-bench-")
         env = dict(env, XFFL_TEST_STOP_FILE=self.stop_file, XFFL_TIMEOUT=TIMEOUT)
         if STORE == "etcd3":
             self.server = EtcdCluster(ETCD_CLUSTER, len(SIZES))

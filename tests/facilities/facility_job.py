@@ -1,11 +1,13 @@
 """One facility's xffl-run job (xffl-run --facility/--federation) running check_facility, its output
 lines collected by a thread as they come, each with the time it was read. Shared by run_continue.py
 and bench/facilities/continue_bench.py."""
+import atexit
 import os
 import re
 import signal
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -110,6 +112,14 @@ def wait_for(what, condition, jobs, bound=40):
         time.sleep(0.05)
     fail(f"{what}: not within {bound} s:\n" + "\n".join(l for j in jobs for l in j.snapshot()[-15:]) +
          "\n" + stacks(jobs))
+
+
+def stop_file(prefix):
+    """The path of a stop file (check_facility ends its rounds once it exists) in a directory of its own,
+    which is removed when this process exits."""
+    directory = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, directory, True)
+    return os.path.join(directory, "stop")
 
 
 def stacks(jobs):

@@ -53,7 +53,6 @@ import os
 import shutil
 import signal
 import sys
-import tempfile
 import time
 
 XFFL_RUN, SERVER, PROGRAM, SCENARIO = sys.argv[1:5]
@@ -188,7 +187,7 @@ def check_same_end(jobs):
 
 
 def run(scenario):
-    stop_file = os.path.join(tempfile.mkdtemp(prefix="xffl-continue-"), "stop")
+    stop_file = facility_job.stop_file("xffl-continue-")
     env = {"XFFL_TEST_STOP_FILE": stop_file, "XFFL_TIMEOUT": "30"}
     program_args = PROGRAM_ARGS.get(scenario, ["256", "20"])
     if scenario == "quorum":

@@ -25,7 +25,6 @@ Prints "unknown outcome test passed" and exits 0, or names the first difference 
 import os
 import re
 import sys
-import tempfile
 import time
 
 XFFL_RUN, SERVER, PROGRAM = sys.argv[1:4]
@@ -54,7 +53,7 @@ PACE_MS = 1000  # between rounds
 
 
 def main():
-    stop_file = os.path.join(tempfile.mkdtemp(prefix="xffl-unknown-"), "stop")
+    stop_file = facility_job.stop_file("xffl-unknown-")
     env = {"XFFL_TEST_STOP_FILE": stop_file, "XFFL_TEST_RETRIES": "1"}
     server = Server(SERVER, SECRET)
     host, port = re.match(r"xffl://(.+):(\d+)$", server.endpoint).groups()

@@ -18,7 +18,6 @@ import os
 import re
 import signal
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "facilities"))
@@ -36,7 +35,7 @@ FAILED = re.compile(r"rank (\d+): average failed: (XFFL_\w+): (.*)$")
 def main():
     if SCENARIO not in ("sigstop", "kill"):
         fail(f"unknown scenario {SCENARIO}")
-    stop_file = os.path.join(tempfile.mkdtemp(prefix="xffl-store-lost-"), "stop")
+    stop_file = facility_job.stop_file("xffl-store-lost-")
     env = {"XFFL_TEST_STOP_FILE": stop_file, "XFFL_TIMEOUT": str(TIMEOUT)}
     server = Server(SERVER, SECRET)
     jobs = []

@@ -61,11 +61,11 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "facilities"))
 import run_continue as harness  # noqa: E402  (reads XFFL_RUN XFFL_FEDERATION PROGRAM SCENARIO from sys.argv)
+import facility_job  # noqa: E402
 from federation_servers import fail  # noqa: E402
 
 NAMESPACES = os.environ["XFFL_NETNS_FACILITIES"].split()
@@ -177,7 +177,7 @@ def heal_time():
     rate = tcp_rate(os.environ["HEAL_TCP_STREAM"], 0, VICTIM, 128 << 20)
     print(f"HEAL link one TCP stream 0->2: {rate / 1e6:.0f} Mbit/s; model {model} bytes: "
           f"bytes / rate {model * 8 / rate:.3f} s, bytes / 1 Gbit/s {model * 8 / 1e9:.3f} s")
-    stop_file = os.path.join(tempfile.mkdtemp(prefix="xffl-netns-heal-"), "stop")
+    stop_file = facility_job.stop_file("xffl-netns-heal-")
     env = {"XFFL_TEST_STOP_FILE": stop_file, "XFFL_TIMEOUT": "300"}
     program_args = [str(model // 4 - 1), "0"]  # count + 1 f32 (the stop flag): the model's bytes
     server = harness.Server(harness.SERVER, harness.SECRET)
@@ -216,7 +216,7 @@ def heal_time():
 
 def run(scenario):
     timeout = 10 if scenario == "cut" else 30
-    stop_file = os.path.join(tempfile.mkdtemp(prefix="xffl-netns-continue-"), "stop")
+    stop_file = facility_job.stop_file("xffl-netns-continue-")
     env = {"XFFL_TEST_STOP_FILE": stop_file, "XFFL_TIMEOUT": str(timeout)}
     # tamper_heal: a model of 256 KiB, so that the heal is many large segments (the relay flips one).
     program_args = ["65536" if scenario == "tamper_heal" else "256", "20"]
