@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "bootstrap/env_registry.h"
 #include "bootstrap/name_lookup.h"
 #include "bootstrap/text.h"
 
@@ -91,6 +92,10 @@ Resolved resolve(const std::string &host, int port, bool passive, Clock::time_po
 std::string lookup_timeout_text(const std::string &host, long long timeout_ms, const std::string &bound) {
   return "the name lookup of '" + host + "' did not finish within " + std::to_string(timeout_ms) + " ms" +
          (bound.empty() ? "" : " (" + bound + ")") + "; does this host reach a DNS server that answers for it?";
+}
+
+std::string lookup_timeout_text(const std::string &host, long long timeout_ms) {
+  return lookup_timeout_text(host, timeout_ms, registry::name(registry::Var::Timeout));
 }
 
 std::string peer_name(int fd) {

@@ -74,6 +74,8 @@ Resolved resolve(const std::string &host, int port, bool passive, Clock::time_po
 // (BOUND); does this host reach a DNS server that answers for it?", BOUND naming what set the time
 // (XFFL_TIMEOUT, ...; left out when empty).
 std::string lookup_timeout_text(const std::string &host, long long timeout_ms, const std::string &bound);
+// The same, bounded by the job's timeout (XFFL_TIMEOUT, named from the registry).
+std::string lookup_timeout_text(const std::string &host, long long timeout_ms);
 
 std::string errno_text(int error);
 // "127.0.0.1:43122" of the other end, or "unknown peer".

@@ -56,7 +56,7 @@ void StoreClient::connect_and_join() {
            "): ", resolved.error);
     if (resolved.kind == net::Resolved::Timeout)
       fail(XFFL_ETIMEOUT, who_, ": could not reach the store at ", address_, ": ",
-           net::lookup_timeout_text(config_.host, config_.timeout_ms, "XFFL_TIMEOUT"),
+           net::lookup_timeout_text(config_.host, config_.timeout_ms),
            " (a numeric MASTER_ADDR needs none)");
     if (resolved.kind == net::Resolved::Temporary)
       last_error = "cannot resolve '" + config_.host + "': " + resolved.error;

@@ -29,7 +29,7 @@ StoreServer::StoreServer(ServerConfig config, const std::string &bind_host, int 
   const net::Resolved resolved = net::resolve(bind_host, port, true, Clock::now() + lookup_timeout);
   if (resolved.kind == net::Resolved::Timeout)
     fail(XFFL_ETIMEOUT, "cannot serve the store at ", host_port(bind_host, port), ": ",
-         net::lookup_timeout_text(bind_host, lookup_timeout.count(), "XFFL_TIMEOUT"));
+         net::lookup_timeout_text(bind_host, lookup_timeout.count()));
   if (resolved.kind != net::Resolved::Ok)
     fail(XFFL_ENETWORK, "cannot serve the store at ", host_port(bind_host, port), ": cannot resolve '", bind_host,
          "': ", resolved.error);

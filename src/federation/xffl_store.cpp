@@ -86,7 +86,7 @@ void XfflStore::connect(net::Clock::time_point deadline) {
     if (resolved.kind == net::Resolved::Permanent)
       fail(XFFL_ENETWORK, "cannot reach the ", where, ": cannot resolve '", member.host, "': ", resolved.error);
     if (resolved.kind == net::Resolved::Timeout)
-      fail(XFFL_ETIMEOUT, "cannot reach the ", where, ": ", net::lookup_timeout_text(member.host, call_timeout_ms_, "XFFL_TIMEOUT"));
+      fail(XFFL_ETIMEOUT, "cannot reach the ", where, ": ", net::lookup_timeout_text(member.host, call_timeout_ms_));
     if (resolved.kind == net::Resolved::Temporary) last = "cannot resolve '" + member.host + "': " + resolved.error;
     for (const net::Address &address : resolved.addresses) {
       net::Fd fd;

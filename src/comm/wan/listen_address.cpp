@@ -33,7 +33,7 @@ std::string route_address(const std::string &host, std::chrono::milliseconds loo
   const net::Resolved resolved = net::resolve(host, 9, false, net::Clock::now() + lookup_timeout);
   if (resolved.kind == net::Resolved::Timeout)
     fail(XFFL_ETIMEOUT, "wan: cannot choose the address to listen on: ",
-         net::lookup_timeout_text(host, lookup_timeout.count(), "XFFL_TIMEOUT"));
+         net::lookup_timeout_text(host, lookup_timeout.count()));
   const std::string &error = resolved.error;
   for (const net::Address &address : resolved.addresses) {
     if (address.storage.ss_family != AF_INET) continue;
