@@ -19,7 +19,7 @@ shared, so each cell is run --repeat times, interleaved across implementations, 
 shown (the best is in --verbose). Writes nothing but the build directory; prints the tables.
 
 usage: compare.py [--build-dir DIR] [--baseline-build-dir DIR] [--iters N] [--warmup N] [--repeat R]
-                  [--ranks 2,4] [--ucx-tls TLS] [--no-gloo] [--skip-groups] [--boost] [--skip-build] [--verbose]
+                  [--ranks 2,4] [--ucx-tls TLS] [--no-gloo] [--skip-groups] [--boost] [--malloc-thp] [--skip-build] [--verbose]
 """
 import argparse
 import json
@@ -59,6 +59,9 @@ def parse_args():
     p.add_argument("--boost", action="store_true",
                    help="raise this session's autogroup priority (nice -10) while measuring, so that the runs "
                         "compete less with other work on a shared machine; restored at exit (Linux, root)")
+    p.add_argument("--malloc-thp", action="store_true",
+                   help="every contestant (and the memcpy probe) runs with GLIBC_TUNABLES=glibc.malloc.hugetlb=1: "
+                        "malloc backs its large blocks with transparent huge pages (see README, 'Page faults')")
     p.add_argument("--max-size", default="256M",
                    help="largest size measured (4K, 16K, ... 256M): the small sizes alone take minutes, not ten")
     p.add_argument("--skip-build", action="store_true")
@@ -315,6 +318,9 @@ def limit_sizes(args):
 def main():
     args = parse_args()
     limit_sizes(args)
+    if args.malloc_thp:  # every child inherits os.environ: xffl-run, mpirun, torch's ranks, the probe
+        tunables = [t for t in os.environ.get("GLIBC_TUNABLES", "").split(":") if t]
+        os.environ["GLIBC_TUNABLES"] = ":".join(tunables + ["glibc.malloc.hugetlb=1"])
     if not args.skip_build:
         build(args)
     with AutogroupBoost(args.boost) as boost:
@@ -368,7 +374,8 @@ def measure(args, boosted):
     shown = [impl for impl in IMPLS if impl in impls]
     print(f"\n## allreduce f32, busbw in GB/s (1e9 B/s), median of {args.repeat} runs; "
           f"{args.iters} iters + {args.warmup} warmup each; xffl UCX_TLS={tls}")
-    print(f"{os.cpu_count()} CPUs, {'autogroup nice -10 (--boost)' if boosted else 'normal priority'}; "
+    print(f"{os.cpu_count()} CPUs, {'autogroup nice -10 (--boost)' if boosted else 'normal priority'}, "
+          f"{'malloc on huge pages (--malloc-thp)' if args.malloc_thp else 'malloc as configured'}; "
           "load average (1 min) at the start of each run:")
     for n in ranks:
         for impl in shown:
