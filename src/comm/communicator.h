@@ -106,6 +106,32 @@ class Communicator {
     broadcast(buf, count, dtype, root_index, stream);
   }
 
+  // Reads elements [first, first + count) of every member's block: the receiving side of allgather_streamed.
+  using Consume = std::function<void(size_t first, size_t count)>;
+  // An allgather whose own block is written while it is sent and whose gathered blocks are read while
+  // they arrive (the compressed WAN hop: each window is encoded just before it leaves, and decoded as
+  // soon as every member's bytes of it are in, so that the coding overlaps the crossing:
+  // federated/wire/wan_hop.h). Each member's block is cut into the same consecutive windows of `window`
+  // elements (> 0; the last may be shorter). produce(first, n) makes send's elements [first, first + n)
+  // final before any of them leaves; consume(first, n) is called once elements [first, first + n) of
+  // every member's block in recv are final; each is called for every window, in order, exactly once
+  // (either may be empty). send is this member's block (in recv at index * send_count, or apart from
+  // recv); neither buffer may be touched by the caller until the call returns, except by produce and
+  // consume. Every member passes the same send_count, dtype and window; the messages are an
+  // allgather's. A failure throws as allgather does; windows not consumed by then stay unconsumed.
+  // Backends that can overlap do; the default produces every window, gathers, then consumes.
+  virtual void allgather_streamed(void *send, void *recv, size_t send_count, xffl_dtype_t dtype, size_t window,
+                                  const Produce &produce, const Consume &consume, void *stream) {
+    if (window == 0) window = send_count;
+    if (produce)
+      for (size_t first = 0; first < send_count; first += window)
+        produce(first, send_count - first < window ? send_count - first : window);
+    allgather(send, recv, send_count, dtype, stream);
+    if (consume)
+      for (size_t first = 0; first < send_count; first += window)
+        consume(first, send_count - first < window ? send_count - first : window);
+  }
+
   // The root of a broadcast (or relay_receive, broadcast_produced) that will not send, because what it
   // would send failed: the members waiting in their matching call fail with `why`'s status and words,
   // naming this rank, instead of waiting for their timeout; this communicator is unusable afterwards

@@ -177,6 +177,80 @@ void allgather_and_broadcast_deliver_every_block(void **) {
 }
 
 // Random floats: sums depend on the order, so only the agreement of all members is exact.
+// streamed_allgather: every window is produced once, in order, before any of its bytes leaves (the
+// fake transport copies a send when it is posted, so a window produced late would arrive as the
+// 0xee filler), and consumed once, in order, when that window of every block is final; the result is
+// allgather's. On a ring of 2 with many chunks the first window is consumed before the last is
+// produced: the coding overlaps the transfer.
+void streamed_allgather_produces_before_sending_and_consumes_when_final(void **) {
+  const Tuning tuning = tiny_tuning();  // 64-byte chunks: 16 values of I32
+  for (int n : {1, 2, 3, 5})
+    for (size_t count : {size_t{0}, size_t{1}, size_t{33}, size_t{500}})
+      for (size_t window : {size_t{1}, size_t{7}, size_t{16}, size_t{1000}})
+        for (bool in_place : {false, true}) {
+          std::vector<reference::Bytes> gathered(static_cast<size_t>(n));
+          std::vector<std::string> errors(static_cast<size_t>(n));
+          std::vector<int> consumed_before_last_produced(static_cast<size_t>(n), 0);
+          expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+            const size_t me = static_cast<size_t>(t.index());
+            const size_t element = dtype_size(XFFL_I32);
+            const reference::Bytes mine = reference::make_input(t.index(), count, XFFL_I32, XFFL_SUM);
+            reference::Bytes &all = gathered[me];
+            all.assign(mine.size() * static_cast<size_t>(n), 0xee);
+            reference::Bytes apart(mine.size(), 0xee);
+            unsigned char *send = in_place ? all.data() + mine.size() * me : apart.data();
+            size_t produced = 0, consumed = 0;
+            std::string &error = errors[me];
+            const auto expect_window = [&](const char *what, size_t next, size_t first, size_t m) {
+              const size_t want = count - next < window ? count - next : window;
+              if (error.empty() && (first != next || m != want))
+                error = std::string(what) + " [" + std::to_string(first) + ", +" + std::to_string(m) + ") where [" +
+                        std::to_string(next) + ", +" + std::to_string(want) + ") was due";
+            };
+            algorithms::streamed_allgather(
+                t, send, all.data(), count, XFFL_I32, window,
+                [&](size_t first, size_t m) {
+                  expect_window("produced", produced, first, m);
+                  std::memcpy(send + first * element, mine.data() + first * element, m * element);
+                  produced = first + m;
+                },
+                [&](size_t first, size_t m) {
+                  expect_window("consumed", consumed, first, m);
+                  if (first + m > produced && error.empty()) error = "consumed a window not produced yet";
+                  for (int b = 0; b < n && error.empty(); ++b) {
+                    const reference::Bytes block = reference::make_input(b, count, XFFL_I32, XFFL_SUM);
+                    if (std::memcmp(all.data() + (static_cast<size_t>(b) * count + first) * element,
+                                    block.data() + first * element, m * element) != 0)
+                      error = "consumed [" + std::to_string(first) + ", +" + std::to_string(m) + ") of block " +
+                              std::to_string(b) + " before it was final";
+                  }
+                  if (first == 0 && produced < count) consumed_before_last_produced[me] = 1;
+                  consumed = first + m;
+                },
+                tuning);
+            if (error.empty() && (produced != count || consumed != count))
+              error = "produced " + std::to_string(produced) + " and consumed " + std::to_string(consumed) + " of " +
+                      std::to_string(count);
+          }));
+          for (int m = 0; m < n; ++m)
+            if (!errors[static_cast<size_t>(m)].empty())
+              fail_msg("streamed_allgather n=%d count=%zu window=%zu in_place=%d: member %d %s", n, count, window,
+                       in_place, m, errors[static_cast<size_t>(m)].c_str());
+          reference::Bytes expected;
+          for (int m = 0; m < n; ++m) {
+            const reference::Bytes block = reference::make_input(m, count, XFFL_I32, XFFL_SUM);
+            expected.insert(expected.end(), block.begin(), block.end());
+          }
+          for (int m = 0; m < n; ++m)
+            if (gathered[static_cast<size_t>(m)] != expected)
+              fail_msg("streamed_allgather n=%d count=%zu window=%zu: member %d wrong", n, count, window, m);
+          if (n == 2 && count == 500 && window == 16)
+            for (int m = 0; m < n; ++m)
+              if (!consumed_before_last_produced[static_cast<size_t>(m)])
+                fail_msg("streamed_allgather n=2 count=500: member %d produced every window before consuming one", m);
+        }
+}
+
 void random_float_results_are_bit_identical_on_every_member(void **) {
   for (int n : {2, 3, 5, 6, 7, 8})
     for (size_t count : {size_t{13}, size_t{4099}})
@@ -314,6 +388,7 @@ int main(void) {
       cmocka_unit_test(allreduce_matches_reference_for_every_dtype_op_and_size),
       cmocka_unit_test(reduce_scatter_matches_reference),
       cmocka_unit_test(allgather_and_broadcast_deliver_every_block),
+      cmocka_unit_test(streamed_allgather_produces_before_sending_and_consumes_when_final),
       cmocka_unit_test(random_float_results_are_bit_identical_on_every_member),
       cmocka_unit_test(ring_has_2n_minus_2_steps_and_moves_2_n_minus_1_over_n_of_the_data),
       cmocka_unit_test(recursive_doubling_folds_non_powers_of_two),

@@ -7,8 +7,12 @@
 namespace xffl::comm::algorithms {
 
 // Step s: send block (me - s) to the right, receive block (me - s - 1) from the left, chunk by
-// chunk; a received chunk is forwarded in the next step as soon as it is complete.
-void ring_allgather(PointToPoint &p2p, void *buffer, size_t block_bytes, const Tuning &tuning) {
+// chunk; a received chunk is forwarded in the next step as soon as it is complete. With a producer, my
+// own chunk is made final just before it is posted; with a consumer, chunk c of every block is final
+// once chunk c of the last step has arrived (the receives are waited for in order, and my own chunk c
+// left before it), and the windows it completes are consumed then, after the sends it allows are posted.
+void ring_allgather(PointToPoint &p2p, void *buffer, size_t block_bytes, const Tuning &tuning,
+                    WindowProducer *producer, WindowConsumer *consumer) {
   const int n = p2p.size();
   const int me = p2p.index();
   const int right = (me + 1) % n;
@@ -29,8 +33,10 @@ void ring_allgather(PointToPoint &p2p, void *buffer, size_t block_bytes, const T
   const size_t window = static_cast<size_t>(tuning.window > 0 ? tuning.window : 1);
   size_t own_posted = 0;
   auto post_own = [&](size_t upto) {
-    for (; own_posted < std::min(upto, chunks); ++own_posted)
+    for (; own_posted < std::min(upto, chunks); ++own_posted) {
+      if (producer) producer->through(own_posted * chunk + length(own_posted));
       p2p.send(right, block(me) + own_posted * chunk, length(own_posted), Step{0, total_steps});
+    }
   };
   post_own(window);
   for (int s = 0; s < total_steps; ++s) {
@@ -39,10 +45,12 @@ void ring_allgather(PointToPoint &p2p, void *buffer, size_t block_bytes, const T
       p2p.wait(receives[k]);
       post_own(k + 1 + window);
       if (s + 1 < total_steps) p2p.send(right, block(me - s - 1) + c * chunk, length(c), Step{s + 1, total_steps});
+      else if (consumer) consumer->through(c * chunk + length(c));
     }
   }
   post_own(chunks);
   p2p.wait_all();
+  if (consumer) consumer->all();
 }
 
 void dissemination_barrier(PointToPoint &p2p) {

@@ -137,6 +137,28 @@ void allgather(PointToPoint &p2p, const void *send, void *recv, size_t send_coun
   ring_allgather(p2p, recv, block, tuning);
 }
 
+void streamed_allgather(PointToPoint &p2p, const void *send, void *recv, size_t send_count, xffl_dtype_t dtype,
+                        size_t window, const std::function<void(size_t first, size_t count)> &produce,
+                        const std::function<void(size_t first, size_t count)> &consume, const Tuning &tuning) {
+  const size_t element = dtype_size(dtype);
+  const size_t block = send_count * element;
+  if (block == 0) return;
+  unsigned char *mine = at(recv, static_cast<size_t>(p2p.index()), block);
+  // Each window produced goes to my block of recv, which the ring sends from.
+  const std::function<void(size_t, size_t)> produce_into_place = [&](size_t first, size_t count) {
+    if (produce) produce(first, count);
+    copy_if_apart(static_cast<const unsigned char *>(send) + first * element, mine + first * element, count * element);
+  };
+  WindowProducer producer(produce_into_place, send_count, element, window);
+  WindowConsumer consumer(consume, send_count, element, window);
+  if (p2p.size() == 1) {
+    producer.all();
+    consumer.all();
+    return;
+  }
+  ring_allgather(p2p, recv, block, tuning, &producer, &consumer);
+}
+
 void barrier(PointToPoint &p2p) {
   if (p2p.size() > 1) dissemination_barrier(p2p);
 }

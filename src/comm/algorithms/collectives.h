@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "comm/algorithms/point_to_point.h"
+#include "comm/algorithms/window_consumer.h"
 #include "comm/algorithms/window_producer.h"
 #include "xffl/types.h"
 
@@ -36,6 +37,15 @@ void produced_broadcast(PointToPoint &p2p, void *buffer, size_t count, xffl_dtyp
                         WindowProducer &producer, const Tuning &tuning);
 void allgather(PointToPoint &p2p, const void *send, void *recv, size_t send_count, xffl_dtype_t dtype,
                const Tuning &tuning);
+// allgather, in windows of `window` elements of each member's block (Communicator::allgather_streamed):
+// produce(first, n) makes send's elements [first, first + n) final just before the schedule sends any
+// of them, and consume(first, n) reads elements [first, first + n) of every block of recv once they are
+// all final, windows in order, each exactly once (either may be empty). On the ring, the windows travel
+// while the next ones are produced and the arrived ones consumed; one member produces, copies and
+// consumes. The same messages as allgather: the members may call either.
+void streamed_allgather(PointToPoint &p2p, const void *send, void *recv, size_t send_count, xffl_dtype_t dtype,
+                        size_t window, const std::function<void(size_t first, size_t count)> &produce,
+                        const std::function<void(size_t first, size_t count)> &consume, const Tuning &tuning);
 void reduce_scatter(PointToPoint &p2p, const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype,
                     xffl_redop_t op, const Tuning &tuning);
 void barrier(PointToPoint &p2p);

@@ -10,6 +10,7 @@
 
 #include "comm/algorithms/chunks.h"
 #include "comm/algorithms/point_to_point.h"
+#include "comm/algorithms/window_consumer.h"
 #include "comm/algorithms/window_producer.h"
 #include "xffl/types.h"
 
@@ -50,8 +51,11 @@ void binomial_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root,
 void chain_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root, const Tuning &tuning,
                      WindowProducer *producer = nullptr);
 
-// Ring all-gather of n blocks of block_bytes; my block must already be in place. n-1 steps.
-void ring_allgather(PointToPoint &p2p, void *buffer, size_t block_bytes, const Tuning &tuning);
+// Ring all-gather of n blocks of block_bytes; my block must already be in place, or be made final by
+// `producer` (window_producer.h) chunk by chunk as it leaves. `consumer` (window_consumer.h), when
+// given, reads each window of every block as soon as it is final. n-1 steps; n >= 2.
+void ring_allgather(PointToPoint &p2p, void *buffer, size_t block_bytes, const Tuning &tuning,
+                    WindowProducer *producer = nullptr, WindowConsumer *consumer = nullptr);
 
 // Dissemination barrier: in step k everyone signals index + 2^k and hears from index - 2^k.
 void dissemination_barrier(PointToPoint &p2p);

@@ -205,22 +205,53 @@ void UcxCommunicator::broadcast_produced(void *buf, size_t count, xffl_dtype_t d
   });
 }
 
-void UcxCommunicator::allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype, void *) {
+bool UcxCommunicator::allgather_on_host(UcxTransport &p2p, const algorithms::Tuning &tuning,
+                                        const CallSignature &signature, const void *send, void *recv,
+                                        size_t send_count, xffl_dtype_t dtype, const std::function<void()> &before) {
   const int n = static_cast<int>(group_.members.size());
+  const size_t bytes = send_count * static_cast<size_t>(n) * dtype_size(dtype);
+  if (host_pipeline(p2p, tuning, bytes, algorithm_choice::host_pipeline_allgather_from(n))) {
+    if (before) before();
+    host_->pipelined_allgather(p2p, signature, send, recv, send_count, dtype, tuning.host_pipeline_chunk_bytes);
+    return true;
+  }
+  if (single_copy(tuning, bytes, algorithm_choice::single_copy_allgather_from(n))) {
+    if (before) before();
+    ProcessMemory memory(p2p);
+    algorithms::single_copy_allgather(p2p, memory, send, recv, send_count, dtype);
+    return true;
+  }
+  if (host_segment(p2p, tuning, bytes, algorithm_choice::host_segment_allgather_below(n))) {
+    if (before) before();
+    host_->allgather(p2p, signature, send, recv, send_count, dtype);
+    return true;
+  }
+  return false;
+}
+
+void UcxCommunicator::allgather(const void *send, void *recv, size_t send_count, xffl_dtype_t dtype, void *) {
   const CallSignature signature = CallSignature::of(CallKind::Allgather, send_count, dtype);
   run("allgather", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
-    if (host_pipeline(p2p, tuning, send_count * static_cast<size_t>(n) * dtype_size(dtype),
-                      algorithm_choice::host_pipeline_allgather_from(n)))
-      return host_->pipelined_allgather(p2p, signature, send, recv, send_count, dtype,
-                                        tuning.host_pipeline_chunk_bytes);
-    if (single_copy(tuning, send_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_allgather_from(n))) {
-      ProcessMemory memory(p2p);
-      return algorithms::single_copy_allgather(p2p, memory, send, recv, send_count, dtype);
+    if (!allgather_on_host(p2p, tuning, signature, send, recv, send_count, dtype, {}))
+      algorithms::allgather(p2p, send, recv, send_count, dtype, tuning);
+  });
+}
+
+void UcxCommunicator::allgather_streamed(void *send, void *recv, size_t send_count, xffl_dtype_t dtype, size_t window,
+                                         const Produce &produce, const Consume &consume, void *) {
+  const CallSignature signature = CallSignature::of(CallKind::Allgather, send_count, dtype);
+  run("allgather", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
+    // On one host the copies are memory-bound and short: every window first, then allgather's path.
+    const auto produce_all = [&] {
+      algorithms::WindowProducer producer(produce, send_count, dtype_size(dtype), window);
+      producer.all();
+    };
+    if (allgather_on_host(p2p, tuning, signature, send, recv, send_count, dtype, produce_all)) {
+      algorithms::WindowConsumer consumer(consume, send_count, dtype_size(dtype), window);
+      consumer.all();
+      return;
     }
-    if (host_segment(p2p, tuning, send_count * static_cast<size_t>(n) * dtype_size(dtype),
-                     algorithm_choice::host_segment_allgather_below(n)))
-      return host_->allgather(p2p, signature, send, recv, send_count, dtype);
-    algorithms::allgather(p2p, send, recv, send_count, dtype, tuning);
+    algorithms::streamed_allgather(p2p, send, recv, send_count, dtype, window, produce, consume, tuning);
   });
 }
 

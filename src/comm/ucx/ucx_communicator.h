@@ -36,6 +36,10 @@ class UcxCommunicator final : public Communicator {
   // The root sends (or, on one host, exposes) each window as soon as it is produced.
   void broadcast_produced(void *buf, size_t count, xffl_dtype_t dtype, int root_index, size_t window,
                           const Produce &produce, void *stream) override;
+  // Across hosts each window leaves as soon as it is produced and is consumed as soon as it has
+  // arrived (the ring's); on one host every window is produced first and consumed last.
+  void allgather_streamed(void *send, void *recv, size_t send_count, xffl_dtype_t dtype, size_t window,
+                          const Produce &produce, const Consume &consume, void *stream) override;
   // Whether the group's shared segment for the small collectives is set up (host_collectives.h).
   bool has_host_segment() const { return host_ && host_->set_up(); }
   // How many allreduces took the segment's pipelined path (host_collectives.h).
@@ -73,6 +77,12 @@ class UcxCommunicator final : public Communicator {
   // Whether this allreduce of `bytes` takes the segment's pipelined allreduce (from `from`, by_size
   // tuning, every member on this host, the segment set up or set up now). The same on every member.
   bool host_pipeline(UcxTransport &p2p, const algorithms::Tuning &tuning, size_t bytes, size_t from);
+  // Runs the allgather on this host (pipelined rounds, single copy or the segment, by size) when every
+  // member is on it, calling `before` (when set) first; false, having done nothing, when the call
+  // takes UCX messages. The same answer on every member.
+  bool allgather_on_host(UcxTransport &p2p, const algorithms::Tuning &tuning, const CallSignature &signature,
+                         const void *send, void *recv, size_t send_count, xffl_dtype_t dtype,
+                         const std::function<void()> &before);
   // Sets the segment up when this is the group's first call that may take it (host_collectives.h).
   bool host_ready(UcxTransport &p2p);
 

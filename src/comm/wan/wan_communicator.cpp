@@ -50,6 +50,13 @@ void WanCommunicator::allgather(const void *send, void *recv, size_t send_count,
       [&] { algorithms::allgather(links_, send, recv, send_count, dtype, tuning_); });
 }
 
+void WanCommunicator::allgather_streamed(void *send, void *recv, size_t send_count, xffl_dtype_t dtype, size_t window,
+                                         const Produce &produce, const Consume &consume, void *) {
+  run("allgather", CallSignature::of(CallKind::Allgather, send_count, dtype), [&] {
+    algorithms::streamed_allgather(links_, send, recv, send_count, dtype, window, produce, consume, tuning_);
+  });
+}
+
 void WanCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype,
                                      xffl_redop_t op, void *) {
   run("reduce_scatter", CallSignature::of(CallKind::ReduceScatter, recv_count, dtype, op),

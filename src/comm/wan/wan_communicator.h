@@ -26,6 +26,9 @@ class WanCommunicator final : public Communicator {
   void reduce_scatter(const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op,
                       void *stream) override;
   void barrier() override;
+  // Each window is sent as soon as it is produced and consumed as soon as it has arrived (the ring's).
+  void allgather_streamed(void *send, void *recv, size_t send_count, xffl_dtype_t dtype, size_t window,
+                          const Produce &produce, const Consume &consume, void *stream) override;
 
  private:
   // arguments: the call's, as every member must give them (call_arguments.h).

@@ -30,9 +30,12 @@ namespace {
 // step's f32 scratch stays in cache, so no full-size f32 copy of the buffer is ever made.
 constexpr size_t kChunk = 16384;
 // Values per window of the relay to non-senders (cross_and_relay): whole steps, one message of the
-// relay's chain (algorithm_choice::ring_chunk_bytes of f32), so the first window leaves after a
-// 64th of a 64 Mi-value model is decoded.
+// relay's chain (algorithm_choice::ring_chunk_bytes of f32); the non-senders pass the same.
 constexpr size_t kRelayValues = kChunk * 16;
+// Values per window of the crossing on host memory (CompressedHop::cross): whole steps, so that each
+// window's bytes start at encoded_size of its first value; a 16th of the crossing's 1 MiB message in
+// f32, so that a message of any format leaves once a few windows are encoded.
+constexpr size_t kCrossValues = kChunk * 4;
 // Values per device <-> host copy when the buffer is device memory (staged): whole steps, 16 MiB of
 // f32 in the staging communicator's pinned buffer, whatever the model size.
 constexpr size_t kStagedValues = kChunk * 256;
@@ -86,6 +89,32 @@ class CompressedHop {
   // 2. Every member's bytes, in member order, over `wan` (host memory).
   void exchange(comm::Communicator &wan, void *stream) {
     wan.allgather(mine_, all_, encoded_, XFFL_U8, stream);
+  }
+
+  // 1 to 3 overlapped, for host memory: the values[0, count) are encoded window by window just before
+  // their bytes leave, and each window of the mean is decoded into out as soon as every member's bytes
+  // of it have arrived (Communicator::allgather_streamed), so that the coding runs while the link is
+  // busy. out may be values: a window is decoded only after it was encoded and sent.
+  void cross(comm::Communicator &wan, const float *values, float *out, size_t count, void *stream) {
+    const size_t window_bytes = format_.encoded_size(kCrossValues);
+    const auto values_of = [&](size_t first_byte, size_t *n) {
+      const size_t first = first_byte / window_bytes * kCrossValues;
+      *n = count - first < kCrossValues ? count - first : kCrossValues;
+      return first;
+    };
+    wan.allgather_streamed(
+        mine_, all_, encoded_, XFFL_U8, window_bytes,
+        [&](size_t first_byte, size_t) {
+          size_t n = 0;
+          const size_t first = values_of(first_byte, &n);
+          encode(values + first, first, n);
+        },
+        [&](size_t first_byte, size_t) {
+          size_t n = 0;
+          const size_t first = values_of(first_byte, &n);
+          decode_mean(first, n, out + first);
+        },
+        stream);
   }
 
   // 3. Sum in f32 in member order, then the mean, into out[0, n).
@@ -156,9 +185,7 @@ void cross_facilities(const Roles &roles, void *buf, size_t count, xffl_dtype_t 
     return;
   }
   CompressedHop hop(roles, count);
-  hop.encode(values, 0, count);
-  hop.exchange(*roles.federated, stream);
-  hop.decode_mean(0, count, values);
+  hop.cross(*roles.federated, values, values, count, stream);
 }
 
 void cross_and_relay(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream) {
@@ -184,14 +211,12 @@ void cross_and_relay(const Roles &roles, void *buf, size_t count, xffl_dtype_t d
   float *values = static_cast<float *>(buf);
   CompressedHop hop(roles, count);
   try {
-    hop.encode(values, 0, count);
-    hop.exchange(*roles.federated, stream);
+    hop.cross(*roles.federated, values, values, count, stream);
   } catch (const Error &error) {
     relaying_failure(error);
     throw;
   }
-  relay.broadcast_produced(buf, count, dtype, roles.sender_index, kRelayValues,
-                           [&](size_t first, size_t n) { hop.decode_mean(first, n, values + first); }, stream);
+  relay.broadcast_produced(buf, count, dtype, roles.sender_index, kRelayValues, {}, stream);
 }
 
 }  // namespace xffl::federated::wire

@@ -3,7 +3,10 @@
 // allreduce, unchanged. With another format, for XFFL_F32 data over two or more federated groups:
 //   1. each participant scales its copy by its FedAvg factor, adds its residual (error feedback),
 //      and quantises it once (wire_format.h);
-//   2. the compressed bytes are all-gathered over the FEDERATED group (as bytes);
+//   2. the compressed bytes are all-gathered over the FEDERATED group (as bytes), in windows: on host
+//      memory each window is quantised just before it leaves and step 3 runs on each window as soon as
+//      every member's bytes of it are in (Communicator::allgather_streamed), so that the coding runs
+//      while the link is busy instead of before and after it;
 //   3. every participant decodes the G contributions and sums them in f32 in member order 0..G-1, then
 //      divides by G: the same bytes in the same order, so the mean is bit-identical everywhere and
 //      nothing is quantised twice (a ring of quantised partial sums would round at every hop);
@@ -20,9 +23,8 @@
 // that runs on NCCL itself the codecs, which run on the host, have no host copy: XFFL_EUNSUPPORTED.
 // Host scratch for the call: the G + 1 compressed copies (the f32 work runs in cache-sized chunks of
 // whole blocks, which encode to contiguous bytes, wire_format.h). The relay to non-senders
-// (HIERARCHICAL with HSDP, cross_and_relay) overlaps step 3: the sender decodes the mean window by
-// window and each window leaves through the REPLICA group while the next is decoded
-// (Communicator::broadcast_produced); on device memory it follows the staged hop.
+// (HIERARCHICAL with HSDP, cross_and_relay) follows the crossing, whose decoding already overlapped
+// the slower link (before 2026-12-03 the relay overlapped step 3 instead, after the whole crossing).
 #ifndef XFFL_SRC_FEDERATED_WIRE_WAN_HOP_H
 #define XFFL_SRC_FEDERATED_WIRE_WAN_HOP_H
 
@@ -45,8 +47,8 @@ void require_supported(const Roles &roles, xffl_dtype_t dtype);
 void cross_facilities(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream);
 
 // HIERARCHICAL with HSDP, for a call that compresses: cross_facilities on the senders, whose mean
-// reaches the other members of their REPLICA group window by window as it is decoded. Called by every
-// member of the REPLICA group with the same count.
+// then reaches the other members of their REPLICA group. Called by every member of the REPLICA group
+// with the same count.
 void cross_and_relay(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream);
 
 }  // namespace xffl::federated::wire
