@@ -153,6 +153,9 @@ algorithms::RequestId StripedLinks::send(int index, const void *data, size_t byt
   message.bytes = bytes;
   message.request = id;
   p.outbox.emplace(message_key(step, p.sent), message);
+  // What the sockets take now leaves now, not at the next wait: a schedule that produces its data as
+  // it posts (streamed_allgather's encoding) keeps the link busy meanwhile.
+  if (p.connected) progress(Clock::now(), index);
   return id;
 }
 
