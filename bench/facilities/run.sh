@@ -10,7 +10,12 @@
 # Environment: MODEL_MIB (256), RATE (1gbit), DELAY_MS (10), PER_FACILITY (4), HSDP (2), ITERATIONS (2),
 #              SKIP_MPI (unset), XFFL_BENCH_TIMEOUT (300 s per collective), WIRE_FORMATS ("f32"; e.g.
 #              "f32 bf16 int8_block int4_block": xffl's averages once per XFFL_WIRE_FORMAT, each against its
-#              own bound, compressed bytes / link rate, and against f32).
+#              own bound, compressed bytes / link rate, and against f32), CROSSING ("ucx wan": xffl's
+#              averages once per XFFL_CROSS_FACILITY_BACKEND; wan is the default in facility mode, ucx
+#              the main backend's own UCX endpoints; the table's impl says which).
+# The table gives each average against two bounds: the fastest rate measured (one TCP stream one way,
+# "x bound") and the rate of 2 streams each way at once ("x 2-way"), the pattern of an average, which
+# this machine's user-space delay relays carry more slowly than one direction.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -74,8 +79,10 @@ streams_rate() {
   done
 }
 # measure_link WHEN: one stream one way, then 2 streams each way at once (the pattern of the averages:
-# one flow per sender pair and direction); keeps the fastest rate seen in link_bps.
+# one flow per sender pair and direction); keeps the fastest rate seen in link_bps, and the fastest
+# two-way rate in duplex_bps.
 link_bps=0
+duplex_bps=0
 measure_link() {
   local one_way duplex
   one_way=$(streams_rate 1 $((128 << 20)) 0 | head -1)
@@ -85,6 +92,7 @@ measure_link() {
   # The machine is shared: the fastest measurement gives the tightest (most demanding) bound.
   [ "${one_way:-0}" -gt "$link_bps" ] && link_bps=$one_way
   [ "${duplex:-0}" -gt "$link_bps" ] && link_bps=$duplex
+  [ "${duplex:-0}" -gt "$duplex_bps" ] && duplex_bps=$duplex
 }
 measure_link before
 
@@ -93,21 +101,22 @@ results=$FAC_WORKDIR/results
 : > "$results"
 
 run_xffl() {
-  local strategy=$1 wire=${2:-f32} r
+  local strategy=$1 wire=${2:-f32} crossing=${3:-ucx} r
+  local name=$strategy.$wire.$crossing
   FAC_PIDS=()
   for r in $(seq 0 $((world - 1))); do
-    XFFL_WIRE_FORMAT=$wire facilities_launch_rank "$r" "$world" "$sizes" "$hsdp" "$timeout" \
-      "$FAC_WORKDIR/xffl.$strategy.$wire.$r.log" -- "$job" "$count" "$strategy" "$iterations"
+    XFFL_WIRE_FORMAT=$wire XFFL_CROSS_FACILITY_BACKEND=$crossing facilities_launch_rank "$r" "$world" "$sizes" \
+      "$hsdp" "$timeout" "$FAC_WORKDIR/xffl.$name.$r.log" -- "$job" "$count" "$strategy" "$iterations"
   done
   local failed=0
   for r in $(seq 0 $((world - 1))); do wait "${FAC_PIDS[$r]}" || failed=1; done
   FAC_PIDS=()
   if [ $failed -ne 0 ]; then
-    echo "xffl $strategy ($wire) failed:" >&2
-    tail -n 5 "$FAC_WORKDIR"/xffl."$strategy.$wire".*.log >&2
+    echo "xffl $strategy ($wire, $crossing crossing) failed:" >&2
+    tail -n 5 "$FAC_WORKDIR"/xffl."$name".*.log >&2
     return 1
   fi
-  grep '^RESULT' "$FAC_WORKDIR/xffl.$strategy.$wire.0.log" >> "$results"
+  grep '^RESULT' "$FAC_WORKDIR/xffl.$name.0.log" | sed "s/impl=xffl /impl=xffl-$crossing /" >> "$results"
 }
 
 # Open MPI: mpirun runs inside facility 0 (its PMIx server must be reachable from both facilities, so
@@ -134,9 +143,11 @@ EOF
   grep '^RESULT' "$FAC_WORKDIR/mpi.$strategy.log" >> "$results"
 }
 
-for wire in ${WIRE_FORMATS:-f32}; do
-  run_xffl hier "$wire"
-  run_xffl flat "$wire"
+for crossing in ${CROSSING:-ucx wan}; do
+  for wire in ${WIRE_FORMATS:-f32}; do
+    run_xffl hier "$wire" "$crossing"
+    run_xffl flat "$wire" "$crossing"
+  done
 done
 if [ -z "${SKIP_MPI:-}" ] && [ -x "$mpi_job" ] && command -v mpirun > /dev/null; then
   run_mpi hier
@@ -149,7 +160,7 @@ measure_link after
 # --- table ------------------------------------------------------------------------------------------
 # Two facilities: each must receive the other's whole model, so model_bytes cross in each direction;
 # the link is full duplex, so the bound is model_bytes / (per-direction rate).
-awk -v model="$model_bytes" -v bps="$link_bps" -v mib="$model_mib" -v R="$replicas" '
+awk -v model="$model_bytes" -v bps="$link_bps" -v duplex="$duplex_bps" -v mib="$model_mib" -v R="$replicas" '
   /^RESULT/ {
     delete v
     for (i = 2; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
@@ -161,20 +172,29 @@ awk -v model="$model_bytes" -v bps="$link_bps" -v mib="$model_mib" -v R="$replic
   }
   END {
     bound = model * 8 / bps
-    printf "\nlower bound: %d MiB must cross each way at %.0f Mbit/s = %.3f s\n\n", mib, bps / 1e6, bound
+    two_way = duplex > 0 ? model * 8 / duplex : 0
+    printf "\nlower bound: %d MiB must cross each way at %.0f Mbit/s = %.3f s", mib, bps / 1e6, bound
+    printf " (at the two-way rate, %.0f Mbit/s: %.3f s)\n\n", duplex / 1e6, two_way
     # Bytes on the wire per f32 value, over 4: each format'"'"'s own bound is its compressed bytes / rate.
     size["f32"] = 1; size["bf16"] = 0.5; size["f16"] = 0.5
     size["int8_block"] = (1 + 4 / 256) / 4; size["int4_block"] = (0.5 + 4 / 64) / 4
-    printf "%-6s %-6s %-10s %10s %14s %10s %10s %10s\n", "impl", "avg", "wire", "seconds", "link bytes", "x model",
-           "x bound", "f32 / this"
+    printf "%-9s %-6s %-10s %10s %14s %10s %10s %10s %10s\n", "impl", "avg", "wire", "seconds", "link bytes",
+           "x model", "x bound", "x 2-way", "f32 / this"
     for (k = 1; k <= n; ++k) {
       key = order[k]; split(key, p, " ")
       f32 = p[1] " " p[2] " f32"
-      printf "%-6s %-6s %-10s %10.3f %14d %10.2f %10.2f %10s\n", p[1], p[2], p[3], best[key], bytes[key],
+      printf "%-9s %-6s %-10s %10.3f %14d %10.2f %10.2f %10s %10s\n", p[1], p[2], p[3], best[key], bytes[key],
              bytes[key] / model, best[key] / (bound * size[p[3]]),
+             (two_way > 0) ? sprintf("%.2f", best[key] / (two_way * size[p[3]])) : "-",
              (f32 in best) ? sprintf("%.2f", best[f32] / best[key]) : "-"
     }
-    if (("xffl hier f32" in bytes) && ("xffl flat f32" in bytes) && bytes["xffl flat f32"] > 0)
-      printf "\nlink bytes HIERARCHICAL / FLAT = %.3f (expected about 1/R = %.3f)\n",
-             bytes["xffl hier f32"] / bytes["xffl flat f32"], 1 / R
+    for (k = 1; k <= n; ++k) {
+      split(order[k], p, " ")
+      hier = p[1] " hier f32"; flat = p[1] " flat f32"
+      if ((p[1] in told) || !(hier in bytes) || !(flat in bytes) || bytes[flat] <= 0) continue
+      told[p[1]] = 1
+      printf "\n%s: link bytes HIERARCHICAL / FLAT = %.3f (expected about 1/R = %.3f)", p[1], bytes[hier] / bytes[flat],
+             1 / R
+    }
+    printf "\n"
   }' "$results"

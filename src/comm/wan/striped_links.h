@@ -8,7 +8,8 @@
 // is kept.
 //
 // Progress happens inside wait() (one thread drives a backend): it polls every stream and the hub's
-// listener, so connections of other groups are accepted while this one waits. Every wait is bounded by
+// listener, so connections of other groups are accepted while this one waits. send() also makes one
+// pass that does not wait, so a message starts to leave when it is posted. Every wait is bounded by
 // the timeout; errors name this rank, the operation, the group, the peer and what was awaited. A peer
 // whose stream closes is XFFL_EPEER; a frame that fails authentication is XFFL_EAUTH. After an error
 // every stream is closed and the object is unusable: no caller buffer is touched later.
