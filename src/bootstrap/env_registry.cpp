@@ -117,7 +117,8 @@ std::vector<Variable> make_table() {
        {}, 0, "wan crossing backend: encryption in transit; needs XFFL_AUTH_TOKEN (XFFL_OPT_WAN_ENCRYPTION)."},
       {Var::WanBdp, "XFFL_WAN_BDP", count, "0", nullptr, 0, {}, {}, 0,
        "wan crossing backend: the link's bandwidth-delay product in bytes; sizes each stream's socket "
-       "buffers (BDP / streams); 0 keeps the kernel's autotuning."},
+       "buffers (BDP / streams), and a crossing keeps twice it in flight when that is over 32 MiB; 0 keeps "
+       "the kernel's autotuning."},
       {Var::WanDialOut, "XFFL_WAN_DIAL_OUT", flag, "0", nullptr, 0, {}, {}, 0,
        "wan crossing backend: 1 accepts no connection from other facilities and dials every peer instead "
        "(a facility whose firewall passes only outbound connections); two such facilities meet only through "

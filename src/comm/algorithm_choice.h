@@ -40,6 +40,15 @@ constexpr size_t small_allreduce_bytes = 64 * kKiB;   // at most this: recursive
 constexpr size_t small_broadcast_bytes = 256 * kKiB;  // at most this: binomial tree, else chain
 constexpr size_t ring_chunk_bytes = 1024 * kKiB;      // the ring's and chain's message (pipelining unit)
 constexpr int ring_window = 8;                        // receives the ring posts ahead
+// The same window on the wan crossing backend (comm/wan), between facilities: what a crossing keeps
+// in flight each way must cover the link's bandwidth-delay product, and a ring member sends its next
+// chunk only once one of its neighbour's has arrived, a round trip after that neighbour sent it.
+// 32 chunks (32 MiB; the ring's staging holds as many, at most one per chunk it reduces) cover
+// 1 Gbit/s at 250 ms of round trip or 10 Gbit/s at 25 ms; a larger XFFL_WAN_BDP raises it to twice
+// the BDP (wan_communicator.cpp). Measured 2026-12-03 (bench/facilities/README.md, "The compressed hop
+// streams"): 64 MiB over 1 Gbit/s at 100 ms, 16 streams, 414-451 Mbit/s with 8, 505-521 with 32,
+// 511-526 with 64.
+constexpr int wan_ring_window = 32;
 
 // On one host: the smallest buffer that takes the single-copy schedule (the whole buffer of an
 // allreduce or broadcast, the whole gathered or scattered buffer of allgather and reduce_scatter, in

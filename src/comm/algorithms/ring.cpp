@@ -37,8 +37,13 @@ void ring_reduce(PointToPoint &p2p, const RingChunks &chunks, const RingReduce &
   const std::vector<RingChunks::Arrival> arrivals = chunks.arrivals(me, total_steps);
 
   const size_t window = static_cast<size_t>(std::max(1, tuning.window));
-  Scratch staging(p2p, window * per_chunk * element);
-  auto staging_slot = [&](size_t k) { return staging.data() + (k % window) * per_chunk * element; };
+  // A slot per reduce-scatter receive in flight, and never more slots than such receives: they come
+  // first among the arrivals, so with that many slots each has its own.
+  size_t staged = 0;
+  while (staged < arrivals.size() && arrivals[staged].step < n - 1) ++staged;
+  const size_t slots = std::max<size_t>(1, std::min(window, staged));
+  Scratch staging(p2p, slots * per_chunk * element);
+  auto staging_slot = [&](size_t k) { return staging.data() + (k % slots) * per_chunk * element; };
   std::vector<RequestId> receives(arrivals.size());
   size_t posted = 0;
   auto post_receives = [&](size_t upto) {

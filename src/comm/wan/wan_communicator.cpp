@@ -1,15 +1,30 @@
 #include "comm/wan/wan_communicator.h"
 
+#include <algorithm>
 #include <new>
 
+#include "comm/algorithm_choice.h"
 #include "comm/algorithms/collectives.h"
 
 namespace xffl::comm::wan {
 
+namespace {
+
+// Chunks kept in flight each way (algorithm_choice::wan_ring_window), or twice the link's
+// bandwidth-delay product when XFFL_WAN_BDP says it is larger.
+int window_for(size_t bdp_bytes, size_t chunk_bytes) {
+  const size_t for_bdp = bdp_bytes / chunk_bytes * 2 + 2;  // about twice, rounded up, and no overflow
+  return static_cast<int>(std::clamp<size_t>(for_bdp, algorithm_choice::wan_ring_window, 4096));
+}
+
+}  // namespace
+
 WanCommunicator::WanCommunicator(std::shared_ptr<WanHub> hub, const GroupSpec &group)
     : hub_(hub),
       members_(group.members.to_vector()),
-      links_(hub, group.members.to_vector(), group.my_index, GroupKey{group.tag, group.serial}, group.description) {}
+      links_(hub, group.members.to_vector(), group.my_index, GroupKey{group.tag, group.serial}, group.description) {
+  tuning_.window = window_for(hub->settings().bdp_bytes, tuning_.chunk_bytes);
+}
 
 template <typename Schedule>
 void WanCommunicator::run(const char *operation, const CallSignature &arguments, Schedule &&schedule) {

@@ -38,7 +38,9 @@ class WanCommunicator final : public Communicator {
   std::shared_ptr<WanHub> hub_;
   std::vector<int> members_;  // global ranks
   StripedLinks links_;
-  algorithms::Tuning tuning_;  // the defaults, as UCX's: the relay's receivers plan with the same
+  // The defaults, as UCX's (the relay's receivers plan with the same chunks), but for the window:
+  // algorithm_choice::wan_ring_window, or twice XFFL_WAN_BDP in chunks when that is more.
+  algorithms::Tuning tuning_;
   std::optional<Error> failure_;
 };
 
