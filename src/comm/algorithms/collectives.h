@@ -10,8 +10,7 @@
 #include <functional>
 
 #include "comm/algorithms/point_to_point.h"
-#include "comm/algorithms/window_consumer.h"
-#include "comm/algorithms/window_producer.h"
+#include "comm/algorithms/windows.h"
 #include "xffl/types.h"
 
 namespace xffl::comm::algorithms {
@@ -30,7 +29,7 @@ void ring_allreduce(PointToPoint &p2p, const void *send, void *recv, size_t coun
                     const std::function<void(size_t first, size_t count)> &delivered = {});
 
 void broadcast(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t dtype, int root, const Tuning &tuning);
-// broadcast, whose root makes its buffer final through `producer` (window_producer.h) as the schedule
+// broadcast, whose root makes its buffer final through `producer` (windows.h) as the schedule
 // sends it: chunk by chunk down the chain, or all of it first where the binomial tree is taken. Every
 // member takes the same schedule as broadcast, so the other members may call either.
 void produced_broadcast(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t dtype, int root,

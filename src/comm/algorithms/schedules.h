@@ -10,8 +10,7 @@
 
 #include "comm/algorithms/chunks.h"
 #include "comm/algorithms/point_to_point.h"
-#include "comm/algorithms/window_consumer.h"
-#include "comm/algorithms/window_producer.h"
+#include "comm/algorithms/windows.h"
 #include "xffl/types.h"
 
 namespace xffl::comm::algorithms {
@@ -47,12 +46,12 @@ void recursive_doubling_allreduce(PointToPoint &p2p, void *buffer, size_t count,
 void binomial_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root, const Tuning &tuning);
 
 // Pipelined chain root -> root+1 -> ...: each chunk is forwarded as soon as it arrives; for large ones.
-// With `producer` (the root's, window_producer.h), the root makes each chunk final just before sending it.
+// With `producer` (the root's, windows.h), the root makes each chunk final just before sending it.
 void chain_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root, const Tuning &tuning,
                      WindowProducer *producer = nullptr);
 
 // Ring all-gather of n blocks of block_bytes; my block must already be in place, or be made final by
-// `producer` (window_producer.h) chunk by chunk as it leaves. `consumer` (window_consumer.h), when
+// `producer` (windows.h) chunk by chunk as it leaves. `consumer` (windows.h), when
 // given, reads each window of every block as soon as it is final. n-1 steps; n >= 2.
 void ring_allgather(PointToPoint &p2p, void *buffer, size_t block_bytes, const Tuning &tuning,
                     WindowProducer *producer = nullptr, WindowConsumer *consumer = nullptr);

@@ -21,7 +21,7 @@
 
 #include "comm/algorithms/peer_memory.h"
 #include "comm/algorithms/point_to_point.h"
-#include "comm/algorithms/window_producer.h"
+#include "comm/algorithms/windows.h"
 #include "xffl/types.h"
 
 namespace xffl::comm::algorithms {
@@ -36,7 +36,7 @@ void single_copy_allgather(PointToPoint &p2p, PeerMemory &memory, const void *se
                            xffl_dtype_t dtype);
 // The root sends its address to every member, each reads the buffer and tells the root it is done.
 void single_copy_broadcast(PointToPoint &p2p, PeerMemory &memory, void *buffer, size_t bytes, int root);
-// single_copy_broadcast whose root makes its buffer final through `producer` (window_producer.h): the
+// single_copy_broadcast whose root makes its buffer final through `producer` (windows.h): the
 // root sends its address once per window, after producing it, and each member reads that window as its
 // notice comes, while the root produces the next. Every member passes a producer of the same windows.
 void single_copy_produced_broadcast(PointToPoint &p2p, PeerMemory &memory, void *buffer, size_t bytes, int root,

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "comm/algorithm_choice.h"
-#include "comm/algorithms/window_producer.h"
+#include "comm/algorithms/windows.h"
 #include "comm/algorithms/chunks.h"
 #include "comm/algorithms/scratch.h"
 #include "comm/dtype.h"
