@@ -11,6 +11,7 @@
 #include "comm/ucx/ucx_backend.h"
 #include "comm/wan/wan_backend.h"
 #include "federated/wire/error_feedback.h"
+#include "federated/wire/wan_hop.h"
 #include "federated/wire/wire_format.h"
 #include "federated_rank.h"
 
@@ -170,13 +171,13 @@ void fill_wide(std::vector<float> &buf, const federated::Roles &roles) {
 // Bound of |mean - exact| for one round: each facility's copy (factor_f x_f) is off by at most the
 // codec's relative error times |factor_f x_f[i]| (float formats) or its block's largest |factor_f x_f|
 // (block formats); the mean of the two is off by at most the larger, plus f32 rounding of the sum.
-double round_bound(const federated::wire::Codec &codec, const double factor[2], size_t i) {
+double round_bound(const federated::wire::Codec &codec, const double factor[2], size_t i, size_t count = kShard) {
   double worst = 0;
   for (int f = 0; f < 2; ++f) {
     double reach = std::fabs(factor[f] * wide_value(f, i));
     if (codec.block) {
       const size_t first = i / codec.block * codec.block;
-      for (size_t j = first; j < first + codec.block && j < kShard; ++j)
+      for (size_t j = first; j < first + codec.block && j < count; ++j)
         reach = std::max(reach, std::fabs(factor[f] * wide_value(f, j)));
     }
     worst = std::max(worst, codec.relative_error * reach);
@@ -199,7 +200,7 @@ struct StagedRun {
 // error_feedback the shards hold the sum over rounds of the results.
 // wire_roles false: the roles as they were before wire formats (nothing set), for comparison.
 StagedRun run_staged(CrossingJob &job, xffl_wire_format_t format, bool error_feedback, int rounds,
-                     bool wire_roles = true) {
+                     bool wire_roles = true, size_t count = kShard) {
   StagedRun run;
   auto outcomes = job.run([&](int rank, NcclBackend &backend) {
     FederatedRank me = make_federated_rank(backend, rank, {1.0, 3.0});
@@ -212,11 +213,11 @@ StagedRun run_staged(CrossingJob &job, xffl_wire_format_t format, bool error_fee
       averaging.roles.error_feedback = error_feedback ? &residuals : nullptr;
     }
     if (rank == 0 || rank == 2) run.factor[me.roles.federated_rank] = me.roles.weight_factor;  // group {0, 2}
-    std::vector<float> shard(kShard), total(kShard, 0.0f);
+    std::vector<float> shard(count), total(count, 0.0f);
     for (int round = 0; round < rounds; ++round) {
       fill_wide(shard, me.roles);
       averaging.average(shard.data(), shard.size(), XFFL_F32, nullptr);
-      for (size_t i = 0; i < kShard; ++i) total[i] += shard[i];
+      for (size_t i = 0; i < count; ++i) total[i] += shard[i];
     }
     run.shards[static_cast<size_t>(rank)] = rounds == 1 ? shard : total;
     run.residual_bytes[rank] = residuals.bytes();
@@ -227,7 +228,7 @@ StagedRun run_staged(CrossingJob &job, xffl_wire_format_t format, bool error_fee
 
 void check_bit_identical(const StagedRun &run, const char *what) {
   for (int rank = 1; rank < kWorld; ++rank)
-    if (std::memcmp(run.shards[0].data(), run.shards[static_cast<size_t>(rank)].data(), kShard * sizeof(float)) != 0)
+    if (run.shards[0] != run.shards[static_cast<size_t>(rank)])
       fail_msg("%s: rank %d's mean differs from rank 0's", what, rank);
 }
 
@@ -259,6 +260,33 @@ void compressed_formats_cross_staged_through_host_memory(void **) {
       assert_int_equal(job.fake->count("copy", rank), is_sender(rank) ? 2 : 0);
       assert_int_equal(job.fake->count("host_alloc", rank), is_sender(rank) ? 1 : 0);
     }
+  }
+}
+
+// A model of several staging windows (federated/wire/wan_hop.h, kStagedWindowValues) streams: each
+// window goes to the host and is encoded as its bytes are about to leave, and comes back decoded as
+// soon as they are in; one copy each way per window, through the staging's one pinned buffer, and the
+// mean bit-identical on every rank and within the format's bound at each window's edges.
+void a_staged_model_of_several_windows_crosses_window_by_window(void **) {
+  const size_t window = federated::wire::kStagedWindowValues;
+  const size_t count = 2 * window + kShard;  // two whole windows and a short one, whose tail block is short
+  const federated::wire::Codec &codec = federated::wire::codec(XFFL_WIRE_INT8_BLOCK);
+  CrossingJob job;
+  const StagedRun run = run_staged(job, XFFL_WIRE_INT8_BLOCK, false, 1, true, count);
+  check_bit_identical(run, "int8_block, three windows");
+  std::vector<size_t> checked;
+  for (size_t i = 0; i < count; i += 4099) checked.push_back(i);
+  for (size_t edge : {window, 2 * window, count})
+    for (size_t i = edge - 300; i < edge + 300 && i < count; ++i) checked.push_back(i);
+  for (size_t i : checked) {
+    const double error = std::fabs(run.shards[0][i] - exact_mean(run.factor, i));
+    if (!(error <= round_bound(codec, run.factor, i, count)))
+      fail_msg("three windows: element %zu is %.9g, %.3g from the exact mean (bound %.3g)", i, run.shards[0][i], error,
+               round_bound(codec, run.factor, i, count));
+  }
+  for (int rank = 0; rank < kWorld; ++rank) {
+    assert_int_equal(job.fake->count("copy", rank), is_sender(rank) ? 6 : 0);
+    assert_int_equal(job.fake->count("host_alloc", rank), is_sender(rank) ? 1 : 0);
   }
 }
 
@@ -408,6 +436,7 @@ int main(void) {
       cmocka_unit_test(a_missing_partner_times_out_the_staged_sender),
       cmocka_unit_test(live_settings_reach_the_crossing_backend),
       cmocka_unit_test(compressed_formats_cross_staged_through_host_memory),
+      cmocka_unit_test(a_staged_model_of_several_windows_crosses_window_by_window),
       cmocka_unit_test(f32_stays_exact_with_host_crossing),
       cmocka_unit_test(error_feedback_keeps_the_staged_sum_bounded),
   };

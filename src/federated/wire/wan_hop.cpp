@@ -36,9 +36,8 @@ constexpr size_t kRelayValues = kChunk * 16;
 // window's bytes start at encoded_size of its first value; a 16th of the crossing's 1 MiB message in
 // f32, so that a message of any format leaves once a few windows are encoded.
 constexpr size_t kCrossValues = kChunk * 4;
-// Values per device <-> host copy when the buffer is device memory (staged): whole steps, 16 MiB of
-// f32 in the staging communicator's pinned buffer, whatever the model size.
-constexpr size_t kStagedValues = kChunk * 256;
+constexpr size_t kStagedValues = kStagedWindowValues;
+static_assert(kStagedValues % kChunk == 0, "staged windows are whole steps");
 
 // One compressed hop's host work, step by step: values[0, n) are the buffer's elements [first, first + n),
 // first a multiple of kChunk, so each step's bytes sit at encoded_size(first + step) (wire_format.h).
@@ -86,20 +85,19 @@ class CompressedHop {
     }
   }
 
-  // 2. Every member's bytes, in member order, over `wan` (host memory).
-  void exchange(comm::Communicator &wan, void *stream) {
-    wan.allgather(mine_, all_, encoded_, XFFL_U8, stream);
-  }
-
-  // 1 to 3 overlapped, for host memory: the values[0, count) are encoded window by window just before
-  // their bytes leave, and each window of the mean is decoded into out as soon as every member's bytes
-  // of it have arrived (Communicator::allgather_streamed), so that the coding runs while the link is
-  // busy. out may be values: a window is decoded only after it was encoded and sent.
-  void cross(comm::Communicator &wan, const float *values, float *out, size_t count, void *stream) {
-    const size_t window_bytes = format_.encoded_size(kCrossValues);
+  // 1 to 3, overlapped (2: every member's bytes, in member order): the bytes cross over `wan` (host
+  // memory) in windows of `window` values (whole
+  // steps); encode_window(first, n) encodes values [first, first + n) just before their bytes leave
+  // (encode), and decode_window(first, n) decodes them as soon as every member's bytes of them have
+  // arrived (decode_mean) (Communicator::allgather_streamed), so that the coding runs while the link is
+  // busy. A window is decoded only after it was encoded and sent.
+  template <typename EncodeWindow, typename DecodeWindow>
+  void cross(comm::Communicator &wan, size_t count, size_t window, EncodeWindow encode_window,
+             DecodeWindow decode_window, void *stream) {
+    const size_t window_bytes = format_.encoded_size(window);
     const auto values_of = [&](size_t first_byte, size_t *n) {
-      const size_t first = first_byte / window_bytes * kCrossValues;
-      *n = count - first < kCrossValues ? count - first : kCrossValues;
+      const size_t first = first_byte / window_bytes * window;
+      *n = count - first < window ? count - first : window;
       return first;
     };
     wan.allgather_streamed(
@@ -107,12 +105,12 @@ class CompressedHop {
         [&](size_t first_byte, size_t) {
           size_t n = 0;
           const size_t first = values_of(first_byte, &n);
-          encode(values + first, first, n);
+          encode_window(first, n);
         },
         [&](size_t first_byte, size_t) {
           size_t n = 0;
           const size_t first = values_of(first_byte, &n);
-          decode_mean(first, n, out + first);
+          decode_window(first, n);
         },
         stream);
   }
@@ -145,25 +143,34 @@ class CompressedHop {
   unsigned char *all_ = nullptr;
 };
 
-// Device memory through the FEDERATED communicator's host staging: each window of the buffer is copied
-// to host memory and encoded, the bytes cross over the host communicator, and each window of the mean
-// is decoded on the host and copied back. The residuals stay on the host.
+// Device memory through the FEDERATED communicator's host staging: the hop streams as on host memory,
+// in windows of the staging buffer: each window of the buffer is copied to host memory and encoded as
+// its bytes are about to leave over the host communicator, and each window of the mean is decoded on
+// the host and copied back as soon as its bytes are in. The residuals stay on the host.
 void cross_staged(const Roles &roles, comm::HostStaging &staging, float *values, size_t count, void *stream) {
   CompressedHop hop(roles, count);
   const size_t window = count < kStagedValues ? count : kStagedValues;
-  for (size_t first = 0; first < count; first += window) {
-    const size_t n = count - first < window ? count - first : window;
-    float *host = static_cast<float *>(staging.host_scratch(window * sizeof(float)));
-    staging.to_host(host, values + first, n * sizeof(float), stream);
-    hop.encode(host, first, n);
-  }
-  hop.exchange(staging.host(), nullptr);
-  for (size_t first = 0; first < count; first += window) {
-    const size_t n = count - first < window ? count - first : window;
-    float *host = static_cast<float *>(staging.host_scratch(window * sizeof(float)));
-    hop.decode_mean(first, n, host);
-    staging.to_device(values + first, host, n * sizeof(float), stream);
-  }
+  // One scratch for both directions: each use ends before the next begins (the copies are complete
+  // when they return, and the host communicator's call leaves the staging's scratch alone).
+  float *host = static_cast<float *>(staging.host_scratch(window * sizeof(float)));
+  hop.cross(
+      staging.host(), count, window,
+      [&](size_t first, size_t n) {
+        staging.to_host(host, values + first, n * sizeof(float), stream);
+        hop.encode(host, first, n);
+      },
+      [&](size_t first, size_t n) {
+        hop.decode_mean(first, n, host);
+        staging.to_device(values + first, host, n * sizeof(float), stream);
+      },
+      nullptr);
+}
+
+// Host memory: the mean replaces values[0, count), window by window as it is decoded.
+void cross_in_place(const Roles &roles, CompressedHop &hop, float *values, size_t count, void *stream) {
+  hop.cross(
+      *roles.federated, count, kCrossValues, [&](size_t first, size_t n) { hop.encode(values + first, first, n); },
+      [&](size_t first, size_t n) { hop.decode_mean(first, n, values + first); }, stream);
 }
 
 }  // namespace
@@ -185,7 +192,7 @@ void cross_facilities(const Roles &roles, void *buf, size_t count, xffl_dtype_t 
     return;
   }
   CompressedHop hop(roles, count);
-  hop.cross(*roles.federated, values, values, count, stream);
+  cross_in_place(roles, hop, values, count, stream);
 }
 
 void cross_and_relay(const Roles &roles, void *buf, size_t count, xffl_dtype_t dtype, void *stream) {
@@ -211,7 +218,7 @@ void cross_and_relay(const Roles &roles, void *buf, size_t count, xffl_dtype_t d
   float *values = static_cast<float *>(buf);
   CompressedHop hop(roles, count);
   try {
-    hop.cross(*roles.federated, values, values, count, stream);
+    cross_in_place(roles, hop, values, count, stream);
   } catch (const Error &error) {
     relaying_failure(error);
     throw;

@@ -3,8 +3,8 @@
 // allreduce, unchanged. With another format, for XFFL_F32 data over two or more federated groups:
 //   1. each participant scales its copy by its FedAvg factor, adds its residual (error feedback),
 //      and quantises it once (wire_format.h);
-//   2. the compressed bytes are all-gathered over the FEDERATED group (as bytes), in windows: on host
-//      memory each window is quantised just before it leaves and step 3 runs on each window as soon as
+//   2. the compressed bytes are all-gathered over the FEDERATED group (as bytes), in windows: each
+//      window is quantised just before it leaves and step 3 runs on each window as soon as
 //      every member's bytes of it are in (Communicator::allgather_streamed), so that the coding runs
 //      while the link is busy instead of before and after it;
 //   3. every participant decodes the G contributions and sums them in f32 in member order 0..G-1, then
@@ -18,8 +18,9 @@
 // exact F32 ring is also the cheaper one.
 // Device memory (NCCL) takes this hop only where the FEDERATED group is staged through a host backend
 // (comm::HostStaging: XFFL_OPT_CROSS_FACILITY_BACKEND, UCX or any host backend): the buffer goes to the
-// host in windows of 16 MiB (the staging's pinned buffer), steps 1 and 3 run there, step 2 goes over the
-// host communicator, the mean comes back on the stream; residuals stay on the host. On a FEDERATED group
+// host in windows of 16 MiB (the staging's pinned buffer) as step 2's bytes are about to leave over the
+// host communicator, steps 1 and 3 run there, each window of the mean comes back on the stream as it is
+// decoded; residuals stay on the host. On a FEDERATED group
 // that runs on NCCL itself the codecs, which run on the host, have no host copy: XFFL_EUNSUPPORTED.
 // Host scratch for the call: the G + 1 compressed copies (the f32 work runs in cache-sized chunks of
 // whole blocks, which encode to contiguous bytes, wire_format.h). The relay to non-senders
@@ -33,6 +34,11 @@
 #include "federated/strategy.h"
 
 namespace xffl::federated::wire {
+
+// Values per device <-> host copy when the buffer is device memory (staged): 16 MiB of f32 in the
+// staging communicator's pinned buffer, whatever the model size; the staged hop streams in windows of
+// this many values.
+constexpr size_t kStagedWindowValues = size_t{4} << 20;
 
 // Whether an average of `count` values of `dtype` takes the compressed hop: a non-F32 format, XFFL_F32
 // data (other dtypes travel exact), two or more federated groups (one group has no WAN hop), count > 0.
