@@ -32,9 +32,9 @@ constexpr size_t kChunk = 16384;
 // Values per window of the relay to non-senders (cross_and_relay): whole steps, one message of the
 // relay's chain (algorithm_choice::ring_chunk_bytes of f32); the non-senders pass the same.
 constexpr size_t kRelayValues = kChunk * 16;
-// Values per window of the crossing on host memory (CompressedHop::cross): whole steps, so that each
-// window's bytes start at encoded_size of its first value; a 16th of the crossing's 1 MiB message in
-// f32, so that a message of any format leaves once a few windows are encoded.
+// Values per window of the crossing on host memory (CompressedHop::cross): whole steps; a 4th of the
+// crossing's 1 MiB message in f32, so that a message of any format leaves once a few windows are
+// encoded. Device memory crosses in the staging's windows (kStagedWindowValues, wan_hop.h).
 constexpr size_t kCrossValues = kChunk * 4;
 constexpr size_t kStagedValues = kStagedWindowValues;
 static_assert(kStagedValues % kChunk == 0, "staged windows are whole steps");
@@ -85,12 +85,12 @@ class CompressedHop {
     }
   }
 
-  // 1 to 3, overlapped (2: every member's bytes, in member order): the bytes cross over `wan` (host
-  // memory) in windows of `window` values (whole
-  // steps); encode_window(first, n) encodes values [first, first + n) just before their bytes leave
-  // (encode), and decode_window(first, n) decodes them as soon as every member's bytes of them have
-  // arrived (decode_mean) (Communicator::allgather_streamed), so that the coding runs while the link is
-  // busy. A window is decoded only after it was encoded and sent.
+  // 1 to 3, overlapped (2: every member's bytes, in member order, over `wan`, host memory), in windows
+  // of `window` values (whole steps, so each window's bytes start at encoded_size of its first value):
+  // encode_window(first, n) encodes values [first, first + n) just before their bytes leave (through
+  // encode), and decode_window(first, n) decodes them as soon as every member's bytes of them have
+  // arrived (through decode_mean) (Communicator::allgather_streamed), so that the coding runs while the
+  // link is busy. A window is decoded only after it was encoded and sent.
   template <typename EncodeWindow, typename DecodeWindow>
   void cross(comm::Communicator &wan, size_t count, size_t window, EncodeWindow encode_window,
              DecodeWindow decode_window, void *stream) {
