@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "comm/algorithms/windows.h"
+#include "comm/dtype.h"
 #include "comm/exchange.h"
 #include "comm/scale.h"
 #include "common/error.h"
@@ -122,14 +124,9 @@ class Communicator {
   // Backends that can overlap do; the default produces every window, gathers, then consumes.
   virtual void allgather_streamed(void *send, void *recv, size_t send_count, xffl_dtype_t dtype, size_t window,
                                   const Produce &produce, const Consume &consume, void *stream) {
-    if (window == 0) window = send_count;
-    if (produce)
-      for (size_t first = 0; first < send_count; first += window)
-        produce(first, send_count - first < window ? send_count - first : window);
+    algorithms::WindowProducer(produce, send_count, dtype_size(dtype), window).all();
     allgather(send, recv, send_count, dtype, stream);
-    if (consume)
-      for (size_t first = 0; first < send_count; first += window)
-        consume(first, send_count - first < window ? send_count - first : window);
+    algorithms::WindowConsumer(consume, send_count, dtype_size(dtype), window).all();
   }
 
   // The root of a broadcast (or relay_receive, broadcast_produced) that will not send, because what it
