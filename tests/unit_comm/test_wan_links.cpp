@@ -1,7 +1,8 @@
 // The cross-facility transport (comm/wan) with threads as ranks over loopback: collectives exact and
 // bit-identical on every member with 1 and 4 streams, with and without encryption; a byte flipped on
 // the link (a TCP proxy between two ranks) fails the receiver with XFFL_EAUTH, never a wrong result;
-// a wrong secret is XFFL_EAUTH; a peer that leaves is XFFL_EPEER; the main backend refuses wan.
+// a wrong secret is XFFL_EAUTH; a peer that leaves is XFFL_EPEER; the main backend refuses wan; the
+// ring's window follows XFFL_WAN_BDP.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -16,7 +17,9 @@
 #include <thread>
 #include <vector>
 
+#include "comm/algorithm_choice.h"
 #include "comm/wan/wan_backend.h"
+#include "comm/wan/wan_communicator.h"
 #include "common/error.h"
 #include "memory_exchange.h"
 #include "relay_server.h"
@@ -171,6 +174,41 @@ void back_to_back_averages_of_mixed_sizes(void **) {
               if (x[i] != want) (xffl::fail)(XFFL_EINTERNAL, "count ", count, ": [", i, "] = ", x[i], ", want ", want);
             }
           }
+        });
+    expect_ok(outcomes);
+  }
+}
+
+// XFFL_WAN_BDP: the ring keeps algorithm_choice::wan_ring_window chunks in flight, or about twice the
+// bandwidth-delay product when that is more (up to 4096 chunks), and the collectives stay exact with
+// every window (a 64 MiB BDP: 130 chunks, more than a 9 MiB call has).
+void window_follows_the_bdp(void **) {
+  const size_t chunk = xffl::comm::algorithm_choice::ring_chunk_bytes;
+  const struct {
+    size_t bdp;
+    int window;
+  } cases[] = {{0, xffl::comm::algorithm_choice::wan_ring_window},
+               {4 * chunk, xffl::comm::algorithm_choice::wan_ring_window},
+               {16 * chunk, 34},
+               {64 * chunk, 130},
+               {size_t{1} << 40, 4096}};
+  for (const auto &c : cases) {
+    auto outcomes = run_ranks(
+        2,
+        [&](int rank) {
+          WanSettings s = settings_for(rank, 2, 2, XFFL_WAN_ENCRYPTION_NONE);
+          s.bdp_bytes = c.bdp;
+          return s;
+        },
+        [&](int rank, Communicator &comm) {
+          const int window = dynamic_cast<xffl::comm::wan::WanCommunicator &>(comm).tuning().window;
+          if (window != c.window)
+            (xffl::fail)(XFFL_EINTERNAL, "XFFL_WAN_BDP ", c.bdp, ": a window of ", window, " chunks, want ", c.window);
+          const size_t count = 9 * chunk / 4 + 3;
+          std::vector<float> x(count, static_cast<float>(rank + 1));
+          comm.allreduce(x.data(), x.data(), count, XFFL_F32, XFFL_SUM, nullptr);
+          for (size_t i = 0; i < count; ++i)
+            if (x[i] != 3.0f) (xffl::fail)(XFFL_EINTERNAL, "window ", window, ": [", i, "] = ", x[i]);
         });
     expect_ok(outcomes);
   }
@@ -538,6 +576,7 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(collectives_exact_over_streams_and_ciphers),
       cmocka_unit_test(back_to_back_averages_of_mixed_sizes),
+      cmocka_unit_test(window_follows_the_bdp),
       cmocka_unit_test(dial_out_rank_dials_every_peer),
       cmocka_unit_test(relayed_ranks_meet_at_relays),
       cmocka_unit_test(relay_that_stops_fails_the_ranks),

@@ -30,6 +30,9 @@ class WanCommunicator final : public Communicator {
   void allgather_streamed(void *send, void *recv, size_t send_count, xffl_dtype_t dtype, size_t window,
                           const Produce &produce, const Consume &consume, void *stream) override;
 
+  // The schedules' sizes: UCX's defaults, but for the window (below).
+  const algorithms::Tuning &tuning() const { return tuning_; }
+
  private:
   // arguments: the call's, as every member must give them (call_arguments.h).
   template <typename Schedule>
