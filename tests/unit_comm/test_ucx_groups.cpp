@@ -1,8 +1,10 @@
 // Groups on the UCX backend: subsets, custom member orders, disjoint groups at the same time,
 // groups sharing members used alternately (their messages must never mix), K instances of one
 // member list, and the last tag of the 20 bits (tags beyond are refused). Creating a group sends nothing: a member that never uses
-// its group does not hold the others up.
+// its group does not hold the others up. A group that crosses facilities runs its schedules with the
+// crossing's window.
 #include "collective_checks.h"
+#include "comm/ucx/ucx_communicator.h"
 #include "ucx_harness.h"
 
 // cmocka last: its fail() macro would rewrite xffl::fail in the headers above. It has no
@@ -76,6 +78,37 @@ void creating_a_group_sends_nothing(void **) {
   }));
 }
 
+// GroupSpec::crosses_facilities: the group's schedules keep Tuning::crossing_window chunks in flight,
+// every other size as the backend's; a group on the same members that does not cross keeps
+// Tuning::window. Both are exact on a call of several chunks, used alternately.
+void a_group_that_crosses_facilities_takes_the_crossing_window(void **) {
+  expect_ok(harness::run_ranks(2, [](int rank, int, xffl::comm::UcxBackend &backend) {
+    xffl::comm::algorithms::Tuning tuning;
+    tuning.window = 3;
+    tuning.crossing_window = 5;
+    tuning.chunk_bytes = 64 * 1024;
+    tuning.single_copy_on_host = xffl::comm::algorithms::SingleCopy::never;  // the ring, as across hosts
+    backend.set_tuning(tuning);
+    auto plain = harness::make_group(backend, {0, 1}, rank, "replica group", 30);
+    xffl::comm::GroupSpec spec;
+    spec.members = xffl::topology::RankList::explicit_ranks({0, 1});
+    spec.my_index = rank;
+    spec.description = "federated group";
+    spec.tag = 31;
+    spec.crosses_facilities = true;
+    auto crossing = backend.create_communicator(spec);
+    const auto plain_tuning = dynamic_cast<xffl::comm::ucx::UcxCommunicator &>(*plain).tuning();
+    const auto crossing_tuning = dynamic_cast<xffl::comm::ucx::UcxCommunicator &>(*crossing).tuning();
+    if (plain_tuning.window != 3 || crossing_tuning.window != 5 || crossing_tuning.chunk_bytes != 64 * 1024)
+      (xffl::fail)(XFFL_EINTERNAL, "windows ", plain_tuning.window, " and ", crossing_tuning.window,
+                   ", chunk ", crossing_tuning.chunk_bytes, ": want 3, 5 and 65536");
+    for (int round = 0; round < 2; ++round) {
+      checks::allreduce(*crossing, rank, 2, 300001, XFFL_F32, XFFL_SUM, false);
+      checks::allreduce(*plain, rank, 2, 300001, XFFL_F32, XFFL_SUM, false);
+    }
+  }));
+}
+
 void invalid_group_specs_are_refused(void **) {
   expect_ok(harness::run_ranks(2, [](int rank, int, xffl::comm::UcxBackend &backend) {
     xffl::comm::GroupSpec spec;
@@ -118,6 +151,7 @@ int main(void) {
       cmocka_unit_test(subsets_in_custom_orders),
       cmocka_unit_test(groups_sharing_members_alternate_without_mixing),
       cmocka_unit_test(creating_a_group_sends_nothing),
+      cmocka_unit_test(a_group_that_crosses_facilities_takes_the_crossing_window),
       cmocka_unit_test(invalid_group_specs_are_refused),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -73,6 +73,7 @@ std::unique_ptr<Communicator> UcxBackend::create_communicator(const GroupSpec &g
     fail(XFFL_EINTERNAL, "UCX backend: ", group.description, " has tag ", group.tag, ", outside [0, 2^20)");
   view.tag_bits = group.tag;
   view.plain_relay = crossing_ != nullptr;
+  view.crosses_facilities = group.crosses_facilities;
   return std::make_unique<ucx::UcxCommunicator>(worker_, std::move(view));
 }
 

@@ -44,6 +44,9 @@ class UcxCommunicator final : public Communicator {
   bool has_host_segment() const { return host_ && host_->set_up(); }
   // How many allreduces took the segment's pipelined path (host_collectives.h).
   uint64_t host_pipelined_calls() const { return host_ ? host_->pipelined_calls() : 0; }
+  // The sizes its schedules run with: the backend's, with Tuning::crossing_window for the window of a
+  // group that crosses facilities.
+  algorithms::Tuning tuning() const;
   // Overlapped when `relay` is a UCX communicator of the same worker (algorithms/relay.h).
   void allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, double premul,
                            Communicator &relay, int relay_root, void *stream) override;

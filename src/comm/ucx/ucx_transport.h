@@ -34,6 +34,9 @@ struct GroupView {
   // The federated average's relay comes as a plain broadcast (the sender all-reduces on a crossing
   // backend), not chunk by chunk in the ring's order.
   bool plain_relay = false;
+  // The group crosses facilities (GroupSpec::crosses_facilities): its schedules keep
+  // Tuning::crossing_window chunks in flight instead of Tuning::window.
+  bool crosses_facilities = false;
 };
 
 // The call a transport serves, and the communicator's call before it (whose mismatch a member whose
