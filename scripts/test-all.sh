@@ -3,8 +3,8 @@
 #
 #   1. installs the Debian packages the build and the tests need (only those missing; apt-get update
 #      only when something is missing);
-#   2. the ci preset: RelWithDebInfo, warnings as errors, built with Ninja (so is asan; tsan and fuzz
-#      use Makefiles, so both generators build every time); checks that would skip on a developer's machine
+#   2. the ci preset: RelWithDebInfo, warnings as errors, built with Ninja (so are asan and tsan; fuzz
+#      uses Makefiles, so both generators build every time); checks that would skip on a developer's machine
 #      (bindgen freshness) fail instead (XFFL_STRICT_CHECKS). It runs every test that the asan stage
 #      does not: the static checks, the bindings, the tests registered only in unsanitized builds, and
 #      the long multi-process tests labelled sanitizer_duplicate (the facility jobs, the network
