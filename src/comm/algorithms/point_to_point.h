@@ -51,8 +51,8 @@ enum class SingleCopy {
 struct Tuning {
   size_t chunk_bytes = algorithm_choice::ring_chunk_bytes;              // largest single message; pipelining unit
   int window = algorithm_choice::ring_window;                           // receives posted ahead in the ring
-  // The window of a UCX group that crosses facilities (GroupSpec::crosses_facilities), whose round
-  // trips are a WAN's; the wan backend's (comm/wan) has the same default.
+  // The window of a group that crosses facilities (GroupSpec::crosses_facilities), whose round trips
+  // are a WAN's: on UCX, and on the wan backend (comm/wan, at least this; more for a large XFFL_WAN_BDP).
   int crossing_window = algorithm_choice::wan_ring_window;
   size_t small_allreduce_bytes = algorithm_choice::small_allreduce_bytes;  // at most this: recursive doubling, else ring
   size_t small_broadcast_bytes = algorithm_choice::small_broadcast_bytes;  // at most this: binomial tree, else chain

@@ -44,9 +44,9 @@ class UcxCommunicator final : public Communicator {
   bool has_host_segment() const { return host_ && host_->set_up(); }
   // How many allreduces took the segment's pipelined path (host_collectives.h).
   uint64_t host_pipelined_calls() const { return host_ ? host_->pipelined_calls() : 0; }
-  // The sizes its schedules run with: the backend's, with Tuning::crossing_window for the window of a
-  // group that crosses facilities.
-  algorithms::Tuning tuning() const;
+  // The scratch its worker keeps between calls (algorithms/scratch.h: the ring's staging, one slot per
+  // chunk in flight), in bytes.
+  size_t scratch_retained() const { return worker_->pools().scratch.retained(); }
   // Overlapped when `relay` is a UCX communicator of the same worker (algorithms/relay.h).
   void allreduce_and_relay(void *buf, size_t count, xffl_dtype_t dtype, xffl_redop_t op, double premul,
                            Communicator &relay, int relay_root, void *stream) override;
@@ -54,6 +54,9 @@ class UcxCommunicator final : public Communicator {
                      int federated_size, int sender_index, void *stream) override;
 
  private:
+  // The sizes its schedules run with: the backend's, with Tuning::crossing_window for the window of a
+  // group that crosses facilities.
+  algorithms::Tuning tuning() const;
   // signature: the call's arguments as every member must give them (call_check.h).
   template <typename Schedule>
   void run(const char *operation, const CallSignature &signature, Schedule &&schedule);

@@ -10,11 +10,12 @@ namespace xffl::comm::wan {
 
 namespace {
 
-// Chunks kept in flight each way (algorithm_choice::wan_ring_window), or twice the link's
+// Chunks kept in flight each way: the crossing's window (Tuning::crossing_window), or twice the link's
 // bandwidth-delay product when XFFL_WAN_BDP says it is larger.
-int window_for(size_t bdp_bytes, size_t chunk_bytes) {
-  const size_t for_bdp = bdp_bytes / chunk_bytes * 2 + 2;  // about twice, rounded up, and no overflow
-  return static_cast<int>(std::clamp<size_t>(for_bdp, algorithm_choice::wan_ring_window, 4096));
+int window_for(size_t bdp_bytes, const algorithms::Tuning &tuning) {
+  const size_t for_bdp = bdp_bytes / tuning.chunk_bytes * 2 + 2;  // about twice, rounded up, and no overflow
+  const size_t least = static_cast<size_t>(std::max(1, tuning.crossing_window));
+  return static_cast<int>(std::clamp<size_t>(for_bdp, std::min<size_t>(least, 4096), 4096));
 }
 
 }  // namespace
@@ -23,7 +24,7 @@ WanCommunicator::WanCommunicator(std::shared_ptr<WanHub> hub, const GroupSpec &g
     : hub_(hub),
       members_(group.members.to_vector()),
       links_(hub, group.members.to_vector(), group.my_index, GroupKey{group.tag, group.serial}, group.description) {
-  tuning_.window = window_for(hub->settings().bdp_bytes, tuning_.chunk_bytes);
+  tuning_.window = window_for(hub->settings().bdp_bytes, tuning_);
 }
 
 template <typename Schedule>

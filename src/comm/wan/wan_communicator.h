@@ -42,7 +42,7 @@ class WanCommunicator final : public Communicator {
   std::vector<int> members_;  // global ranks
   StripedLinks links_;
   // The defaults, as UCX's (the relay's receivers plan with the same chunks), but for the window:
-  // algorithm_choice::wan_ring_window, or twice XFFL_WAN_BDP in chunks when that is more.
+  // Tuning::crossing_window, or twice XFFL_WAN_BDP in chunks when that is more.
   algorithms::Tuning tuning_;
   std::optional<Error> failure_;
 };
