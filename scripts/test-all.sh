@@ -114,20 +114,21 @@ run_preset() {
   fi
 
   # The ci stage leaves to the asan stage the tests that it runs (see the header).
-  local -a split=()  # the ci stage's share when the asan stage takes its own
+  local -a split=()     # the ci stage's share when the asan stage takes its own
+  local -a parallel=()  # more tests at a time than the preset's two
   if [ "$name" = ci ]; then
     local asan_runs
     asan_runs=$(left_to_asan)
-    # What is left waits more than it computes (etcd elections and leases, facility jobs that stop and
-    # start, shaped links): measured here, 104 tests in 169 s at two at a time with 40% of the two
-    # cores idle, 139 s at three.
-    [ -n "$asan_runs" ] && split=(-E "$asan_runs" -j 3) && ci_split=1
+    [ -n "$asan_runs" ] && split=(-E "$asan_runs") && ci_split=1
   fi
-  # Three tests at a time under the sanitizers too: at two, the asan stage left 19% of the two cores
-  # idle (its multi-process tests wait on leases, elections and timeouts); at three, 5%. Measured in one
-  # full run's build trees: asan 338 -> 305 s, tsan 149 -> 130 s, all passing.
-  local -a parallel=()
-  [ "$name" = asan ] || [ "$name" = tsan ] && parallel=(-j 3)
+  # Three tests at a time where they wait more than they compute (etcd elections and leases, facility
+  # jobs that stop and start, shaped links, timeouts). Measured here: the ci stage's share, 104 tests in
+  # 169 s at two with 40% of the two cores idle, 139 s at three; the asan stage 19% idle at two, 5% at
+  # three (338 -> 305 s); tsan 149 -> 130 s. Not the ci stage running every test (its CPU-bound unit
+  # tests), nor the fuzzers (each keeps a core busy for its whole run).
+  if [ ${#split[@]} -gt 0 ] || [ "$name" = asan ] || [ "$name" = tsan ]; then
+    parallel=(-j 3)
+  fi
 
   say "$name: test"
   if [ ${#split[@]} -gt 0 ]; then
