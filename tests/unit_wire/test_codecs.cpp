@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "federated/wire/vector_isa.h"
 #include "federated/wire/wire_format.h"
 
 // cmocka last: its fail() macro would clash with xffl::fail.
@@ -70,6 +71,7 @@ void test_zero_count(void **) {
   for (const Codec *c : kAll) {
     c->encode(nullptr, 0, nullptr);
     c->decode(nullptr, 0, nullptr);
+    c->decode_add(nullptr, 0, nullptr);
   }
 }
 
@@ -213,6 +215,79 @@ void test_pieces_concatenate(void **) {
   }
 }
 
+// Values that stress every step of the block formats' loops: ties of the rounding (x / scale exactly
+// k + 1/2), the clamp (a quotient just above the levels), subnormals, signed zeros, the largest
+// floats, NaN and Inf in some blocks, and ordinary values of mixed scale.
+std::vector<float> awkward_values(size_t count, unsigned seed) {
+  std::vector<float> values = random_values(count, seed, 0.5f);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (size_t i = 0; i < count; ++i) {
+    switch (i % 13) {
+      case 1: values[i] = static_cast<float>(static_cast<int>(i % 9) - 4) + 0.5f; break;  // ties at scale 1
+      case 3: values[i] = std::numeric_limits<float>::denorm_min() * static_cast<float>(i % 5); break;
+      case 5: values[i] = -0.0f; break;
+      case 7: values[i] = (i % 2 ? -1.0f : 1.0f) * std::numeric_limits<float>::max() / static_cast<float>(1 + i % 3); break;
+      default: break;
+    }
+  }
+  for (size_t i = 0; i < count; i += 256) values[i] = 127.0f;  // int8 blocks at scale 1: the ties above are ties
+  if (count > 700) values[700] = nan;
+  if (count > 900) values[900] = -inf;
+  return values;
+}
+
+// decode_add is decode into a scratch then one f32 addition per value, bit for bit, for every format,
+// on sums that hold NaN, Inf and signed zeros too.
+void test_decode_add_is_decode_then_add(void **) {
+  for (size_t count : {size_t{1}, size_t{7}, size_t{64}, size_t{65}, size_t{257}, size_t{1000}, size_t{4097}}) {
+    const std::vector<float> values = awkward_values(count, static_cast<unsigned>(count));
+    std::vector<float> start = random_values(count, 99, 3.0f);
+    if (count > 2) start[2] = -0.0f;
+    for (const Codec *c : kAll) {
+      std::vector<unsigned char> bytes(c->encoded_size(count));
+      c->encode(values.data(), count, bytes.data());
+      std::vector<float> decoded(count), expected(start), sum(start);
+      c->decode(bytes.data(), count, decoded.data());
+      for (size_t i = 0; i < count; ++i) expected[i] += decoded[i];
+      c->decode_add(bytes.data(), count, sum.data());
+      if (std::memcmp(sum.data(), expected.data(), count * sizeof(float)) != 0)
+        fail_msg("%s, count %zu: decode_add differs from decode then add", c->name, count);
+    }
+  }
+}
+
+// The loops' baseline copy and their AVX2 copy (vector_isa.h) write the same bytes and the same floats,
+// for every format and count, so facilities whose CPUs differ still decode the same mean. Skipped on a
+// CPU without AVX2 (where only the baseline copy ever runs).
+void test_vector_copies_agree(void **) {
+  set_portable_vectors(false);
+  if (!use_avx2()) skip();
+  for (size_t count : {size_t{1}, size_t{7}, size_t{63}, size_t{64}, size_t{65}, size_t{255}, size_t{256},
+                       size_t{257}, size_t{1000}, size_t{4097}, size_t{70001}}) {
+    const std::vector<float> values = awkward_values(count, static_cast<unsigned>(count) + 1);
+    const std::vector<float> start = random_values(count, 5, 1.0f);
+    for (const Codec *c : kAll) {
+      std::vector<unsigned char> bytes[2];
+      std::vector<float> decoded[2], sums[2];
+      for (int copy = 0; copy < 2; ++copy) {
+        set_portable_vectors(copy == 0);
+        bytes[copy].resize(c->encoded_size(count));
+        c->encode(values.data(), count, bytes[copy].data());
+        decoded[copy].resize(count);
+        c->decode(bytes[copy].data(), count, decoded[copy].data());
+        sums[copy] = start;
+        c->decode_add(bytes[copy].data(), count, sums[copy].data());
+      }
+      set_portable_vectors(false);
+      if (bytes[0] != bytes[1]) fail_msg("%s, count %zu: the AVX2 copy encodes other bytes", c->name, count);
+      if (std::memcmp(decoded[0].data(), decoded[1].data(), count * sizeof(float)) != 0)
+        fail_msg("%s, count %zu: the AVX2 copy decodes other floats", c->name, count);
+      if (std::memcmp(sums[0].data(), sums[1].data(), count * sizeof(float)) != 0)
+        fail_msg("%s, count %zu: the AVX2 copy adds other floats", c->name, count);
+    }
+  }
+}
+
 }  // namespace
 
 int main(void) {
@@ -222,6 +297,7 @@ int main(void) {
       cmocka_unit_test(test_error_bounds),     cmocka_unit_test(test_ties_to_even),
       cmocka_unit_test(test_zero_blocks),      cmocka_unit_test(test_non_finite),
       cmocka_unit_test(test_deterministic),    cmocka_unit_test(test_pieces_concatenate),
+      cmocka_unit_test(test_decode_add_is_decode_then_add), cmocka_unit_test(test_vector_copies_agree),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -31,8 +31,12 @@ void decode(const unsigned char *encoded, size_t count, float *values) {
   }
 }
 
+void decode_add(const unsigned char *encoded, size_t count, float *sum) {
+  decode_add_through(decode, encoded_size, encoded, count, sum);
+}
+
 }  // namespace
 
-const Codec kBf16 = {XFFL_WIRE_BF16, "bf16", encoded_size, encode, decode, 1.0 / 256, 0};
+const Codec kBf16 = {XFFL_WIRE_BF16, "bf16", encoded_size, encode, decode, decode_add, 1.0 / 256, 0};
 
 }  // namespace xffl::federated::wire

@@ -16,16 +16,18 @@
 #include <cstring>
 #include <limits>
 
+#include "federated/wire/vector_isa.h"
+
 namespace xffl::federated::wire {
 
-inline size_t block_count(size_t count, size_t block) { return (count + block - 1) / block; }
+XFFL_WIRE_INLINE size_t block_count(size_t count, size_t block) { return (count + block - 1) / block; }
 
 // The scale of values[0, n): max|x| / levels; NaN when a value is not finite. The largest magnitude
 // is found on the values' bits with the sign cleared: for non-negative floats the bits order as
 // unsigned integers do, with Inf and then every NaN above FLT_MAX, so one integer maximum (which
 // vectorises, where a float maximum may not without -ffast-math) gives both the magnitude and
 // whether any value is not finite.
-inline float block_scale(const float *values, size_t n, int levels) {
+XFFL_WIRE_INLINE float block_scale(const float *values, size_t n, int levels) {
   uint32_t largest = 0;
   for (size_t i = 0; i < n; ++i) {
     uint32_t bits;
@@ -40,13 +42,13 @@ inline float block_scale(const float *values, size_t n, int levels) {
 }
 
 // Whether a block under `scale` carries codes: a zero or NaN scale writes zeros (NaN decodes as NaN anyway).
-inline bool carries_codes(float scale) { return scale > 0.0f && std::isfinite(scale); }
+XFFL_WIRE_INLINE bool carries_codes(float scale) { return scale > 0.0f && std::isfinite(scale); }
 
 // The code of `value` under `scale` (finite and positive): value / scale rounded to nearest, ties to
 // even, clamped to +-levels. Adding and subtracting 1.5 * 2^23 rounds a float of magnitude below 2^22
 // to an integer in the default rounding mode (to nearest, ties to even), without a library call; the
 // quotient is at most levels * (1 + 2^-23) here.
-inline int quantize(float value, float scale, int levels) {
+XFFL_WIRE_INLINE int quantize(float value, float scale, int levels) {
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
   float code = (value / scale + kRound) - kRound;
   const float top = static_cast<float>(levels);
@@ -55,8 +57,8 @@ inline int quantize(float value, float scale, int levels) {
   return static_cast<int>(code);
 }
 
-inline void store_scale(unsigned char *at, float scale) { std::memcpy(at, &scale, sizeof(float)); }
-inline float load_scale(const unsigned char *at) {
+XFFL_WIRE_INLINE void store_scale(unsigned char *at, float scale) { std::memcpy(at, &scale, sizeof(float)); }
+XFFL_WIRE_INLINE float load_scale(const unsigned char *at) {
   float scale;
   std::memcpy(&scale, at, sizeof(float));
   return scale;

@@ -33,8 +33,12 @@ void decode(const unsigned char *encoded, size_t count, float *values) {
   }
 }
 
+void decode_add(const unsigned char *encoded, size_t count, float *sum) {
+  decode_add_through(decode, encoded_size, encoded, count, sum);
+}
+
 }  // namespace
 
-const Codec kF16 = {XFFL_WIRE_F16, "f16", encoded_size, encode, decode, 1.0 / 2048, 0};
+const Codec kF16 = {XFFL_WIRE_F16, "f16", encoded_size, encode, decode, decode_add, 1.0 / 2048, 0};
 
 }  // namespace xffl::federated::wire

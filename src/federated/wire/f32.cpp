@@ -16,8 +16,12 @@ void decode(const unsigned char *encoded, size_t count, float *values) {
   if (count) std::memcpy(values, encoded, count * sizeof(float));
 }
 
+void decode_add(const unsigned char *encoded, size_t count, float *sum) {
+  decode_add_through(decode, encoded_size, encoded, count, sum);
+}
+
 }  // namespace
 
-const Codec kF32 = {XFFL_WIRE_F32, "f32", encoded_size, encode, decode, 0.0, 0};
+const Codec kF32 = {XFFL_WIRE_F32, "f32", encoded_size, encode, decode, decode_add, 0.0, 0};
 
 }  // namespace xffl::federated::wire

@@ -4,6 +4,7 @@
 // for updates (pseudo-gradients) more than whole weights; with error feedback the error does not
 // accumulate.
 #include "federated/wire/block_quantizer.h"
+#include "federated/wire/vector_isa.h"
 #include "federated/wire/wire_format.h"
 
 namespace xffl::federated::wire {
@@ -14,11 +15,11 @@ constexpr size_t kBlock = 64;
 constexpr int kLevels = 7;
 
 // A 4-bit two's complement code (0..15) as the integer it stands for (-8..7), without a branch.
-inline int signed_nibble(int nibble) { return (nibble ^ 8) - 8; }
+XFFL_WIRE_INLINE int signed_nibble(int nibble) { return (nibble ^ 8) - 8; }
 
 size_t encoded_size(size_t count) { return block_count(count, kBlock) * sizeof(float) + (count + 1) / 2; }
 
-void encode(const float *values, size_t count, unsigned char *out) {
+XFFL_WIRE_INLINE void encode_body(const float *values, size_t count, unsigned char *out) {
   for (size_t first = 0; first < count; first += kBlock) {
     const size_t n = count - first < kBlock ? count - first : kBlock;
     const float scale = block_scale(values + first, n, kLevels);
@@ -42,7 +43,10 @@ void encode(const float *values, size_t count, unsigned char *out) {
   }
 }
 
-void decode(const unsigned char *encoded, size_t count, float *values) {
+// The decoded values, written (Add false) or added (Add true: values[i] += code * scale, the same
+// bits as decoding into a scratch and adding).
+template <bool Add>
+XFFL_WIRE_INLINE void decode_values(const unsigned char *encoded, size_t count, float *values) {
   for (size_t first = 0; first < count; first += kBlock) {
     const size_t n = count - first < kBlock ? count - first : kBlock;
     const float scale = load_scale(encoded);
@@ -50,16 +54,33 @@ void decode(const unsigned char *encoded, size_t count, float *values) {
     float *block = values + first;
     const size_t pairs = n / 2;
     for (size_t j = 0; j < pairs; ++j) {
-      block[2 * j] = static_cast<float>(signed_nibble(codes[j] & 0xF)) * scale;
-      block[2 * j + 1] = static_cast<float>(signed_nibble(codes[j] >> 4)) * scale;
+      const float low = static_cast<float>(signed_nibble(codes[j] & 0xF)) * scale;
+      const float high = static_cast<float>(signed_nibble(codes[j] >> 4)) * scale;
+      block[2 * j] = Add ? block[2 * j] + low : low;
+      block[2 * j + 1] = Add ? block[2 * j + 1] + high : high;
     }
-    if (n % 2) block[n - 1] = static_cast<float>(signed_nibble(codes[pairs] & 0xF)) * scale;
+    if (n % 2) {
+      const float last = static_cast<float>(signed_nibble(codes[pairs] & 0xF)) * scale;
+      block[n - 1] = Add ? block[n - 1] + last : last;
+    }
     encoded = codes + (n + 1) / 2;
   }
 }
 
+XFFL_WIRE_INLINE void decode_body(const unsigned char *encoded, size_t count, float *values) {
+  decode_values<false>(encoded, count, values);
+}
+XFFL_WIRE_INLINE void decode_add_body(const unsigned char *encoded, size_t count, float *sum) {
+  decode_values<true>(encoded, count, sum);
+}
+
+XFFL_WIRE_VECTOR_COPIES(encode, (const float *values, size_t count, unsigned char *out), (values, count, out))
+XFFL_WIRE_VECTOR_COPIES(decode, (const unsigned char *encoded, size_t count, float *values), (encoded, count, values))
+XFFL_WIRE_VECTOR_COPIES(decode_add, (const unsigned char *encoded, size_t count, float *sum), (encoded, count, sum))
+
 }  // namespace
 
-const Codec kInt4Block = {XFFL_WIRE_INT4_BLOCK, "int4_block", encoded_size, encode, decode, 0.5 / kLevels, kBlock};
+const Codec kInt4Block = {XFFL_WIRE_INT4_BLOCK, "int4_block", encoded_size, encode, decode, decode_add,
+                          0.5 / kLevels, kBlock};
 
 }  // namespace xffl::federated::wire

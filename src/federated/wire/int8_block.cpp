@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "federated/wire/block_quantizer.h"
+#include "federated/wire/vector_isa.h"
 #include "federated/wire/wire_format.h"
 
 namespace xffl::federated::wire {
@@ -14,7 +15,7 @@ constexpr int kLevels = 127;
 
 size_t encoded_size(size_t count) { return block_count(count, kBlock) * sizeof(float) + count; }
 
-void encode(const float *values, size_t count, unsigned char *out) {
+XFFL_WIRE_INLINE void encode_body(const float *values, size_t count, unsigned char *out) {
   for (size_t first = 0; first < count; first += kBlock) {
     const size_t n = count - first < kBlock ? count - first : kBlock;
     const float scale = block_scale(values + first, n, kLevels);
@@ -30,18 +31,37 @@ void encode(const float *values, size_t count, unsigned char *out) {
   }
 }
 
-void decode(const unsigned char *encoded, size_t count, float *values) {
+// The decoded values, written (Add false) or added (Add true: values[i] += code * scale, the same
+// bits as decoding into a scratch and adding).
+template <bool Add>
+XFFL_WIRE_INLINE void decode_values(const unsigned char *encoded, size_t count, float *values) {
   for (size_t first = 0; first < count; first += kBlock) {
     const size_t n = count - first < kBlock ? count - first : kBlock;
     const float scale = load_scale(encoded);
-    const unsigned char *codes = encoded + sizeof(float);
-    for (size_t i = 0; i < n; ++i) values[first + i] = static_cast<float>(static_cast<int8_t>(codes[i])) * scale;
-    encoded = codes + n;
+    const signed char *codes = reinterpret_cast<const signed char *>(encoded + sizeof(float));
+    float *block = values + first;
+    for (size_t i = 0; i < n; ++i) {
+      const float value = static_cast<float>(codes[i]) * scale;
+      block[i] = Add ? block[i] + value : value;
+    }
+    encoded += sizeof(float) + n;
   }
 }
 
+XFFL_WIRE_INLINE void decode_body(const unsigned char *encoded, size_t count, float *values) {
+  decode_values<false>(encoded, count, values);
+}
+XFFL_WIRE_INLINE void decode_add_body(const unsigned char *encoded, size_t count, float *sum) {
+  decode_values<true>(encoded, count, sum);
+}
+
+XFFL_WIRE_VECTOR_COPIES(encode, (const float *values, size_t count, unsigned char *out), (values, count, out))
+XFFL_WIRE_VECTOR_COPIES(decode, (const unsigned char *encoded, size_t count, float *values), (encoded, count, values))
+XFFL_WIRE_VECTOR_COPIES(decode_add, (const unsigned char *encoded, size_t count, float *sum), (encoded, count, sum))
+
 }  // namespace
 
-const Codec kInt8Block = {XFFL_WIRE_INT8_BLOCK, "int8_block", encoded_size, encode, decode, 0.5 / kLevels, kBlock};
+const Codec kInt8Block = {XFFL_WIRE_INT8_BLOCK, "int8_block", encoded_size, encode, decode, decode_add,
+                          0.5 / kLevels, kBlock};
 
 }  // namespace xffl::federated::wire

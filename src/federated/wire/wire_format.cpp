@@ -2,6 +2,17 @@
 
 namespace xffl::federated::wire {
 
+void decode_add_through(void (*decode)(const unsigned char *, size_t, float *), size_t (*encoded_size)(size_t),
+                        const unsigned char *encoded, size_t count, float *sum) {
+  constexpr size_t kStep = 2048;
+  float decoded[kStep];
+  for (size_t first = 0; first < count; first += kStep) {
+    const size_t n = count - first < kStep ? count - first : kStep;
+    decode(encoded + encoded_size(first), n, decoded);
+    for (size_t i = 0; i < n; ++i) sum[first + i] += decoded[i];
+  }
+}
+
 bool valid_format(int format) { return format >= XFFL_WIRE_F32 && format <= XFFL_WIRE_INT4_BLOCK; }
 
 const Codec &codec(xffl_wire_format_t format) {

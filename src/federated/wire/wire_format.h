@@ -27,11 +27,19 @@ struct Codec {
   void (*encode)(const float *values, size_t count, unsigned char *out);
   // The inverse, as exact as the format allows: encoded_size(count) bytes -> values[0, count).
   void (*decode)(const unsigned char *encoded, size_t count, float *values);
+  // sum[i] += the decoded values[i], as decode into a scratch then one f32 addition per value (the
+  // same bits), without the scratch: the WAN hop sums every member's bytes with it.
+  void (*decode_add)(const unsigned char *encoded, size_t count, float *sum);
   // Bound of |decode(encode(x))[i] - x[i]| for finite x: relative (times |x[i]|) for the float formats,
   // relative to the block's largest |x| for the block formats (block > 0).
   double relative_error;
   size_t block;  // values per scale (0: no blocks)
 };
+
+// decode_add for a codec without a fused loop: decodes through a buffer on the stack, then adds.
+// Formats without blocks only (the bytes of values[first, ...) start at encoded_size(first)).
+void decode_add_through(void (*decode)(const unsigned char *, size_t, float *), size_t (*encoded_size)(size_t),
+                        const unsigned char *encoded, size_t count, float *sum);
 
 // Whether `format` is one of XFFL_WIRE_*.
 bool valid_format(int format);
