@@ -2,7 +2,8 @@
 # Striping on a long fat pipe: the wan crossing backend (XFFL_CROSS_FACILITY_BACKEND=wan) with 1 stream
 # against N streams against the link rate, every TCP connection's window capped in both namespaces
 # (sysctl net.ipv4.tcp_rmem / tcp_wmem) so that one stream cannot fill the link (window / RTT). Also
-# with encryption. Prints ratios; a benchmark, not a test.
+# with encryption. Prints ratios against the rate of N plain TCP streams one way ("x bound") and N
+# each way at once ("x 2-way", the pattern of an average); a benchmark, not a test.
 #
 #   sudo bench/facilities/wan_streams.sh [BUILD_DIR]     (BUILD_DIR default build-netns, as run.sh)
 # Environment: MODEL_MIB (64), RATE (1gbit), DELAY_MS (50 each way), WINDOW_KIB (1024), STREAMS (16),
@@ -59,10 +60,31 @@ link_rate() {
   wait "${pids[@]}"
   sed -n 's/.*rate_bps=\([0-9]*\).*/\1/p' "$FAC_WORKDIR/recv" | head -1
 }
+# N streams each way at once (the pattern of an average: both facilities send their model): the
+# slower direction's rate.
+two_way_rate() {
+  local n=$1 f i pids=()
+  for f in 0 1; do
+    ip netns exec "${FAC_NS[$f]}" "$stream" recv "${FAC_ADDR[$f]}" 5001 "$n" > "$FAC_WORKDIR/recv.$f" &
+    pids+=($!)
+  done
+  for f in 0 1; do facilities_wait_file "$FAC_WORKDIR/recv.$f" 5; done
+  sleep 0.2
+  for f in 0 1; do
+    for i in $(seq 1 "$n"); do
+      ip netns exec "${FAC_NS[$((1 - f))]}" "$stream" send "${FAC_ADDR[$f]}" 5001 $(( (256 << 20) / n )) &
+      pids+=($!)
+    done
+  done
+  wait "${pids[@]}"
+  for f in 0 1; do sed -n 's/.*rate_bps=\([0-9]*\).*/\1/p' "$FAC_WORKDIR/recv.$f" | head -1; done | sort -n | head -1
+}
 one_tcp=$(link_rate 1)
 n_tcp=$(link_rate "$streams")
+n_two_way=$(two_way_rate "$streams")
 echo "plain TCP: 1 stream $(awk -v r="$one_tcp" 'BEGIN{printf "%.0f", r/1e6}') Mbit/s; $streams streams" \
-  "$(awk -v r="$n_tcp" 'BEGIN{printf "%.0f", r/1e6}') Mbit/s"
+  "$(awk -v r="$n_tcp" 'BEGIN{printf "%.0f", r/1e6}') Mbit/s; $streams streams each way at once" \
+  "$(awk -v r="$n_two_way" 'BEGIN{printf "%.0f", r/1e6}') Mbit/s per direction (slower one)"
 
 results=$FAC_WORKDIR/results
 : > "$results"
@@ -90,7 +112,7 @@ run_wan "$streams-streams" "$streams" none
 run_wan "$streams-streams-aes" "$streams" aes-256-gcm
 
 # Each facility must receive the other's model: model bytes cross each way; bound at the link rate.
-awk -v model="$model_bytes" -v bps="$n_tcp" -v rate="$rate" '
+awk -v model="$model_bytes" -v bps="$n_tcp" -v duplex="$n_two_way" -v rate="$rate" '
   /^RESULT/ {
     for (i = 2; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
     key = v["label"]
@@ -99,11 +121,13 @@ awk -v model="$model_bytes" -v bps="$n_tcp" -v rate="$rate" '
   }
   END {
     bound = model * 8 / bps
-    printf "\nbound: the model crosses each way at the %s-stream TCP rate, %.0f Mbit/s: %.3f s\n\n", "N", bps / 1e6, bound
-    printf "%-22s %10s %12s %12s %12s\n", "wan", "seconds", "Mbit/s", "x bound", "x 1-stream"
+    two_way = duplex > 0 ? model * 8 / duplex : 0
+    printf "\nbound: the model crosses each way at the %s-stream TCP rate, %.0f Mbit/s: %.3f s", "N", bps / 1e6, bound
+    printf " (at the two-way rate, %.0f Mbit/s: %.3f s)\n\n", duplex / 1e6, two_way
+    printf "%-22s %10s %12s %12s %12s %12s\n", "wan", "seconds", "Mbit/s", "x bound", "x 2-way", "x 1-stream"
     for (k = 1; k <= n; ++k) {
       key = order[k]
-      printf "%-22s %10.3f %12.0f %12.2f %12.2f\n", key, best[key], model * 8 / best[key] / 1e6, best[key] / bound,
-             best[order[1]] / best[key]
+      printf "%-22s %10.3f %12.0f %12.2f %12s %12.2f\n", key, best[key], model * 8 / best[key] / 1e6, best[key] / bound,
+             (two_way > 0) ? sprintf("%.2f", best[key] / two_way) : "-", best[order[1]] / best[key]
     }
   }' "$results"
