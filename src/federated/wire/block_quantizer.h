@@ -57,6 +57,17 @@ XFFL_WIRE_INLINE int quantize(float value, float scale, int levels) {
   return static_cast<int>(code);
 }
 
+// Defines encode, decode and decode_add, each with its baseline and AVX2 copy (vector_isa.h), from the
+// format's loop bodies: encode_values(values, count, out) and decode_values<Add>(encoded, count, values)
+// (Add: values[i] += the decoded value, else values[i] = it).
+#define XFFL_WIRE_BLOCK_FORMAT_FUNCTIONS()                                                              \
+  XFFL_WIRE_VECTOR_COPIES(encode, encode_values, (const float *values, size_t count, unsigned char *out), \
+                          (values, count, out))                                                         \
+  XFFL_WIRE_VECTOR_COPIES(decode, decode_values<false>,                                                 \
+                          (const unsigned char *encoded, size_t count, float *values), (encoded, count, values)) \
+  XFFL_WIRE_VECTOR_COPIES(decode_add, decode_values<true>,                                              \
+                          (const unsigned char *encoded, size_t count, float *sum), (encoded, count, sum))
+
 XFFL_WIRE_INLINE void store_scale(unsigned char *at, float scale) { std::memcpy(at, &scale, sizeof(float)); }
 XFFL_WIRE_INLINE float load_scale(const unsigned char *at) {
   float scale;

@@ -19,7 +19,7 @@ XFFL_WIRE_INLINE int signed_nibble(int nibble) { return (nibble ^ 8) - 8; }
 
 size_t encoded_size(size_t count) { return block_count(count, kBlock) * sizeof(float) + (count + 1) / 2; }
 
-XFFL_WIRE_INLINE void encode_body(const float *values, size_t count, unsigned char *out) {
+XFFL_WIRE_INLINE void encode_values(const float *values, size_t count, unsigned char *out) {
   for (size_t first = 0; first < count; first += kBlock) {
     const size_t n = count - first < kBlock ? count - first : kBlock;
     const float scale = block_scale(values + first, n, kLevels);
@@ -67,16 +67,7 @@ XFFL_WIRE_INLINE void decode_values(const unsigned char *encoded, size_t count, 
   }
 }
 
-XFFL_WIRE_INLINE void decode_body(const unsigned char *encoded, size_t count, float *values) {
-  decode_values<false>(encoded, count, values);
-}
-XFFL_WIRE_INLINE void decode_add_body(const unsigned char *encoded, size_t count, float *sum) {
-  decode_values<true>(encoded, count, sum);
-}
-
-XFFL_WIRE_VECTOR_COPIES(encode, (const float *values, size_t count, unsigned char *out), (values, count, out))
-XFFL_WIRE_VECTOR_COPIES(decode, (const unsigned char *encoded, size_t count, float *values), (encoded, count, values))
-XFFL_WIRE_VECTOR_COPIES(decode_add, (const unsigned char *encoded, size_t count, float *sum), (encoded, count, sum))
+XFFL_WIRE_BLOCK_FORMAT_FUNCTIONS()
 
 }  // namespace
 

@@ -27,17 +27,17 @@
 #define XFFL_WIRE_INLINE inline
 #endif
 
-// Defines NAME PARAMS (in the enclosing namespace) from the loop body NAME##_body (XFFL_WIRE_INLINE):
-// one copy for the baseline, one for AVX2, and NAME, which runs the one use_avx2() picks.
-//   XFFL_WIRE_VECTOR_COPIES(decode, (const unsigned char *in, size_t count, float *out), (in, count, out))
-#define XFFL_WIRE_VECTOR_COPIES(NAME, PARAMS, ARGS)          \
-  void NAME##_baseline PARAMS { NAME##_body ARGS; }          \
-  XFFL_WIRE_AVX2 void NAME##_avx2 PARAMS { NAME##_body ARGS; } \
-  void NAME PARAMS {                                         \
-    if (::xffl::federated::wire::use_avx2())                 \
-      NAME##_avx2 ARGS;                                      \
-    else                                                     \
-      NAME##_baseline ARGS;                                  \
+// Defines NAME PARAMS (in the enclosing namespace) from the loop body BODY (XFFL_WIRE_INLINE): one copy
+// for the baseline, one for AVX2, and NAME, which runs the one use_avx2() picks.
+//   XFFL_WIRE_VECTOR_COPIES(decode, decode_values, (const unsigned char *in, size_t count, float *out), (in, count, out))
+#define XFFL_WIRE_VECTOR_COPIES(NAME, BODY, PARAMS, ARGS)   \
+  void NAME##_baseline PARAMS { BODY ARGS; }                \
+  XFFL_WIRE_AVX2 void NAME##_avx2 PARAMS { BODY ARGS; }     \
+  void NAME PARAMS {                                        \
+    if (::xffl::federated::wire::use_avx2())                \
+      NAME##_avx2 ARGS;                                     \
+    else                                                    \
+      NAME##_baseline ARGS;                                 \
   }
 
 namespace xffl::federated::wire {
