@@ -9,14 +9,18 @@ usage: bench/facilities/continue_bench.py [BUILD_DIR]     (default build/ci; tar
              from the kill to the next round every survivor rank completed without facility 2, and to
              the first survivor's log line naming it lost, for each lease TTL of TTLS (seconds,
              XFFL_FEDERATION_LEASE_TTL), as ratios to the TTL.
-  overhead   no fault: the same rounds (COUNT values, no pause) under XFFL_FACILITY_FAULTS=continue and
+  overhead   no fault: the same rounds (COUNT values, PACE_MS apart) under XFFL_FACILITY_FAULTS=continue and
              =fail, runs alternating; per run, the median over ROUNDS rounds (after WARMUP) of each
              round's time in xffl_federated_average on the rank that waited least (the last to arrive);
              the median of REPEATS runs per mode, and continue / fail.
              With the built-in server of a build that has `xffl-federation --stats`, each continue run
              also prints the store requests served per round and crossing rank, by type (the whole run's
              requests, bring-up and lease renewals included, over its rounds x 3 crossing ranks).
-Environment: PARTS ("recovery overhead"), TTLS ("1 2 5"), REPEATS (3), COUNT (262144),
+Environment: PARTS ("recovery overhead"), MODES ("continue fail": the overhead's modes, in this order;
+one mode alone prints its runs only, e.g. to profile it), PACE_MS (0: the overhead's pause between a
+round's check and the next round's inputs), CHECK_STRIDE (1: the overhead's rounds check every value;
+S checks every S-th, so that the ranks done with a round do not take the cores of those still in it:
+6 ranks on 2 cores, and checking a 1 MiB round costs each rank far more CPU than the round), TTLS ("1 2 5"), REPEATS (3), COUNT (262144),
 ROUNDS (40), WARMUP (5), XFFL_TIMEOUT (60), STORE (xffl: the built-in server; etcd3: three etcd members
 on loopback, tests/federation's cluster through BUILD_DIR's federation_etcd_cluster, which needs etcd),
 FEDERATION_SERVER (the xffl-federation to run; default BUILD_DIR's).
@@ -44,6 +48,9 @@ ETCD_CLUSTER = os.path.join(BUILD, "tests", "federation", "federation_etcd_clust
 SIZES, HSDP = [2, 2, 2], "1"
 STORE = os.environ.get("STORE", "xffl")
 REPEATS = int(os.environ.get("REPEATS", "3"))
+MODES = os.environ.get("MODES", "continue fail").split()
+PACE_MS = int(os.environ.get("PACE_MS", "0"))
+CHECK_STRIDE = int(os.environ.get("CHECK_STRIDE", "1"))
 TIMEOUT = os.environ.get("XFFL_TIMEOUT", "60")
 
 
@@ -139,7 +146,10 @@ def recovery(ttl):
 
 def overhead(mode, count, rounds, warmup):
     """Median over the rounds of the least time any rank spent in the round's average."""
-    with Federation([str(count), "0"], {"XFFL_FACILITY_FAULTS": mode}) as fed:
+    env = {"XFFL_FACILITY_FAULTS": mode}
+    if CHECK_STRIDE > 1:
+        env["XFFL_TEST_CHECK_STRIDE"] = str(CHECK_STRIDE)
+    with Federation([str(count), str(PACE_MS)], env) as fed:
         wait_for(f"{rounds + warmup} rounds under {mode}",
                  lambda: all(max_round(j) >= rounds + warmup for j in fed.jobs), fed.jobs, bound=600)
         fed.stop(fed.jobs)
@@ -181,12 +191,15 @@ def main():
         count, rounds = int(os.environ.get("COUNT", "262144")), int(os.environ.get("ROUNDS", "40"))
         warmup = int(os.environ.get("WARMUP", "5"))
         print(f"\noverhead: no fault, {count} f32 values ({count * 4 / 2**20:.1f} MiB) per rank, {rounds} rounds "
-              f"after {warmup}; seconds = median over the rounds of the least time in the average")
+              f"after {warmup}, pause {PACE_MS} ms, every {CHECK_STRIDE} value(s) checked; seconds = median over the "
+              f"rounds of the least time in the average")
         times = {"continue": [], "fail": []}
         for run in range(REPEATS):
-            for mode in ("continue", "fail"):
+            for mode in MODES:
                 times[mode].append(overhead(mode, count, rounds, warmup))
                 print(f"run {run} {mode:>8} {times[mode][-1]:.5f} s", flush=True)
+        if set(MODES) != {"continue", "fail"}:
+            return
         cont, failing = statistics.median(times["continue"]), statistics.median(times["fail"])
         spread = max(max(v) / min(v) for v in times.values())
         print(f"median continue {cont:.5f} s, fail {failing:.5f} s: continue / fail = {cont / failing:.3f} "
