@@ -60,12 +60,6 @@ UcxWorker::Ucx::Ucx(int rank, int world_size, const UcxSettings &settings) {
     // ucp_config_modify applies to the TCP transport in UCX 1.13 (with it, UCX warns "invalid
     // configuration" and ignores it). The user's own UCX_TCP_CONN_NB wins.
     if (!process_environment_has("UCX_TCP_CONN_NB")) ucx().ucp_config_modify(config, "CONN_NB", "y");
-    // UCX's protocols v2 (PROTO_ENABLE), UCX's default from 1.16 and off in Debian's 1.13. Over TCP, 1.13's
-    // default rendezvous costs a handshake round trip per message: a 256 MiB federated average between
-    // two facilities (1 Gbit/s, 10 ms each way) took 1.37-1.51x its bound with it, 0.96-1.13x with v2;
-    // on one host the collectives go through the shared segment or single copy and did not move
-    // (bench/facilities/README.md). This context only; the user's own UCX_PROTO_ENABLE wins.
-    if (!process_environment_has("UCX_PROTO_ENABLE")) ucx().ucp_config_modify(config, "PROTO_ENABLE", "y");
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                         UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
