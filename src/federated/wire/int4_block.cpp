@@ -27,15 +27,14 @@ XFFL_WIRE_INLINE void encode_values(const float *values, size_t count, unsigned 
     unsigned char *codes = out + sizeof(float);
     const size_t bytes = (n + 1) / 2;
     if (carries_codes(scale)) {
+      // Two plain loops, each of which vectorises: the nibbles one per byte, then packed in pairs (a
+      // single loop over pairs reads the values two by two, which vectorises worse).
       const float *block = values + first;
-      const size_t pairs = n / 2;  // whole bytes first, without a test per value (the loop vectorises)
-      for (size_t j = 0; j < pairs; ++j) {
-        const unsigned low = static_cast<unsigned>(quantize(block[2 * j], scale, kLevels)) & 0xFu;
-        const unsigned high = static_cast<unsigned>(quantize(block[2 * j + 1], scale, kLevels)) & 0xFu;
-        codes[j] = static_cast<unsigned char>(low | high << 4);
-      }
-      if (n % 2)
-        codes[pairs] = static_cast<unsigned char>(static_cast<unsigned>(quantize(block[n - 1], scale, kLevels)) & 0xFu);
+      unsigned char nibbles[kBlock + 1];
+      for (size_t i = 0; i < n; ++i) nibbles[i] = static_cast<unsigned char>(quantize(block[i], scale, kLevels) & 0xF);
+      nibbles[n] = 0;  // the high nibble of an odd block's last byte
+      for (size_t j = 0; j < bytes; ++j)
+        codes[j] = static_cast<unsigned char>(nibbles[2 * j] | nibbles[2 * j + 1] << 4);
     } else {
       std::memset(codes, 0, bytes);
     }
@@ -52,18 +51,18 @@ XFFL_WIRE_INLINE void decode_values(const unsigned char *encoded, size_t count, 
     const float scale = load_scale(encoded);
     const unsigned char *codes = encoded + sizeof(float);
     float *block = values + first;
-    const size_t pairs = n / 2;
-    for (size_t j = 0; j < pairs; ++j) {
-      const float low = static_cast<float>(signed_nibble(codes[j] & 0xF)) * scale;
-      const float high = static_cast<float>(signed_nibble(codes[j] >> 4)) * scale;
-      block[2 * j] = Add ? block[2 * j] + low : low;
-      block[2 * j + 1] = Add ? block[2 * j + 1] + high : high;
+    const size_t bytes = (n + 1) / 2;
+    // Two plain loops, as in encode: the codes one per byte, then each value from its own.
+    signed char signed_codes[kBlock + 1];
+    for (size_t j = 0; j < bytes; ++j) {
+      signed_codes[2 * j] = static_cast<signed char>(signed_nibble(codes[j] & 0xF));
+      signed_codes[2 * j + 1] = static_cast<signed char>(signed_nibble(codes[j] >> 4));
     }
-    if (n % 2) {
-      const float last = static_cast<float>(signed_nibble(codes[pairs] & 0xF)) * scale;
-      block[n - 1] = Add ? block[n - 1] + last : last;
+    for (size_t i = 0; i < n; ++i) {
+      const float value = static_cast<float>(signed_codes[i]) * scale;
+      block[i] = Add ? block[i] + value : value;
     }
-    encoded = codes + (n + 1) / 2;
+    encoded = codes + bytes;
   }
 }
 
