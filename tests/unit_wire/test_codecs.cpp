@@ -215,25 +215,49 @@ void test_pieces_concatenate(void **) {
   }
 }
 
-// Values that stress every step of the block formats' loops: ties of the rounding (x / scale exactly
-// k + 1/2), the clamp (a quotient just above the levels), subnormals, signed zeros, the largest
-// floats, NaN and Inf in some blocks, and ordinary values of mixed scale.
+// Values that stress every step of the block formats' loops, in blocks of one kind each (a value of
+// another kind in the same block would set its scale and hide the rest), by int8_block block (256):
+// 0 ordinary values of mixed scale, and in every other one a value near the largest float;
+// 1 ties of int8_block's rounding (scale 1: 127, then k + 1/2 for k in [-126, 125]);
+// 2 ties of int4_block's rounding (each of its blocks at scale 1: -7, then k + 1/2 for k in [-6, 6]);
+// 3 subnormals and signed zeros (a scale that is subnormal or underflows to 0).
+// Plus NaN and -Inf in two blocks. kAwkwardTies8 and kAwkwardTies4 are the first blocks of kinds 1 and 2.
+constexpr size_t kAwkwardTies8 = 256, kAwkwardTies4 = 512;
 std::vector<float> awkward_values(size_t count, unsigned seed) {
   std::vector<float> values = random_values(count, seed, 0.5f);
-  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   for (size_t i = 0; i < count; ++i) {
-    switch (i % 13) {
-      case 1: values[i] = static_cast<float>(static_cast<int>(i % 9) - 4) + 0.5f; break;  // ties at scale 1
-      case 3: values[i] = std::numeric_limits<float>::denorm_min() * static_cast<float>(i % 5); break;
-      case 5: values[i] = -0.0f; break;
-      case 7: values[i] = (i % 2 ? -1.0f : 1.0f) * std::numeric_limits<float>::max() / static_cast<float>(1 + i % 3); break;
-      default: break;
-    }
+    const size_t kind = i / 256 % 4;
+    if (kind == 0 && i % 97 == 0) values[i] *= 300.0f;
+    if (kind == 0 && i % 256 == 100 && i / 256 % 8 == 4)
+      values[i] = std::numeric_limits<float>::max() / static_cast<float>(1 + i % 3);
+    if (kind == 1)
+      values[i] = i % 256 == 0 ? 127.0f : static_cast<float>(static_cast<int>(i % 252) - 126) + 0.5f;
+    if (kind == 2) values[i] = i % 64 == 0 ? -7.0f : static_cast<float>(static_cast<int>(i % 13) - 6) + 0.5f;
+    if (kind == 3)
+      values[i] = i % 7 == 0 ? -0.0f
+                             : (i % 2 ? -1.0f : 1.0f) * std::numeric_limits<float>::denorm_min() *
+                                   static_cast<float>(i % 200);
   }
-  for (size_t i = 0; i < count; i += 256) values[i] = 127.0f;  // int8 blocks at scale 1: the ties above are ties
-  if (count > 700) values[700] = nan;
-  if (count > 900) values[900] = -inf;
+  if (count > 1700) values[1700] = std::numeric_limits<float>::quiet_NaN();
+  if (count > 2900) values[2900] = -std::numeric_limits<float>::infinity();
   return values;
+}
+
+// The awkward values are what they claim to be: their tie blocks encode at scale 1 and hold halves,
+// so a copy that rounded ties another way than to even would write other bytes.
+void test_awkward_values_hold_ties(void **) {
+  const std::vector<float> values = awkward_values(4097, 1);
+  std::vector<unsigned char> bytes(kInt8Block.encoded_size(values.size()));
+  kInt8Block.encode(values.data(), values.size(), bytes.data());
+  float scale;
+  std::memcpy(&scale, bytes.data() + kInt8Block.encoded_size(kAwkwardTies8), sizeof scale);
+  assert_true(scale == 1.0f);
+  assert_true(values[kAwkwardTies8 + 1] - std::floor(values[kAwkwardTies8 + 1]) == 0.5f);
+  bytes.assign(kInt4Block.encoded_size(values.size()), 0);
+  kInt4Block.encode(values.data(), values.size(), bytes.data());
+  std::memcpy(&scale, bytes.data() + kInt4Block.encoded_size(kAwkwardTies4 + 64), sizeof scale);
+  assert_true(scale == 1.0f);
+  assert_true(values[kAwkwardTies4 + 65] - std::floor(values[kAwkwardTies4 + 65]) == 0.5f);
 }
 
 // decode_add is decode into a scratch then one f32 addition per value, bit for bit, for every format,
@@ -297,7 +321,8 @@ int main(void) {
       cmocka_unit_test(test_error_bounds),     cmocka_unit_test(test_ties_to_even),
       cmocka_unit_test(test_zero_blocks),      cmocka_unit_test(test_non_finite),
       cmocka_unit_test(test_deterministic),    cmocka_unit_test(test_pieces_concatenate),
-      cmocka_unit_test(test_decode_add_is_decode_then_add), cmocka_unit_test(test_vector_copies_agree),
+      cmocka_unit_test(test_awkward_values_hold_ties), cmocka_unit_test(test_decode_add_is_decode_then_add),
+      cmocka_unit_test(test_vector_copies_agree),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
