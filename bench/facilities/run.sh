@@ -22,6 +22,8 @@ root=$(cd "$here/../.." && pwd)
 build=$(cd "${1:-$root/build-netns}" && pwd) || exit 2
 # shellcheck source=../../tests/netns/facilities.sh
 . "$root/tests/netns/facilities.sh"
+# shellcheck source=tcp_rate.sh
+. "$here/tcp_rate.sh"
 
 model_mib=${MODEL_MIB:-256}
 rate=${RATE:-1gbit}
@@ -54,30 +56,6 @@ echo "link: $rate each way (tbf), ${delay_ms} ms each way (relay); facilities of
   "(R = $replicas replicas per facility); model $model_mib MiB f32, shard $((model_mib / hsdp)) MiB per rank"
 
 # --- link rate: plain TCP through the same path ------------------------------------------------------
-# streams_rate STREAMS_PER_DIRECTION BYTES_PER_STREAM BOTH(0|1): prints each receiver's rate in bit/s.
-streams_rate() {
-  local n=$1 bytes=$2 both=$3 f pids=()
-  for f in 0 1; do
-    [ "$f" = 0 ] && [ "$both" = 0 ] && continue
-    ip netns exec "${FAC_NS[$f]}" "$stream" recv "${FAC_ADDR[$f]}" 5001 "$n" > "$FAC_WORKDIR/recv.$f" &
-    pids+=($!)
-  done
-  for f in 0 1; do facilities_wait_file "$FAC_WORKDIR/recv.$f" 5; done
-  sleep 0.2
-  local i
-  for f in 0 1; do
-    [ "$f" = 0 ] && [ "$both" = 0 ] && continue
-    for i in $(seq 1 "$n"); do
-      ip netns exec "${FAC_NS[$((1 - f))]}" "$stream" send "${FAC_ADDR[$f]}" 5001 "$bytes" &
-      pids+=($!)
-    done
-  done
-  wait "${pids[@]}"
-  for f in 0 1; do
-    [ "$f" = 0 ] && [ "$both" = 0 ] && continue
-    sed -n 's/.*rate_bps=\([0-9]*\).*/\1/p' "$FAC_WORKDIR/recv.$f"
-  done
-}
 # measure_link WHEN: one stream one way, then 2 streams each way at once (the pattern of the averages:
 # one flow per sender pair and direction); keeps the fastest rate seen in link_bps, and the fastest
 # two-way rate in duplex_bps.
@@ -85,8 +63,8 @@ link_bps=0
 duplex_bps=0
 measure_link() {
   local one_way duplex
-  one_way=$(streams_rate 1 $((128 << 20)) 0 | head -1)
-  duplex=$(streams_rate 2 $((96 << 20)) 1 | sort -n | head -1)   # the slower direction, both loaded
+  one_way=$(streams_rate 1 $((128 << 20)) 0 "$stream")
+  duplex=$(streams_rate 2 $((96 << 20)) 1 "$stream" | sort -n | head -1)   # the slower direction, both loaded
   echo "TCP through the link ($1): one stream one way $(awk -v r="$one_way" 'BEGIN{printf "%.0f", r/1e6}') Mbit/s;" \
     "2 streams each way at once: $(awk -v r="$duplex" 'BEGIN{printf "%.0f", r/1e6}') Mbit/s per direction (slower one)"
   # The machine is shared: the fastest measurement gives the tightest (most demanding) bound.

@@ -14,6 +14,8 @@ root=$(cd "$here/../.." && pwd)
 build=$(cd "${1:-$root/build-netns}" && pwd) || exit 2
 # shellcheck source=../../tests/netns/facilities.sh
 . "$root/tests/netns/facilities.sh"
+# shellcheck source=tcp_rate.sh
+. "$here/tcp_rate.sh"
 
 model_mib=${MODEL_MIB:-64}
 rate=${RATE:-1gbit}
@@ -46,42 +48,11 @@ echo "link: $rate each way, ${delay_ms} ms each way (RTT $((2 * delay_ms)) ms), 
   "connection (one stream at most $(awk -v w="$window_kib" -v d="$delay_ms" 'BEGIN{printf "%.0f", w*1024*8/(2*d/1000)/1e6}') Mbit/s);" \
   "model $model_mib MiB f32, $per_facility rank(s) per facility; uptime: $(uptime)"
 
-# Link rate with plain TCP through the same path: N streams one way at once (the fastest seen).
-link_rate() {
-  local n=$1 i pids=()
-  ip netns exec "${FAC_NS[1]}" "$stream" recv "${FAC_ADDR[1]}" 5001 "$n" > "$FAC_WORKDIR/recv" &
-  pids+=($!)
-  facilities_wait_file "$FAC_WORKDIR/recv" 5
-  sleep 0.2
-  for i in $(seq 1 "$n"); do
-    ip netns exec "${FAC_NS[0]}" "$stream" send "${FAC_ADDR[1]}" 5001 $(( (256 << 20) / n )) &
-    pids+=($!)
-  done
-  wait "${pids[@]}"
-  sed -n 's/.*rate_bps=\([0-9]*\).*/\1/p' "$FAC_WORKDIR/recv" | head -1
-}
-# N streams each way at once (the pattern of an average: both facilities send their model): the
-# slower direction's rate.
-two_way_rate() {
-  local n=$1 f i pids=()
-  for f in 0 1; do
-    ip netns exec "${FAC_NS[$f]}" "$stream" recv "${FAC_ADDR[$f]}" 5001 "$n" > "$FAC_WORKDIR/recv.$f" &
-    pids+=($!)
-  done
-  for f in 0 1; do facilities_wait_file "$FAC_WORKDIR/recv.$f" 5; done
-  sleep 0.2
-  for f in 0 1; do
-    for i in $(seq 1 "$n"); do
-      ip netns exec "${FAC_NS[$((1 - f))]}" "$stream" send "${FAC_ADDR[$f]}" 5001 $(( (256 << 20) / n )) &
-      pids+=($!)
-    done
-  done
-  wait "${pids[@]}"
-  for f in 0 1; do sed -n 's/.*rate_bps=\([0-9]*\).*/\1/p' "$FAC_WORKDIR/recv.$f" | head -1; done | sort -n | head -1
-}
-one_tcp=$(link_rate 1)
-n_tcp=$(link_rate "$streams")
-n_two_way=$(two_way_rate "$streams")
+# Link rate with plain TCP through the same path (tcp_rate.sh): N streams one way, and N each way at
+# once (the pattern of an average: both facilities send their model), the slower direction's rate.
+one_tcp=$(streams_rate 1 $((256 << 20)) 0 "$stream")
+n_tcp=$(streams_rate "$streams" $(((256 << 20) / streams)) 0 "$stream")
+n_two_way=$(streams_rate "$streams" $(((256 << 20) / streams)) 1 "$stream" | sort -n | head -1)
 echo "plain TCP: 1 stream $(awk -v r="$one_tcp" 'BEGIN{printf "%.0f", r/1e6}') Mbit/s; $streams streams" \
   "$(awk -v r="$n_tcp" 'BEGIN{printf "%.0f", r/1e6}') Mbit/s; $streams streams each way at once" \
   "$(awk -v r="$n_two_way" 'BEGIN{printf "%.0f", r/1e6}') Mbit/s per direction (slower one)"
