@@ -11,8 +11,10 @@ usage: bench/facilities/continue_bench.py [BUILD_DIR]     (default build/ci; tar
              XFFL_FEDERATION_LEASE_TTL), as ratios to the TTL.
   overhead   no fault: the same rounds (COUNT values, PACE_MS apart) under XFFL_FACILITY_FAULTS=continue and
              =fail, runs alternating; per run, the median over ROUNDS rounds (after WARMUP) of each
-             round's time in xffl_federated_average on the rank that waited least (the last to arrive);
-             the median of REPEATS runs per mode, and continue / fail.
+             round's time in xffl_federated_average on the rank that waited least (the last to arrive),
+             the same among the crossing ranks alone and among the others alone, and the period (from
+             the first timed round's end to the last's, per round: what a loop of rounds takes, its
+             pause included); the median of REPEATS runs per mode, and continue / fail for each.
              With the built-in server of a build that has `xffl-federation --stats`, each continue run
              also prints the store requests served per round and crossing rank, by type (the whole run's
              requests, bring-up and lease renewals included, over its rounds x 3 crossing ranks).
@@ -21,10 +23,12 @@ one mode alone prints its runs only, e.g. to profile it), PACE_MS (0: the overhe
 round's check and the next round's inputs), CHECK_STRIDE (1: the overhead's rounds check every value;
 S checks every S-th, so that the ranks done with a round do not take the cores of those still in it:
 6 ranks on 2 cores, and checking a 1 MiB round costs each rank far more CPU than the round), TTLS ("1 2 5"), REPEATS (3), COUNT (262144),
-ROUNDS (40), WARMUP (5), XFFL_TIMEOUT (60), STORE (xffl: the built-in server; etcd3: three etcd members
+ROUNDS (40), WARMUP (5), SIZES ("2,2,2": ranks per facility job, HSDP 1, so job rank 0 crosses and
+relays to the others; "1,1,1" has no relay), XFFL_TIMEOUT (60), STORE (xffl: the built-in server; etcd3: three etcd members
 on loopback, tests/federation's cluster through BUILD_DIR's federation_etcd_cluster, which needs etcd),
 FEDERATION_SERVER (the xffl-federation to run; default BUILD_DIR's).
 """
+import math
 import os
 import re
 import signal
@@ -45,7 +49,7 @@ XFFL_RUN = os.path.join(BUILD, "tools", "xffl-run", "xffl-run")
 SERVER = os.environ.get("FEDERATION_SERVER") or os.path.join(BUILD, "tools", "xffl-federation", "xffl-federation")
 PROGRAM = os.path.join(BUILD, "tests", "facilities", "check_facility")
 ETCD_CLUSTER = os.path.join(BUILD, "tests", "federation", "federation_etcd_cluster")
-SIZES, HSDP = [2, 2, 2], "1"
+SIZES, HSDP = [int(x) for x in os.environ.get("SIZES", "2,2,2").split(",")], "1"
 STORE = os.environ.get("STORE", "xffl")
 REPEATS = int(os.environ.get("REPEATS", "3"))
 MODES = os.environ.get("MODES", "continue fail").split()
@@ -145,7 +149,10 @@ def recovery(ttl):
 
 
 def overhead(mode, count, rounds, warmup):
-    """Median over the rounds of the least time any rank spent in the round's average."""
+    """One run's medians over its rounds, in seconds: least (the least time any rank spent in the round's
+    average), least_sender and least_other (the same among the crossing ranks, among the others), and
+    period (from the end of the first timed round to the end of the last, over the rounds between: what a
+    loop of rounds takes per round, its pause included)."""
     env = {"XFFL_FACILITY_FAULTS": mode}
     if CHECK_STRIDE > 1:
         env["XFFL_TEST_CHECK_STRIDE"] = str(CHECK_STRIDE)
@@ -153,11 +160,17 @@ def overhead(mode, count, rounds, warmup):
         wait_for(f"{rounds + warmup} rounds under {mode}",
                  lambda: all(max_round(j) >= rounds + warmup for j in fed.jobs), fed.jobs, bound=600)
         fed.stop(fed.jobs)
-        least = {}
-        for job in fed.jobs:
+        least, ends = {}, {}
+        for facility, job in enumerate(fed.jobs):
+            offset = sum(SIZES[:facility])
             for r in job.timed_rounds():
                 if warmup < r["round"] <= warmup + rounds:
-                    least[r["round"]] = min(least.get(r["round"], r["seconds"]), r["seconds"])
+                    # HSDP h: job ranks 0..h-1 are the crossing ranks (the first replica of each shard)
+                    role = "least_sender" if r["rank"] - offset < int(HSDP) else "least_other"
+                    for key in ("least", role):
+                        per = least.setdefault(key, {})
+                        per[r["round"]] = min(per.get(r["round"], r["seconds"]), r["seconds"])
+                    ends[r["round"]] = max(ends.get(r["round"], r["time"]), r["time"])
         fed.server.stop()
         served = getattr(fed.server, "served", None)
         if served and mode == "continue":
@@ -165,7 +178,9 @@ def overhead(mode, count, rounds, warmup):
             per = ", ".join(f"{name} {int(n) / total / len(SIZES):.2f}" for name, n in
                             (item.rsplit(" ", 1) for item in served.split(", ")))
             print(f"  store requests per round and crossing rank ({total} rounds): {per}", flush=True)
-        return statistics.median(least.values())
+        result = {key: statistics.median(values.values()) for key, values in least.items()}
+        result["period"] = (ends[warmup + rounds] - ends[warmup + 1]) / (rounds - 1)
+        return result
 
 
 def main():
@@ -175,7 +190,7 @@ def main():
             sys.exit(2)
     parts = os.environ.get("PARTS", "recovery overhead").split()
     store = "three etcd members" if STORE == "etcd3" else "built-in xffl-federation"
-    print(f"3 facilities x 2 ranks, HSDP 1, {store} on loopback; {load()}")
+    print(f"{len(SIZES)} facilities of {','.join(map(str, SIZES))} ranks, HSDP {HSDP}, {store} on loopback; {load()}")
     if "recovery" in parts:
         print("\nrecovery: SIGKILL of facility 2's job between rounds (XFFL_TIMEOUT=%s)" % TIMEOUT)
         print(f"{'ttl_s':>6} {'run':>4} {'lost_s':>8} {'lost/ttl':>9} {'round_s':>8} {'round/ttl':>10}")
@@ -193,17 +208,25 @@ def main():
         print(f"\noverhead: no fault, {count} f32 values ({count * 4 / 2**20:.1f} MiB) per rank, {rounds} rounds "
               f"after {warmup}, pause {PACE_MS} ms, every {CHECK_STRIDE} value(s) checked; seconds = median over the "
               f"rounds of the least time in the average")
-        times = {"continue": [], "fail": []}
+        metrics = ("least", "least_sender", "least_other", "period")
+        times = {mode: {key: [] for key in metrics} for mode in MODES}
         for run in range(REPEATS):
             for mode in MODES:
-                times[mode].append(overhead(mode, count, rounds, warmup))
-                print(f"run {run} {mode:>8} {times[mode][-1]:.5f} s", flush=True)
+                result = overhead(mode, count, rounds, warmup)
+                for key in metrics:
+                    times[mode][key].append(result.get(key, float("nan")))
+                print(f"run {run} {mode:>8} " + ", ".join(f"{key} {result.get(key, float('nan')):.5f}"
+                                                        for key in metrics) + " s", flush=True)
         if set(MODES) != {"continue", "fail"}:
             return
-        cont, failing = statistics.median(times["continue"]), statistics.median(times["fail"])
-        spread = max(max(v) / min(v) for v in times.values())
-        print(f"median continue {cont:.5f} s, fail {failing:.5f} s: continue / fail = {cont / failing:.3f} "
-              f"(largest max/min between runs of one mode: {spread:.3f}); {load()}")
+        for key in metrics:
+            if all(math.isnan(x) for x in times["continue"][key]):
+                continue  # no rank of that kind (SIZES of 1)
+            cont, failing = statistics.median(times["continue"][key]), statistics.median(times["fail"][key])
+            spread = max(max(v[key]) / min(v[key]) for v in times.values())
+            print(f"{key:>12}: median continue {cont:.5f} s, fail {failing:.5f} s: continue / fail = "
+                  f"{cont / failing:.3f} (largest max/min between runs of one mode: {spread:.3f})")
+        print(f"{load()}")
 
 
 if __name__ == "__main__":
