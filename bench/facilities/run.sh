@@ -12,7 +12,8 @@
 #              "f32 bf16 int8_block int4_block": xffl's averages once per XFFL_WIRE_FORMAT, each against its
 #              own bound, compressed bytes / link rate, and against f32), CROSSING ("ucx wan": xffl's
 #              averages once per XFFL_CROSS_FACILITY_BACKEND; wan is the default in facility mode, ucx
-#              the main backend's own UCX endpoints; the table's impl says which).
+#              a UCX context of the crossing groups' own (every message eager), none the main UCX
+#              context's endpoints (rendezvous above UCX's threshold); the table's impl says which).
 # The table gives each average against two bounds: the fastest rate measured (one TCP stream one way,
 # "x bound") and the rate of 2 streams each way at once ("x 2-way"), the pattern of an average, which
 # this machine's user-space delay relays carry more slowly than one direction.

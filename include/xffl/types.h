@@ -138,9 +138,11 @@ typedef enum xffl_option XFFL_ENUM_BASE {
     XFFL_OPT_LOG_LEVEL = 2,          /**< an xffl_log_level_t (default WARN, or XFFL_LOG_LEVEL) */
     /** an xffl_backend_t for the groups that cross facilities (FEDERATED, and process groups whose members
      *  are in several federated groups): XFFL_BACKEND_NONE (default, or XFFL_CROSS_FACILITY_BACKEND=none)
-     *  keeps them on the backend of xffl_set_global; XFFL_BACKEND_UCX (or =ucx) carries them over UCX when
-     *  that backend is NCCL, staging device buffers through pinned host memory, while every other group
-     *  stays on NCCL (when that backend is UCX, it is the same as NONE); XFFL_BACKEND_WAN (or =wan) carries them over striped, optionally encrypted TCP
+     *  keeps them on the backend of xffl_set_global; XFFL_BACKEND_UCX (or =ucx) carries them over a UCX
+     *  context of their own that sends every message eagerly (no rendezvous round trip per message over a
+     *  WAN; UCX_RNDV_THRESH in the environment overrides it): under NCCL, staging device buffers through
+     *  pinned host memory while every other group stays on NCCL; under UCX, beside the main UCX context,
+     *  which keeps every other group; XFFL_BACKEND_WAN (or =wan) carries them over striped, optionally encrypted TCP
      *  (XFFL_OPT_WAN_STREAMS, XFFL_OPT_WAN_ENCRYPTION) when that backend is UCX or NCCL. Read by
      *  xffl_set_global: XFFL_ESTATE once it was called. */
     XFFL_OPT_CROSS_FACILITY_BACKEND = 3,

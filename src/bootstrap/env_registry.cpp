@@ -68,7 +68,8 @@ std::vector<Variable> make_table() {
        "Shared secret of the rendezvous (HMAC challenge-response, never sent; XFFL_OPT_AUTH_TOKEN)."},
       {Var::CrossFacilityBackend, "XFFL_CROSS_FACILITY_BACKEND", choice, "none", nullptr, 0,
        backends({XFFL_BACKEND_NONE, XFFL_BACKEND_UCX, XFFL_BACKEND_WAN}), {}, 0,
-       "ucx: groups that cross facilities go over UCX, staged through host memory; wan: over striped, "
+       "ucx: groups that cross facilities go over a UCX context of their own that sends every message eagerly, "
+       "device memory staged through host memory; wan: over striped, "
        "optionally encrypted TCP (XFFL_OPT_CROSS_FACILITY_BACKEND)."},
       {Var::EnqueueOnly, "XFFL_ENQUEUE_ONLY", flag, "0", nullptr, 0, {}, {}, 0,
        "NCCL: 1 returns once enqueued instead of waiting on the host (XFFL_OPT_ENQUEUE_ONLY)."},

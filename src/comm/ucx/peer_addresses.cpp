@@ -6,20 +6,20 @@
 
 namespace xffl::comm::ucx {
 
-PeerAddresses::PeerAddresses(int rank, int world_size, Exchange &exchange)
-    : rank_(rank), exchange_(exchange), host_(host_identity()), process_(this_process()),
+PeerAddresses::PeerAddresses(int rank, int world_size, Exchange &exchange, bool crossing)
+    : rank_(rank), crossing_(crossing), exchange_(exchange), host_(host_identity()), process_(this_process()),
       peers_(static_cast<size_t>(world_size)) {}
 
 void PeerAddresses::publish(const void *worker_address, size_t length) {
-  exchange_.publish(address_key(rank_), encode_address(host_, process_, worker_address, length));
+  exchange_.publish(address_key(rank_, crossing_), encode_address(host_, process_, worker_address, length));
 }
 
 const PublishedAddress &PeerAddresses::look_up(int peer_rank, Clock::time_point deadline) {
   Peer &peer = peers_.at(static_cast<size_t>(peer_rank));
   if (peer.looked_up) return peer.published;
-  PublishedAddress published = decode_address(exchange_.fetch(address_key(peer_rank), remaining_ms(deadline)));
+  PublishedAddress published = decode_address(exchange_.fetch(address_key(peer_rank, crossing_), remaining_ms(deadline)));
   if (published.worker_address.empty())
-    fail(XFFL_EPEER, "rank ", rank_, ": the address rank ", peer_rank, " published under ", address_key(peer_rank),
+    fail(XFFL_EPEER, "rank ", rank_, ": the address rank ", peer_rank, " published under ", address_key(peer_rank, crossing_),
          " is malformed");
   peer.published = std::move(published);
   peer.looked_up = true;

@@ -21,13 +21,14 @@ namespace xffl::comm::ucx {
 class PeerAddresses {
  public:
   // Takes this rank's host and process identity; publishes nothing yet. The Exchange must outlive it.
-  PeerAddresses(int rank, int world_size, Exchange &exchange);
+  // crossing: the keys of a crossing backend's worker (address_key).
+  PeerAddresses(int rank, int world_size, Exchange &exchange, bool crossing = false);
 
   // This rank's host identity and process, as it publishes them.
   const std::string &host() const { return host_; }
   const ProcessIdentity &process() const { return process_; }
 
-  // Publishes this rank's address, with this UCX worker address, under address_key(rank). Throws
+  // Publishes this rank's address, with this UCX worker address, under its address_key. Throws
   // what Exchange::publish throws.
   void publish(const void *worker_address, size_t length);
 
@@ -49,6 +50,7 @@ class PeerAddresses {
   };
 
   int rank_;
+  bool crossing_;
   Exchange &exchange_;
   std::string host_;
   ProcessIdentity process_;

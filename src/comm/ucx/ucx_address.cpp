@@ -28,7 +28,9 @@ bool take_u16_prefixed(const std::vector<uint8_t> &value, size_t &offset, std::s
 
 }  // namespace
 
-std::string address_key(int rank) { return "ucx/addr/" + std::to_string(rank); }
+std::string address_key(int rank, bool crossing) {
+  return (crossing ? "ucx/crossing/addr/" : "ucx/addr/") + std::to_string(rank);
+}
 
 std::string host_identity() {
   char name[256] = {};

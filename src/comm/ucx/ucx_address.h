@@ -13,8 +13,10 @@
 
 namespace xffl::comm::ucx {
 
-// "ucx/addr/<rank>": the Exchange key of a rank's published address.
-std::string address_key(int rank);
+// "ucx/addr/<rank>": the Exchange key of a rank's published address; "ucx/crossing/addr/<rank>" for
+// the worker of a UCX crossing backend (UcxSettings::crossing), which shares the job's store with the
+// main UCX backend's.
+std::string address_key(int rank, bool crossing = false);
 
 struct PublishedAddress {
   std::string host;  // host_identity() of the rank that published it

@@ -16,7 +16,8 @@ std::shared_ptr<Backend> make_ucx(const BackendSetup &setup) {
   struct WithStore {
     explicit WithStore(const BackendSetup &from)
         : store(from.exchange),
-          backend(from.rank, from.world_size, *store, from.timeout_ms, from.log_level, from.process_settings) {}
+          backend(from.rank, from.world_size, *store, from.timeout_ms, from.log_level, from.process_settings,
+                  from.crossing) {}
     std::shared_ptr<Exchange> store;
     UcxBackend backend;
   };
@@ -30,7 +31,7 @@ const BackendMaker kUcxMaker{&UcxBackend::load_ucx, /*rendezvous=*/true, /*barri
                              &make_ucx};
 
 UcxBackend::UcxBackend(int rank, int world_size, Exchange &exchange, int timeout_ms, xffl_log_level_t log_level,
-                       bool process_settings)
+                       bool process_settings, bool crossing)
     : exchange_(exchange) {
   if (world_size < 1 || rank < 0 || rank >= world_size)
     fail(XFFL_EINVAL, "UCX backend: rank ", rank, " outside [0, ", world_size, ")");
@@ -39,6 +40,7 @@ UcxBackend::UcxBackend(int rank, int world_size, Exchange &exchange, int timeout
   settings.timeout_ms = timeout_ms;
   settings.log_level = log_level;
   settings.process_settings = process_settings;
+  settings.crossing = crossing;
   worker_ = std::make_shared<ucx::UcxWorker>(rank, world_size, exchange, settings);
 }
 

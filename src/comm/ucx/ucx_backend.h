@@ -24,11 +24,13 @@ namespace xffl::comm {
 class UcxBackend final : public Backend {
  public:
   // Loads UCX on first use (comm/ucx/ucx_api.h), brings it up and publishes this rank's worker address
-  // under "ucx/addr/<rank>". process_settings: see UcxSettings. Throws xffl::Error: XFFL_EINVAL for a
-  // bad rank/size/timeout, XFFL_EUNSUPPORTED when UCX cannot be loaded, XFFL_EBACKEND when UCX refuses,
-  // and whatever Exchange::publish throws.
+  // under "ucx/addr/<rank>" ("ucx/crossing/addr/<rank>" for a crossing backend). process_settings and
+  // crossing (the backend of XFFL_OPT_CROSS_FACILITY_BACKEND=ucx: its own context, every message
+  // eager): see UcxSettings. Throws xffl::Error: XFFL_EINVAL for a bad rank/size/timeout,
+  // XFFL_EUNSUPPORTED when UCX cannot be loaded, XFFL_EBACKEND when UCX refuses, and whatever
+  // Exchange::publish throws.
   UcxBackend(int rank, int world_size, Exchange &exchange, int timeout_ms, xffl_log_level_t log_level,
-             bool process_settings = false);
+             bool process_settings = false, bool crossing = false);
   ~UcxBackend() override;
 
   // Loads UCX into the process if it is not yet (comm/ucx/ucx_api.h: once, keeping the host's signal

@@ -60,6 +60,14 @@ UcxWorker::Ucx::Ucx(int rank, int world_size, const UcxSettings &settings) {
     // ucp_config_modify applies to the TCP transport in UCX 1.13 (with it, UCX warns "invalid
     // configuration" and ignores it). The user's own UCX_TCP_CONN_NB wins.
     if (!process_environment_has("UCX_TCP_CONN_NB")) ucx().ucp_config_modify(config, "CONN_NB", "y");
+    // A crossing backend's context (UcxSettings::crossing): every message eager.
+    if (settings.crossing && !process_environment_has("UCX_RNDV_THRESH")) {
+      status = ucx().ucp_config_modify(config, "RNDV_THRESH", "inf");
+      if (status != UCS_OK) {
+        ucx().ucp_config_release(config);
+        ucx_failed(rank, "ucp_config_modify (RNDV_THRESH=inf)", status);
+      }
+    }
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                         UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
@@ -97,12 +105,13 @@ void UcxWorker::Ucx::close() {
 // A failed publish destroys the members made so far, ucx_ among them: nothing is left behind.
 UcxWorker::UcxWorker(int rank, int world_size, Exchange &exchange, const UcxSettings &settings)
     : rank_(rank), world_size_(world_size), settings_(settings), ucx_(rank, world_size, settings_),
-      addresses_(rank, world_size, exchange), failures_(rank, world_size, exchange, addresses_, settings_),
+      addresses_(rank, world_size, exchange, settings.crossing), failures_(rank, world_size, exchange, addresses_, settings_),
       endpoints_(rank, world_size, ucx_.worker, settings_, addresses_, failures_),
       announced_(static_cast<size_t>(world_size), false) {
   addresses_.publish(ucx_.address, ucx_.address_length);
   const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - ucx_.started).count();
-  log(XFFL_LOG_INFO, "UCX worker up in " + std::to_string(elapsed) + " ms (address " +
+  log(XFFL_LOG_INFO, std::string(settings_.crossing ? "UCX worker of the crossing groups" : "UCX worker") + " up in " +
+                         std::to_string(elapsed) + " ms (address " +
                          std::to_string(ucx_.address_length) + " bytes published)");
 }
 

@@ -338,9 +338,11 @@ impl xffl_option {
 impl xffl_option {
     #[doc = " an xffl_backend_t for the groups that cross facilities (FEDERATED, and process groups whose members"]
     #[doc = "  are in several federated groups): XFFL_BACKEND_NONE (default, or XFFL_CROSS_FACILITY_BACKEND=none)"]
-    #[doc = "  keeps them on the backend of xffl_set_global; XFFL_BACKEND_UCX (or =ucx) carries them over UCX when"]
-    #[doc = "  that backend is NCCL, staging device buffers through pinned host memory, while every other group"]
-    #[doc = "  stays on NCCL (when that backend is UCX, it is the same as NONE); XFFL_BACKEND_WAN (or =wan) carries them over striped, optionally encrypted TCP"]
+    #[doc = "  keeps them on the backend of xffl_set_global; XFFL_BACKEND_UCX (or =ucx) carries them over a UCX"]
+    #[doc = "  context of their own that sends every message eagerly (no rendezvous round trip per message over a"]
+    #[doc = "  WAN; UCX_RNDV_THRESH in the environment overrides it): under NCCL, staging device buffers through"]
+    #[doc = "  pinned host memory while every other group stays on NCCL; under UCX, beside the main UCX context,"]
+    #[doc = "  which keeps every other group; XFFL_BACKEND_WAN (or =wan) carries them over striped, optionally encrypted TCP"]
     #[doc = "  (XFFL_OPT_WAN_STREAMS, XFFL_OPT_WAN_ENCRYPTION) when that backend is UCX or NCCL. Read by"]
     #[doc = "  xffl_set_global: XFFL_ESTATE once it was called."]
     pub const XFFL_OPT_CROSS_FACILITY_BACKEND: xffl_option = xffl_option(3);
