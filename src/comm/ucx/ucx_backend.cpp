@@ -85,7 +85,11 @@ GroupIdentity UcxBackend::claim_group(const std::vector<int> &sorted_members, ui
 
 void UcxBackend::release_group(uint32_t slot) noexcept { exchange_.release_group(slot); }
 
-void UcxBackend::register_world(const GroupSpec &) { worker_->load_address_table(); }
+// The crossing backend's too: a UCX one (XFFL_CROSS_FACILITY_BACKEND=ucx) then needs no store either.
+void UcxBackend::register_world(const GroupSpec &world) {
+  worker_->load_address_table();
+  if (crossing_) crossing_->register_world(world);
+}
 
 void UcxBackend::set_timeout_ms(int timeout_ms) {
   if (timeout_ms <= 0) fail(XFFL_EINVAL, "UCX backend: timeout ", timeout_ms, " ms is not positive");

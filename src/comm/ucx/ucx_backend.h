@@ -45,7 +45,8 @@ class UcxBackend final : public Backend {
   void release_group(uint32_t slot) noexcept override;
   // set_global calls it right after the bring-up barrier (every rank has published): loads the job's
   // address table (every rank's host, process and worker address), so that from then on no endpoint,
-  // liveness check or revoke notice needs the store (a failure is logged, ucx_worker.h).
+  // liveness check or revoke notice needs the store (a failure is logged, ucx_worker.h); the same for
+  // the crossing backend's, which it passes `world` on to.
   void register_world(const GroupSpec &world) override;
 
   // Apply to every collective started afterwards, on every communicator of this backend.
