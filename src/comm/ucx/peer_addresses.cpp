@@ -17,10 +17,10 @@ void PeerAddresses::publish(const void *worker_address, size_t length) {
 const PublishedAddress &PeerAddresses::look_up(int peer_rank, Clock::time_point deadline) {
   Peer &peer = peers_.at(static_cast<size_t>(peer_rank));
   if (peer.looked_up) return peer.published;
-  PublishedAddress published = decode_address(exchange_.fetch(address_key(peer_rank, crossing_), remaining_ms(deadline)));
+  const std::string key = address_key(peer_rank, crossing_);
+  PublishedAddress published = decode_address(exchange_.fetch(key, remaining_ms(deadline)));
   if (published.worker_address.empty())
-    fail(XFFL_EPEER, "rank ", rank_, ": the address rank ", peer_rank, " published under ", address_key(peer_rank, crossing_),
-         " is malformed");
+    fail(XFFL_EPEER, "rank ", rank_, ": the address rank ", peer_rank, " published under ", key, " is malformed");
   peer.published = std::move(published);
   peer.looked_up = true;
   return peer.published;

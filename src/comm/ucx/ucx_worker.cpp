@@ -105,7 +105,8 @@ void UcxWorker::Ucx::close() {
 // A failed publish destroys the members made so far, ucx_ among them: nothing is left behind.
 UcxWorker::UcxWorker(int rank, int world_size, Exchange &exchange, const UcxSettings &settings)
     : rank_(rank), world_size_(world_size), settings_(settings), ucx_(rank, world_size, settings_),
-      addresses_(rank, world_size, exchange, settings.crossing), failures_(rank, world_size, exchange, addresses_, settings_),
+      addresses_(rank, world_size, exchange, settings.crossing),
+      failures_(rank, world_size, exchange, addresses_, settings_),
       endpoints_(rank, world_size, ucx_.worker, settings_, addresses_, failures_),
       announced_(static_cast<size_t>(world_size), false) {
   addresses_.publish(ucx_.address, ucx_.address_length);
