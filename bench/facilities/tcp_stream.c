@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_STREAMS 16
+#define MAX_STREAMS 64
 
 static double now_s(void) {
   struct timespec t;
