@@ -79,12 +79,11 @@ std::shared_ptr<comm::Backend> make_backend(const GlobalConfig &config, const Op
          "reaches only the ranks of its own job; in facility mode (XFFL_FACILITY=", facility->facility(),
          ") the federated groups go over wan, the default there");
   if (facility && crossing_kind == XFFL_BACKEND_NONE) crossing_kind = XFFL_BACKEND_WAN;
-  // UCX as the crossing backend is a UCX backend of its own, under UCX too: a context that carries only
+  // A crossing backend is always a backend of its own, UCX under UCX too: a context that carries only
   // the crossing groups and sends every message eagerly, which a main UCX context cannot do for them
   // alone (comm/ucx/ucx_settings.h, UcxSettings::crossing; it publishes under keys of its own).
   // XFFL_CROSS_FACILITY_BACKEND=none leaves the crossing groups on the main backend.
-  if (maker.takes_crossing && crossing_kind != XFFL_BACKEND_NONE &&
-      (crossing_kind != entry.kind || crossing_kind == XFFL_BACKEND_UCX)) {
+  if (maker.takes_crossing && crossing_kind != XFFL_BACKEND_NONE) {
     crossing = &backend_entry(crossing_kind);
     if (crossing->memory != comm::MemoryKind::kHost)  // crossing groups are staged through host memory
       fail(XFFL_EINVAL, "cross-facility backend ", crossing->name, " moves device memory; it must move host memory");
