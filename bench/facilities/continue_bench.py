@@ -22,11 +22,11 @@ Environment: PARTS ("recovery overhead"), MODES ("continue fail": the overhead's
 one mode alone prints its runs only, e.g. to profile it), PACE_MS (0: the overhead's pause between a
 round's check and the next round's inputs), CHECK_STRIDE (1: the overhead's rounds check every value;
 S checks every S-th, so that the ranks done with a round do not take the cores of those still in it:
-6 ranks on 2 cores, and checking a 1 MiB round costs each rank far more CPU than the round), TTLS ("1 2 5"), REPEATS (3), COUNT (262144),
-ROUNDS (40), WARMUP (5), SIZES ("2,2,2": ranks per facility job, HSDP 1, so job rank 0 crosses and
-relays to the others; "1,1,1" has no relay), XFFL_TIMEOUT (60), STORE (xffl: the built-in server; etcd3: three etcd members
-on loopback, tests/federation's cluster through BUILD_DIR's federation_etcd_cluster, which needs etcd),
-FEDERATION_SERVER (the xffl-federation to run; default BUILD_DIR's).
+6 ranks on 2 cores, and checking a 1 MiB round costs each rank far more CPU than the round), TTLS
+("1 2 5"), REPEATS (3), COUNT (262144), ROUNDS (40), WARMUP (5), SIZES ("2,2,2": ranks per facility job,
+HSDP 1, so job rank 0 crosses and relays to the others; "1,1,1" has no relay), XFFL_TIMEOUT (60), STORE
+(xffl: the built-in server; etcd3: three etcd members on loopback, tests/federation's cluster through
+BUILD_DIR's federation_etcd_cluster, which needs etcd), FEDERATION_SERVER (the xffl-federation to run; default BUILD_DIR's).
 """
 import math
 import os

@@ -50,8 +50,8 @@ int main(int argc, char **argv) {
 
   const double per_value = 1e9 / static_cast<double>(count);
   std::printf("%zu Mi values, best of %d, one core\n\n", count >> 20, repeats);
-  std::printf("%-11s %-8s %-10s %9s %9s %9s %8s %8s %8s\n", "format", "copy", "", "encode s", "decode s", "add s",
-              "enc ns", "dec ns", "x link");
+  std::printf("%-11s %-8s %9s %9s %9s %8s %8s %8s\n", "format", "copy", "encode s", "decode s", "add s", "enc ns",
+              "dec ns", "x link");
   const Codec *const formats[] = {&kBf16, &kF16, &kInt8Block, &kInt4Block};
   bool same = true;
   for (const Codec *format : formats) {
@@ -68,9 +68,8 @@ int main(int argc, char **argv) {
         format->decode_add(encoded.data(), count, sum.data());
       });
       const double link_seconds = static_cast<double>(bytes) * 8 / 1e9;
-      std::printf("%-11s %-8s %-10s %9.3f %9.3f %9.3f %8.2f %8.2f %8.1f\n", format->name,
-                  avx2 ? "avx2" : "baseline", "", encode, decode, add, encode * per_value, decode * per_value,
-                  link_seconds / (encode + decode));
+      std::printf("%-11s %-8s %9.3f %9.3f %9.3f %8.2f %8.2f %8.1f\n", format->name, avx2 ? "avx2" : "baseline",
+                  encode, decode, add, encode * per_value, decode * per_value, link_seconds / (encode + decode));
       if (!avx2) {
         encoded_baseline = encoded;
         decoded_baseline = decoded;
