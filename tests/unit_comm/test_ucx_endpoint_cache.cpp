@@ -4,11 +4,19 @@
 // the exchange's timeout. With two UCX workers in this thread: an endpoint is made once and kept;
 // on this host it uses shared memory and does not track its requests unless failure detection on the
 // host is asked for; a peer given up on (abandon_peer) is failed and never gets an endpoint again.
+// A crossing backend's worker (UcxSettings::crossing, XFFL_CROSS_FACILITY_BACKEND=ucx) stands beside the
+// main one of the same rank in one store, under keys of its own, and its endpoints send every tag
+// message eagerly where the main worker's take a rendezvous above UCX's threshold (read from
+// ucp_ep_print_info, UCX's own account of an endpoint's protocols).
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "comm/ucx/endpoint_cache.h"
+#include "comm/ucx/ucx_address.h"
+#include "comm/ucx/ucx_api.h"
 #include "comm/ucx/ucx_worker.h"
 #include "common/error.h"
 #include "memory_exchange.h"
@@ -31,11 +39,12 @@ constexpr int kWorld = 3;
 
 Clock::time_point in_ms(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
 
-UcxSettings quiet_settings(bool detection_on_host = false) {
+UcxSettings quiet_settings(bool detection_on_host = false, bool crossing = false) {
   UcxSettings settings;
   settings.timeout_ms = 300;  // bounds the flush at teardown: the peer's worker is never progressed
   settings.log_level = XFFL_LOG_ERROR;
   settings.peer_failure_detection_on_host = detection_on_host;
+  settings.crossing = crossing;
   return settings;
 }
 
@@ -130,6 +139,53 @@ void with_detection_on_the_host_endpoints_track_their_requests(void **) {
   assert_non_null(zero.failures().failure(1));
 }
 
+// Rank 0's and rank 1's main and crossing workers, in one store and this thread.
+struct MainAndCrossingWorkers {
+  xffl_test::MemoryExchange exchange;
+  std::unique_ptr<UcxWorker> main_zero = std::make_unique<UcxWorker>(0, kWorld, exchange, quiet_settings());
+  std::unique_ptr<UcxWorker> main_one = std::make_unique<UcxWorker>(1, kWorld, exchange, quiet_settings());
+  std::unique_ptr<UcxWorker> crossing_zero =
+      std::make_unique<UcxWorker>(0, kWorld, exchange, quiet_settings(false, true));
+  std::unique_ptr<UcxWorker> crossing_one =
+      std::make_unique<UcxWorker>(1, kWorld, exchange, quiet_settings(false, true));
+};
+
+// UCX's description of `zero`'s endpoint to rank 1: its line of tag sends.
+std::string tag_send_protocols(UcxWorker &zero) {
+  const ucp_ep_h endpoint = zero.endpoints().endpoint(1, in_ms(5000));
+  char *text = nullptr;
+  size_t length = 0;
+  FILE *stream = open_memstream(&text, &length);
+  assert_non_null(stream);
+  xffl::comm::ucx::ucx().ucp_ep_print_info(endpoint, stream);
+  std::fclose(stream);
+  const std::string all(text, length);
+  std::free(text);
+  const size_t at = all.find("tag_send:");
+  if (at == std::string::npos) fail_msg("no tag_send line in UCX's endpoint description:\n%s", all.c_str());
+  return all.substr(at, all.find('\n', at) - at);
+}
+
+void a_crossing_worker_publishes_under_keys_of_its_own(void **) {
+  MainAndCrossingWorkers workers;
+  for (int rank = 0; rank < 2; ++rank) {
+    assert_false(workers.exchange.fetch(xffl::comm::ucx::address_key(rank), 1000).empty());
+    assert_false(workers.exchange.fetch(xffl::comm::ucx::address_key(rank, true), 1000).empty());
+  }
+  assert_string_equal(xffl::comm::ucx::address_key(1, true).c_str(), "ucx/crossing/addr/1");
+}
+
+void a_crossing_worker_sends_every_message_eagerly(void **) {
+  if (std::getenv("UCX_RNDV_THRESH")) skip();  // the environment's threshold wins on both workers
+  MainAndCrossingWorkers workers;
+  const std::string main_line = tag_send_protocols(*workers.main_zero);
+  const std::string crossing_line = tag_send_protocols(*workers.crossing_zero);
+  if (main_line.find("rndv") == std::string::npos)
+    fail_msg("the main worker's tag sends take no rendezvous: %s", main_line.c_str());
+  if (crossing_line.find("rndv") != std::string::npos)
+    fail_msg("the crossing worker's tag sends take a rendezvous: %s", crossing_line.c_str());
+}
+
 }  // namespace
 
 int main(void) {
@@ -140,6 +196,8 @@ int main(void) {
       cmocka_unit_test(an_endpoint_is_made_once_and_kept),
       cmocka_unit_test(an_abandoned_peer_never_gets_an_endpoint_again),
       cmocka_unit_test(with_detection_on_the_host_endpoints_track_their_requests),
+      cmocka_unit_test(a_crossing_worker_publishes_under_keys_of_its_own),
+      cmocka_unit_test(a_crossing_worker_sends_every_message_eagerly),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
