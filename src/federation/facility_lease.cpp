@@ -40,7 +40,10 @@ FacilityLease::FacilityLease(const Endpoint &endpoint, const std::string &secret
   if (timeout_ms <= 0) fail(XFFL_EINVAL, "federation ", endpoint.text, ": timeout ", timeout_ms, " ms must be positive");
   // The first registration may take the whole timeout (a store electing a leader, a loaded machine);
   // then a renewal must not outlast the lease it renews, and the destructor must not wait a whole
-  // timeout: the thread's connection is bounded by the TTL.
+  // timeout: the same connection goes on with every call bounded by the TTL. (A second connection,
+  // made within that bound, failed on a loaded machine: etcd checks the password with bcrypt, and
+  // its answer took longer than the 2 s of a TTL of 2 s. The facility had registered, and its lease
+  // holder died.)
   auto first = connect_membership_store(endpoint, secret, timeout_ms);
   register_member(*first);
   // etcd keeps a lease at least 1.5 election timeouts, whatever was asked: read back what it granted. A
@@ -55,11 +58,12 @@ FacilityLease::FacilityLease(const Endpoint &endpoint, const std::string &secret
            " s though ", ttl_seconds, " s were asked (etcd keeps a lease at least 1.5 election timeouts), not "
            "below the timeout of ", timeout_ms, " ms: the other facilities would time out before this facility's "
            "loss showed. Give the etcd members a shorter --election-timeout, or XFFL_TIMEOUT above ", granted, " s");
-    store_ = connect_membership_store(endpoint, secret, static_cast<int>(bound_ms));
   } catch (const std::exception &) {
     first->revoke(lease_.load());
     throw;
   }
+  store_ = std::move(first);
+  store_->set_call_timeout(static_cast<int>(bound_ms));
   start();
 }
 

@@ -981,6 +981,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_unknown_outcome_then_receive),
       cmocka_unit_test(test_bounded_waits_and_invalid_config),
   };
+  // XFFL_TEST_FILTER: only the tests whose names match (cmocka's pattern, * and ?), to loop one of them.
+  if (const char *only = std::getenv("XFFL_TEST_FILTER")) cmocka_set_test_filter(only);
   int failed = cmocka_run_group_tests_name(backend_name == "etcd" ? "federation rounds on etcd"
                                                                   : "federation rounds on xffl-federation",
                                            tests, nullptr, nullptr);
