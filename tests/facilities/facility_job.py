@@ -122,16 +122,39 @@ def stop_file(prefix):
     return os.path.join(directory, "stop")
 
 
+def thread_states(pid):
+    """(thread id, "name state wchan WAIT") of each thread of pid, as /proc shows them; [] once gone."""
+    states = []
+    try:
+        tids = sorted(int(name) for name in os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return states
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as stat:
+                fields = stat.read().split(") ")
+            with open(f"/proc/{pid}/task/{tid}/wchan") as wchan:
+                wait = wchan.read().strip()
+        except OSError:
+            continue
+        states.append((tid, f"{fields[0].split(' (', 1)[-1]} {fields[1].split()[0]} wchan {wait}"))
+    return states
+
+
 def stacks(jobs):
     """Every thread's stack of every rank still running (gdb, when installed; bounded): where a rank
     sat when a wait of the test ran out, so that a rare failure in a full run says what it waited on."""
-    if not shutil.which("gdb"):
-        return "(gdb not installed: no stacks)"
     out = []
     for job in jobs:
         for rank, pid in sorted(job.pids().items()):
+            out.extend(f"[rank {rank} thread {tid}] {state}" for tid, state in thread_states(pid))
+            if not shutil.which("gdb"):
+                out.append(f"(gdb not installed: no stacks of rank {rank})")
+                continue
+            live = [tid for tid, state in thread_states(pid) if " Z " not in state]
+            target = pid if pid in live or not live else live[0]  # gdb refuses a zombie main thread
             try:
-                text = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex", "set pagination off",
+                text = subprocess.run(["gdb", "-p", str(target), "-batch", "-nx", "-ex", "set pagination off",
                                        "-ex", "thread apply all bt"], capture_output=True, text=True,
                                       timeout=30).stdout
             except (subprocess.TimeoutExpired, OSError) as error:
