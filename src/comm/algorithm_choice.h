@@ -111,10 +111,14 @@ constexpr long host_segment_woken_window_ns = 500 * 1000;
 // (ucx/host_collectives.h, pipelined_allreduce) instead of single copy, which it replaces at every
 // size single copy took: measured 2026-12-02 (bench/peers/README.md, "The pipelined allreduce"),
 // interleaved against single copy at load 5-10, CPU per call 1.7-2.0x less on 2 ranks and 2.3-3.8x
-// less on 4 from 1 to 64 MiB. Below 1 MiB the slots stay: pipelined from 64 KiB against them, 2 ranks
+// less on 4 from 1 to 64 MiB. Below 1 MiB the slots stayed: pipelined from 64 KiB against them, 2 ranks
 // 29 / 18 us (64 KiB) and 39 / 33 us (256 KiB) of CPU per call, 4 ranks 44 / 41 and 73 / 78 us, with
-// less busbw in all four (load 6).
-constexpr size_t host_pipeline_allreduce_from(int members) { return members <= 2 ? 1024 * kKiB : 1024 * kKiB; }
+// less busbw in all four (load 6). Measured again on 2026-12-03 (bench/peers/README.md, "The pipelined
+// allreduce from 64 KiB on 2 ranks"), the segment's waits changed since: on 2 ranks the rounds took
+// 1.4-2.6x the busbw of the slots from 64 KiB to 512 KiB, with less CPU, quiet and with two busy
+// loops on the 2 cores; on 4 ranks they won from 256 KiB when quiet but lost 2.5x with the busy loops
+// (4 ranks on 2 cores wait for a core at each of a round's two flags): 4 ranks keep 1 MiB.
+constexpr size_t host_pipeline_allreduce_from(int members) { return members <= 2 ? 64 * kKiB : 1024 * kKiB; }
 // The same for reduce_scatter (whole send buffer): the same rounds without the copy out, from single
 // copy's crossover on, replacing it: measured 2026-12-02 interleaved against single copy (f32 SUM,
 // 5-7 runs, load 4-5), CPU us per call single copy / rounds: 2 ranks 123 / 59 (512 KiB), 328 / 174
