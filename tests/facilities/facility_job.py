@@ -123,7 +123,7 @@ def stop_file(prefix):
 
 
 def thread_states(pid):
-    """(thread id, "name state wchan WAIT") of each thread of pid, as /proc shows them; [] once gone."""
+    """(thread id, name, state letter, kernel wait) of each thread of pid, as /proc shows them; [] once gone."""
     states = []
     try:
         tids = sorted(int(name) for name in os.listdir(f"/proc/{pid}/task"))
@@ -132,12 +132,12 @@ def thread_states(pid):
     for tid in tids:
         try:
             with open(f"/proc/{pid}/task/{tid}/stat") as stat:
-                fields = stat.read().split(") ")
+                name, rest = stat.read().split(" (", 1)[1].rsplit(") ", 1)
             with open(f"/proc/{pid}/task/{tid}/wchan") as wchan:
                 wait = wchan.read().strip()
         except OSError:
             continue
-        states.append((tid, f"{fields[0].split(' (', 1)[-1]} {fields[1].split()[0]} wchan {wait}"))
+        states.append((tid, name, rest.split()[0], wait))
     return states
 
 
@@ -147,12 +147,14 @@ def stacks(jobs):
     out = []
     for job in jobs:
         for rank, pid in sorted(job.pids().items()):
-            out.extend(f"[rank {rank} thread {tid}] {state}" for tid, state in thread_states(pid))
+            threads = thread_states(pid)
+            out.extend(f"[rank {rank} thread {tid}] {name} {state} wchan {wait}" for tid, name, state, wait in threads)
             if not shutil.which("gdb"):
                 out.append(f"(gdb not installed: no stacks of rank {rank})")
                 continue
-            live = [tid for tid, state in thread_states(pid) if " Z " not in state]
-            target = pid if pid in live or not live else live[0]  # gdb refuses a zombie main thread
+            # gdb refuses a process whose main thread has exited (a zombie): attach through a live thread.
+            live = [tid for tid, _, state, _ in threads if state != "Z"]
+            target = pid if pid in live or not live else live[0]
             try:
                 text = subprocess.run(["gdb", "-p", str(target), "-batch", "-nx", "-ex", "set pagination off",
                                        "-ex", "thread apply all bt"], capture_output=True, text=True,

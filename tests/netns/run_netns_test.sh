@@ -59,17 +59,20 @@ declare -a rank_rc
 # that a rare hang in a full run says what it waited on.
 show_stacks() {
   local task state attach=$2
-  # Each thread's state and kernel wait. A process whose main thread has exited (hung in its exit,
-  # other threads still running) is attached through a live thread: gdb refuses its zombie leader.
   for task in /proc/"$2"/task/*; do
     state=$(cut -d' ' -f2,3 "$task/stat" 2> /dev/null) || continue
     echo "[rank $1 thread ${task##*/}] $state wchan $(cat "$task/wchan" 2> /dev/null)"
-    [ "$attach" = "$2" ] && [ "${state##* }" = Z ] && attach=
-    [ -z "$attach" ] && [ "${state##* }" != Z ] && attach=${task##*/}
   done
+  # gdb refuses a process whose main thread has exited (a zombie, the process hung in its exit):
+  # attach through a live thread.
+  if [ "$(cut -d' ' -f3 "/proc/$2/stat" 2> /dev/null)" = Z ]; then
+    for task in /proc/"$2"/task/*; do
+      [ "$(cut -d' ' -f3 "$task/stat" 2> /dev/null)" = Z ] || { attach=${task##*/}; break; }
+    done
+  fi
   command -v gdb > /dev/null || { echo "(gdb not installed: no stacks of rank $1)"; return 0; }
   echo "rank $1 (pid $2): the stacks of its threads"
-  timeout 30 gdb -p "${attach:-$2}" -batch -nx -ex "set pagination off" -ex "thread apply all bt" 2>&1 |
+  timeout 30 gdb -p "$attach" -batch -nx -ex "set pagination off" -ex "thread apply all bt" 2>&1 |
     grep -E "^(Thread|#|ptrace|warning)" | sed "s/^/[rank $1 stack] /"
 }
 
