@@ -128,14 +128,34 @@ void calls_over_ucx_in_between(void **) {
   }));
 }
 
+// One allreduce through checks::allreduce (the reference), failing unless it took the pipelined path
+// exactly when its buffer is at least the crossover.
+void checked_allreduce(xffl::comm::Communicator &comm, int rank, int n, size_t count, xffl_dtype_t dtype,
+                       xffl_redop_t op, bool in_place) {
+  const uint64_t before = pipelined_calls(comm);
+  checks::allreduce(comm, rank, n, count, dtype, op, in_place);
+  const bool took = pipelined_calls(comm) != before;
+  const bool expected = count * xffl::comm::dtype_size(dtype) >= xffl::comm::algorithm_choice::host_pipeline_allreduce_from(n);
+  if (took != expected)
+    (xffl::fail)(XFFL_EINTERNAL, "allreduce of ", count, " ", xffl::comm::dtype_name(dtype),
+                 took ? " took" : " did not take", " the pipelined path");
+}
+
 // Rank `odd` calls with `odd_count`, the others with `count`: every member gets XFFL_EINVAL naming both.
-void members_disagree(size_t count, size_t odd_count, unsigned long long tag) {
+// Before it, every member makes the same call: a barrier, or with `after_large` a pipelined allreduce
+// (then a pipelined allreduce that follows goes to its rounds without meeting the others first).
+void members_disagree(size_t count, size_t odd_count, unsigned long long tag, bool after_large = false) {
   const int world = 3, odd = 1;
   std::vector<std::string> messages(world);
   std::vector<int> statuses(world, XFFL_OK);
   expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", tag);
-    comm->barrier();  // the segment is set up: the call below meets the other members in it or over UCX
+    // The segment is set up: the call below meets the other members in it or over UCX.
+    if (after_large)
+      checked_allreduce(*comm, rank, n, xffl::comm::algorithm_choice::host_pipeline_allreduce_from(n) / sizeof(float),
+                        XFFL_F32, XFFL_SUM, false);
+    else
+      comm->barrier();
     std::vector<float> data(std::max(count, odd_count), 1.0f);
     try {
       comm->allreduce(data.data(), data.data(), rank == odd ? odd_count : count, XFFL_F32, XFFL_SUM, nullptr);
@@ -182,19 +202,6 @@ void a_member_that_stays_away_times_out_the_others(void **) {
                     "rank " + std::to_string(rank) + ": timed out after 1000 ms in barrier on federated group "
                     "(instance 0) waiting for rank 2");
   }
-}
-
-// One allreduce through checks::allreduce (the reference), failing unless it took the pipelined path
-// exactly when its buffer is at least the crossover.
-void checked_allreduce(xffl::comm::Communicator &comm, int rank, int n, size_t count, xffl_dtype_t dtype,
-                       xffl_redop_t op, bool in_place) {
-  const uint64_t before = pipelined_calls(comm);
-  checks::allreduce(comm, rank, n, count, dtype, op, in_place);
-  const bool took = pipelined_calls(comm) != before;
-  const bool expected = count * xffl::comm::dtype_size(dtype) >= xffl::comm::algorithm_choice::host_pipeline_allreduce_from(n);
-  if (took != expected)
-    (xffl::fail)(XFFL_EINTERNAL, "allreduce of ", count, " ", xffl::comm::dtype_name(dtype),
-                 took ? " took" : " did not take", " the pipelined path");
 }
 
 // Every dtype and op in and out of place: one element below the crossover (the segment's slots), the
@@ -357,6 +364,68 @@ void a_member_that_stays_away_from_a_pipelined_broadcast_times_out_the_others(vo
 // Two members call a pipelined allreduce with one count, the third with another (both pipelined):
 // every member gets XFFL_EINVAL naming both counts (members_disagree above).
 void members_disagree_in_the_pipeline(void **) { members_disagree(300000, 300001, 14); }
+// The same right after a pipelined allreduce: the members go to their rounds without meeting first,
+// and compare signatures once round 0 is staged; or the odd member's call takes the slots and meets
+// the others' in the segment (and the other way round).
+void members_disagree_in_a_pipeline_that_follows_one(void **) {
+  members_disagree(300000, 300001, 21, true);
+  members_disagree(300000, 100, 22, true);
+  members_disagree(100, 300000, 23, true);
+}
+
+// Right after a pipelined allreduce, rank 1 calls another collective (a pipelined broadcast, whose
+// root stages round 0 as an allreduce member does; or a barrier) while the others call the allreduce
+// again: every member gets XFFL_EINVAL, none hangs, none reads a slot.
+void a_member_calls_another_collective_after_a_pipelined_allreduce(void **) {
+  for (int other = 0; other < 2; ++other) {
+    const int world = 3, odd = 1;
+    std::vector<int> statuses(world, XFFL_OK);
+    std::vector<std::string> messages(world);
+    expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+      auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group",
+                                      24 + static_cast<unsigned long long>(other));
+      const size_t large = xffl::comm::algorithm_choice::host_pipeline_allreduce_from(n) / sizeof(float);
+      checked_allreduce(*comm, rank, n, large, XFFL_F32, XFFL_SUM, false);
+      const size_t bytes = xffl::comm::algorithm_choice::host_pipeline_broadcast_from(n);
+      std::vector<unsigned char> data(std::max(large * sizeof(float), bytes), 1);
+      try {
+        if (rank != odd)
+          comm->allreduce(data.data(), data.data(), large, XFFL_F32, XFFL_SUM, nullptr);
+        else if (other == 0)
+          comm->broadcast(data.data(), bytes, XFFL_U8, odd, nullptr);
+        else
+          comm->barrier();
+      } catch (const xffl::Error &error) {
+        statuses[static_cast<size_t>(rank)] = error.status();
+        messages[static_cast<size_t>(rank)] = error.what();
+      }
+    }));
+    for (int rank = 0; rank < world; ++rank) {
+      if (statuses[static_cast<size_t>(rank)] != XFFL_EINVAL)
+        fail_msg("other call %d: rank %d: status %d: %s", other, rank, statuses[static_cast<size_t>(rank)],
+                 messages[static_cast<size_t>(rank)].c_str());
+      expect_contains(messages[static_cast<size_t>(rank)], other == 0 ? "broadcast" : "barrier");
+    }
+  }
+}
+
+// Many pipelined allreduces back to back (each follows the one before without a meeting), of
+// changing sizes and one round or many, then small calls and back: every result exact.
+void pipelined_allreduces_back_to_back(void **) {
+  for (int world : {2, 4}) {
+    expect_ok(harness::run_ranks(world, [](int rank, int n, xffl::comm::UcxBackend &backend) {
+      auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 26);
+      const size_t from = xffl::comm::algorithm_choice::host_pipeline_allreduce_from(n) / sizeof(float);
+      for (int round = 0; round < (kSanitized ? 2 : 6); ++round) {
+        for (size_t count : {from, from * 3 + 17, from + 1, from * 5})
+          checked_allreduce(*comm, rank, n, count, XFFL_F32, XFFL_SUM, round % 2 == 0);
+        checked_allreduce(*comm, rank, n, 1000, XFFL_F32, XFFL_MAX, false);
+        checked_allreduce(*comm, rank, n, from, XFFL_BF16, XFFL_AVG, false);
+        checked_allreduce(*comm, rank, n, from, XFFL_I32, XFFL_PROD, true);
+      }
+    }, small_parts()));
+  }
+}
 
 // A member that stays away from a pipelined allreduce after one it took part in: the others fail
 // with XFFL_ETIMEOUT naming it (a member that dies in the middle of one: the fault test
@@ -413,6 +482,9 @@ int main(void) {
       cmocka_unit_test(a_member_that_stays_away_from_a_pipelined_broadcast_times_out_the_others),
       cmocka_unit_test(pipelined_calls_among_small_ones),
       cmocka_unit_test(members_disagree_in_the_pipeline),
+      cmocka_unit_test(members_disagree_in_a_pipeline_that_follows_one),
+      cmocka_unit_test(a_member_calls_another_collective_after_a_pipelined_allreduce),
+      cmocka_unit_test(pipelined_allreduces_back_to_back),
       cmocka_unit_test(a_member_that_stays_away_in_the_pipeline_times_out_the_others),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -102,9 +102,13 @@ void HostCollectives::enter(UcxTransport &p2p, const CallSignature &signature, c
   for (int member = 0; member < members_; ++member) {
     if (member == me_) continue;
     wait_for(p2p, member, HostSegment::Flag::arrived, sequence, step, spin_end);
-    const CallSignature theirs = segment.signature(member, sequence);
-    if (theirs != signature) p2p.disagree_with(member, theirs);
+    check_signature(p2p, member, signature);
   }
+}
+
+void HostCollectives::check_signature(UcxTransport &p2p, int member, const CallSignature &signature) const {
+  const CallSignature theirs = segment_->signature(member, p2p.sequence());
+  if (theirs != signature) p2p.disagree_with(member, theirs);
 }
 
 void HostCollectives::allreduce(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
@@ -156,8 +160,16 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
   HostSegment &segment = *segment_;
   const size_t element = dtype_size(dtype);
   const xffl_dtype_t type = accumulation_dtype(dtype, op);
-  const Pipeline plan =
-      start_pipelined_call(p2p, signature, chunk_bytes, element, count, static_cast<size_t>(members_));
+  // Right after a pipelined allreduce on this group, no meeting first: the rounds' own flags say when a
+  // region may be written (below, across calls as within one), and the signatures are compared once
+  // round 0 is staged (every member publishes its arrival before it stages), before any slot is read.
+  const uint32_t sequence = p2p.sequence();
+  const bool follows_allreduce = last_pipelined_allreduce_ && *last_pipelined_allreduce_ + 1 == sequence;
+  const Pipeline plan = follows_allreduce
+                            ? continue_pipelined_calls(p2p, signature, chunk_bytes, element, count,
+                                                       static_cast<size_t>(members_))
+                            : start_pipelined_call(p2p, signature, chunk_bytes, element, count,
+                                                   static_cast<size_t>(members_));
   const size_t round_elements = plan.part_elements * static_cast<size_t>(members_), rounds = plan.rounds;
 
   const auto *input = static_cast<const unsigned char *>(send);
@@ -176,7 +188,10 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
       return bounds[static_cast<size_t>(member) + 1] - bounds[static_cast<size_t>(member)];
     };
     // Stage: my operands of the others' parts. Region i of my slot was last read by member i when it
-    // reduced round - 2; it had reduced round - 1 before I copied that round out.
+    // reduced round - 2; it had reduced round - 1 before I copied that round out. Rounds - 1 and - 2
+    // may be a previous call's: a pipelined allreduce right before this one (the same rounds), or any
+    // call that every member finished before this call's signatures were compared (the meeting of
+    // start_pipelined_call; after it the rounds' rule holds from this call's round 0).
     for (int member = 0; member < members_; ++member)
       if (member != me_ && length_of(member))
         std::memcpy(plan.region(me_, round, member), input + first_of(member) * element, length_of(member) * element);
@@ -186,6 +201,9 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
     // after copying out round - 1 (and so round - 2): my result region is free.
     auto spin_end = std::chrono::steady_clock::now() + spin;
     wait_for_others(p2p, Flag::staged, round, plan.step(r, 0), spin_end);
+    if (r == 0 && follows_allreduce)
+      for (int member = 0; member < members_; ++member)
+        if (member != me_) check_signature(p2p, member, signature);
     const size_t mine = length_of(me_);
     unsigned char *result = plan.region(me_, round, me_);
     if (mine) {
@@ -208,6 +226,7 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
     }
   }
   end_pipelined_call(p2p, plan);
+  last_pipelined_allreduce_ = sequence;
 }
 
 // Round r covers elements [r * part, (r + 1) * part) of every member's block: member j stages its
@@ -339,6 +358,20 @@ algorithms::Step HostCollectives::Pipeline::step(size_t round, int phase) const 
 HostCollectives::Pipeline HostCollectives::start_pipelined_call(UcxTransport &p2p, const CallSignature &signature,
                                                                 size_t chunk_bytes, size_t element, size_t count,
                                                                 size_t parts_per_round) {
+  const Pipeline plan = plan_pipeline(chunk_bytes, element, count, parts_per_round);
+  enter(p2p, signature, nullptr, 0, algorithms::Step{0, plan.total_steps});
+  return plan;
+}
+
+HostCollectives::Pipeline HostCollectives::continue_pipelined_calls(UcxTransport &p2p, const CallSignature &signature,
+                                                                    size_t chunk_bytes, size_t element, size_t count,
+                                                                    size_t parts_per_round) {
+  segment_->publish(p2p.sequence(), signature);
+  return plan_pipeline(chunk_bytes, element, count, parts_per_round);
+}
+
+HostCollectives::Pipeline HostCollectives::plan_pipeline(size_t chunk_bytes, size_t element, size_t count,
+                                                         size_t parts_per_round) const {
   Pipeline plan;
   plan.segment = segment_.get();
   // A member's part of a round: at most one region, and at most chunk_bytes (kept in the cache).
@@ -347,7 +380,6 @@ HostCollectives::Pipeline HostCollectives::start_pipelined_call(UcxTransport &p2
   const size_t round_elements = plan.part_elements * parts_per_round;
   plan.rounds = (count + round_elements - 1) / round_elements;
   plan.total_steps = 1 + 2 * static_cast<int>(std::min<size_t>(plan.rounds, INT32_MAX / 4));
-  enter(p2p, signature, nullptr, 0, algorithms::Step{0, plan.total_steps});
   return plan;
 }
 

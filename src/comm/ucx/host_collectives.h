@@ -29,7 +29,10 @@
 // the segment once and each result out once, parts small enough to stay in the cache in between; no
 // system call unless a member sleeps, nothing pinned (single copy's process_vm_readv pins the peer's
 // pages on every call). At the end every member marks the call read, and the next call on the
-// segment, whichever parity, writes only once every member has. The large reduce_scatter takes the
+// segment, whichever parity, writes only once every member has; but a pipelined allreduce right after
+// another (a training loop's gradients) goes straight to its rounds, whose flags already say when a
+// region is free: its signatures are compared once round 0 is staged, before any slot is read (one
+// meeting fewer per call). The large reduce_scatter takes the
 // same rounds without the copy out; the large broadcast and allgather take rounds with no reduction:
 // each part is copied into its owner's slot (the root's; every member's own block) and out by the
 // others, who mark it read ("reduced"), and an owner writes a region again only once every member has
@@ -145,6 +148,16 @@ class HostCollectives {
   // pipeline, once every member's signature is checked (enter).
   Pipeline start_pipelined_call(UcxTransport &p2p, const CallSignature &signature, size_t chunk_bytes, size_t element,
                                 size_t count, size_t parts_per_round);
+  // The same for a pipelined allreduce right after another (the call before it on this group): no
+  // meeting, this member publishes its signature and goes on; the caller compares the others' once
+  // they have staged round 0 (they published theirs before), before it reads their slots. The
+  // rounds' flags already order the slots' reuse from one such call to the next; one meeting fewer
+  // per call (two flag waits a round instead of three for a one-round call).
+  Pipeline continue_pipelined_calls(UcxTransport &p2p, const CallSignature &signature, size_t chunk_bytes,
+                                    size_t element, size_t count, size_t parts_per_round);
+  Pipeline plan_pipeline(size_t chunk_bytes, size_t element, size_t count, size_t parts_per_round) const;
+  // XFFL_EINVAL through p2p when member's signature for this call (published) is not `signature`.
+  void check_signature(UcxTransport &p2p, int member, const CallSignature &signature) const;
   // After the pipelined call's last round.
   void end_pipelined_call(UcxTransport &p2p, const Pipeline &pipeline);
 
@@ -153,8 +166,9 @@ class HostCollectives {
   std::unique_ptr<HostSegment> segment_;
   bool refused_ = false;
   std::optional<uint32_t> last_published_[2];  // by parity: the sequence this member last published
-  uint32_t round_ = 0;
-  uint64_t pipelined_calls_ = 0;  // the next round of a pipelined call: the same on every member
+  uint32_t round_ = 0;             // the next round of a pipelined call: the same on every member
+  uint64_t pipelined_calls_ = 0;
+  std::optional<uint32_t> last_pipelined_allreduce_;  // its sequence number, once there was one
   static constexpr algorithms::Step kSegmentStep{0, 1};
 };
 
