@@ -117,8 +117,15 @@ constexpr long host_segment_woken_window_ns = 500 * 1000;
 // allreduce from 64 KiB on 2 ranks"), the segment's waits changed since: on 2 ranks the rounds took
 // 1.4-2.6x the busbw of the slots from 64 KiB to 512 KiB, with less CPU, quiet and with two busy
 // loops on the 2 cores; on 4 ranks they won from 256 KiB when quiet but lost 2.5x with the busy loops
-// (4 ranks on 2 cores wait for a core at each of a round's two flags): 4 ranks keep 1 MiB.
-constexpr size_t host_pipeline_allreduce_from(int members) { return members <= 2 ? 64 * kKiB : 1024 * kKiB; }
+// (4 ranks on 2 cores wait for a core at each of a round's two flags): 4 ranks kept 1 MiB. Then a
+// pipelined allreduce right after another stopped meeting the others first (two flag waits a round,
+// not three for a one-round call), and the same comparison, interleaved against the slots (evening of
+// 2026-12-03, "Back to back without meeting" there), moved both: 2 ranks from 16 KiB (16 and 32 KiB
+// 1.3x the busbw and 0.85x the CPU per call; 4 and 8 KiB the slots ahead), 4 ranks from 64 KiB (64 KiB
+// to 512 KiB 1.3-2.5x the busbw and 0.6-0.75x the CPU; 16 and 32 KiB a draw; with two busy loops on
+// the 2 cores the slots keep 1.4-1.8x the rounds' busbw from 64 to 512 KiB, and Open MPI has 0.15-0.4x
+// the rounds' there). 3 members take the 4-rank value.
+constexpr size_t host_pipeline_allreduce_from(int members) { return members <= 2 ? 16 * kKiB : 64 * kKiB; }
 // The same for reduce_scatter (whole send buffer): the same rounds without the copy out, from single
 // copy's crossover on, replacing it: measured 2026-12-02 interleaved against single copy (f32 SUM,
 // 5-7 runs, load 4-5), CPU us per call single copy / rounds: 2 ranks 123 / 59 (512 KiB), 328 / 174
