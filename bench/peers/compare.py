@@ -14,12 +14,15 @@
 
 Same sizes, iteration counts and timing rule for everyone (a barrier, then ITERS back-to-back calls;
 each rank's time per call, mean over ranks; busbw = algbw * 2(n-1)/n). No process is pinned: xffl-run
-does not pin, so mpirun runs with --bind-to none and torch with one intra-op thread. The machine is
+does not pin, so mpirun runs with --bind-to none and torch with one intra-op thread; with --bind every
+contestant's rank r runs on CPU r mod CPUs (taskset, the same for all), so that no run depends on where
+the scheduler happened to put the ranks (see README, "Where 4 ranks land"). The machine is
 shared, so each cell is run --repeat times, interleaved across implementations, and the median is
 shown (the best is in --verbose). Writes nothing but the build directory; prints the tables.
 
 usage: compare.py [--build-dir DIR] [--baseline-build-dir DIR] [--iters N] [--warmup N] [--repeat R]
-                  [--ranks 2,4] [--ucx-tls TLS] [--no-gloo] [--skip-groups] [--boost] [--malloc-thp] [--skip-build] [--verbose]
+                  [--ranks 2,4] [--ucx-tls TLS] [--no-gloo] [--skip-groups] [--boost] [--malloc-thp] [--bind]
+                  [--skip-build] [--verbose]
 """
 import argparse
 import json
@@ -62,6 +65,9 @@ def parse_args():
     p.add_argument("--malloc-thp", action="store_true",
                    help="every contestant (and the memcpy probe) runs with GLIBC_TUNABLES=glibc.malloc.hugetlb=1: "
                         "malloc backs its large blocks with transparent huge pages (see README, 'Page faults')")
+    p.add_argument("--bind", action="store_true",
+                   help="every contestant's rank r on CPU r mod CPUs (taskset), the same for all (see README, "
+                        "'Where 4 ranks land'); without it nothing is pinned")
     p.add_argument("--max-size", default="256M",
                    help="largest size measured (4K, 16K, ... 256M): the small sizes alone take minutes, not ten")
     p.add_argument("--skip-build", action="store_true")
@@ -109,11 +115,14 @@ def torch_env(rank, n, port):
     return env
 
 
-def launch_torch(script, n, script_args):
-    """Start n ranks of a python script as torchrun would; return their stdout lines (rank order)."""
+def launch_torch(script, n, script_args, args=None):
+    """Start n ranks of a python script as torchrun would; return their stdout lines (rank order). With
+    args (compare.py's), --bind applies."""
     port = free_port()
-    procs = [subprocess.Popen([TORCH_PYTHON, os.path.join(HERE, script), *script_args], env=torch_env(r, n, port),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(n)]
+    command = [TORCH_PYTHON, os.path.join(HERE, script), *script_args]
+    procs = [subprocess.Popen(bound(args, command, "RANK") if args else command,
+                              env=torch_env(r, n, port), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for r in range(n)]
     outputs, failed = [], None
     deadline = time.monotonic() + BOUND_S
     for r, p in enumerate(procs):
@@ -129,6 +138,13 @@ def launch_torch(script, n, script_args):
     if failed:
         raise RuntimeError(failed)
     return outputs
+
+
+def bound(args, cmd, rank_variable):
+    """cmd, run on CPU (rank mod CPUs) with --bind; the rank is read from rank_variable in its environment."""
+    if not args.bind:
+        return cmd
+    return ["sh", "-c", f'exec taskset -c $(( ${rank_variable} % {os.cpu_count()} )) "$@"', "sh", *cmd]
 
 
 def xffl_env(args):
@@ -160,8 +176,9 @@ def remember_split(n, doc):
 def xffl_allreduce(args, n, build_dir=None):
     build_dir = build_dir or args.build_dir
     cmd = [os.path.join(build_dir, "tools/xffl-run/xffl-run"), "-n", str(n), "--backend", "ucx", "--timeout", "120",
-           "--max-time", str(BOUND_S), "--no-tag-output", "--", os.path.join(build_dir, "tools/xffl-bench/xffl-bench"),
-           "-o", "allreduce", "-d", "f32", *size_args(args), "--json"]
+           "--max-time", str(BOUND_S), "--no-tag-output", "--",
+           *bound(args, [os.path.join(build_dir, "tools/xffl-bench/xffl-bench"), "-o", "allreduce", "-d", "f32",
+                         *size_args(args), "--json"], "RANK")]
     doc = json.loads(run_json(cmd, xffl_env(args)))
     if build_dir == args.build_dir:
         remember_split(n, doc)
@@ -176,13 +193,13 @@ def mpi_allreduce(args, n):
     exe = tool(args, "bench/peers/mpi_allreduce")
     if not os.path.exists(exe) or not shutil.which("mpirun"):
         return None
-    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", str(n), exe,
-           *size_args(args)]
+    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", str(n),
+           *bound(args, [exe, *size_args(args)], "OMPI_COMM_WORLD_RANK")]
     return busbw_by_size(json.loads(run_json(cmd)))
 
 
 def gloo_allreduce(args, n):
-    outputs = launch_torch("gloo_allreduce.py", n, size_args(args))
+    outputs = launch_torch("gloo_allreduce.py", n, size_args(args), args)
     return busbw_by_size(json.loads(outputs[0]))
 
 
@@ -358,7 +375,11 @@ def measure(args, boosted):
     memcpy_best, memcpy_mean = [], []
     for rep in range(args.repeat):
         for n in ranks:
-            for impl, run in impls.items():  # interleaved: the machine's moods hit everyone alike
+            # Interleaved, so that the machine's moods hit everyone alike, and in an order that turns
+            # by one each run, so that none always runs right after the same one.
+            order = list(impls.items())
+            order = order[rep % len(order):] + order[:rep % len(order)]
+            for impl, run in order:
                 loads[(impl, n)].append(os.getloadavg()[0])
                 got = run(args, n)
                 log(args, f"rep {rep} {impl} n={n} load {loads[(impl, n)][-1]:.1f}: {got}")
@@ -375,7 +396,8 @@ def measure(args, boosted):
     print(f"\n## allreduce f32, busbw in GB/s (1e9 B/s), median of {args.repeat} runs; "
           f"{args.iters} iters + {args.warmup} warmup each; xffl UCX_TLS={tls}")
     print(f"{os.cpu_count()} CPUs, {'autogroup nice -10 (--boost)' if boosted else 'normal priority'}, "
-          f"{'malloc on huge pages (--malloc-thp)' if args.malloc_thp else 'malloc as configured'}; "
+          f"{'malloc on huge pages (--malloc-thp)' if args.malloc_thp else 'malloc as configured'}, "
+          f"{'rank r on CPU r mod CPUs (--bind)' if args.bind else 'nothing pinned'}; "
           "load average (1 min) at the start of each run:")
     for n in ranks:
         for impl in shown:
