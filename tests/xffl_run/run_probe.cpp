@@ -2,6 +2,7 @@
 // "@R:step" runs the step on rank R only. Steps write with write(2), never through stdio buffers,
 // so what a test sees is exactly what the step did.
 //   env            one line "env NAME=value ..." with every launcher variable ("<unset>" if absent)
+//   cpus           one line "cpus C1 C2 ..." with the CPUs this rank may run on (sched_getaffinity)
 //   pid=DIR        DIR/<rank>.pid holds our pid (written atomically)
 //   await=DIR:N    wait until DIR holds N "*.pid" files (bounded; exit 99 if they never come)
 //   gone=DIR:R     wait until the process in DIR/R.pid no longer exists (bounded; exit 99 if it stays)
@@ -133,6 +134,14 @@ void run_step(const std::string& step) {
       const char* v = std::getenv(variable);
       line += std::string(" ") + variable + "=" + (v ? v : "<unset>");
     }
+    write_all(1, line + "\n");
+  } else if (name == "cpus") {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) != 0) std::_Exit(98);
+    std::string line = "cpus";
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &set)) line += " " + std::to_string(cpu);
     write_all(1, line + "\n");
   } else if (name == "pid") {
     write_file(value + "/" + g_rank + ".pid", std::to_string(::getpid()));

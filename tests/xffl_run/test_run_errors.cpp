@@ -83,6 +83,7 @@ void invalid_options_exit_2_with_one_line(void**) {
       {{"-n", "4", "--master-addr="}, true, "--master-addr must not be empty"},
       {{"-n", "4", "--master-addr", "192.0.2.1"}, true,
        "cannot bind a port on --master-addr '192.0.2.1': Cannot assign requested address"},
+      {{"-n", "4", "--bind", "socket"}, true, "--bind expects core or none, got 'socket'"},
       {{"-n", "4", "--bogus"}, true, "unknown option '--bogus' (see xffl-run --help)"},
       {{"--help-env=yaml"}, false, "--help-env expects text or markdown, got 'yaml'"},
   };

@@ -145,6 +145,11 @@ LaunchOptions parse_options(int argc, const char* const* argv) {
       {"--grace", [&](const std::string& o, const std::string& v) { opts.grace_seconds = parse_seconds(o, v, true); }},
       {"--max-time",
        [&](const std::string& o, const std::string& v) { opts.max_time_seconds = parse_seconds(o, v, false); }},
+      {"--bind",
+       [&](const std::string& o, const std::string& v) {
+         if (v != "core" && v != "none") throw UsageError(o + " expects core or none, got '" + v + "'");
+         opts.bind_cores = v == "core";
+       }},
       {"--master-addr",
        [&](const std::string& o, const std::string& v) {
          if (v.empty()) throw UsageError(o + " must not be empty");
@@ -209,7 +214,7 @@ const char* usage_text() {
          "                [--facility I --federation ENDPOINT]\n"
          "                [--streams K] [--timeout SECONDS] [--grace SECONDS] [--max-time SECONDS]\n"
          "                [--master-addr ADDR] [--master-port PORT] [--tag-output|--no-tag-output]\n"
-         "                -- PROG ARGS...\n"
+         "                [--bind core|none] -- PROG ARGS...\n"
          "\n"
          "Starts N local processes of PROG with torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK,\n"
          "LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE, ROLE_RANK, ROLE_WORLD_SIZE, MASTER_ADDR,\n"
@@ -234,6 +239,9 @@ const char* usage_text() {
          "  --master-addr ADDR   rendezvous address (default 127.0.0.1)\n"
          "  --master-port PORT   rendezvous port (default: a free port on ADDR)\n"
          "  --no-tag-output      pass output through untouched instead of prefixing lines with [rank]\n"
+         "  --bind core|none     core: rank r runs on CPU r mod K of the K CPUs xffl-run may use (its own\n"
+         "                       affinity); worth it where ranks outnumber cores, where the kernel may\n"
+         "                       leave three ranks on one core and one on another. none (default): unpinned\n"
          "  --help-env[=FORMAT]  the XFFL_* variables the library reads (FORMAT text or markdown)\n"
          "\n"
          "When a rank fails the others get SIGTERM, then SIGKILL after the grace period; the exit code is\n"

@@ -27,6 +27,9 @@ struct LaunchOptions {
   std::string master_addr = "127.0.0.1";
   std::optional<int> master_port;
   bool tag_output = true;
+  // --bind core: rank r runs on the (r mod K)-th of the K CPUs xffl-run itself may run on (its
+  // affinity, inherited from whoever started it: a batch system's allocation, taskset). Off by default.
+  bool bind_cores = false;
   bool show_help = false;
   // --help-env: the table of XFFL_* variables the library reads ("text"), or "markdown" (README.md's).
   std::optional<std::string> show_help_env;

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -82,9 +83,12 @@ int Supervisor::run() {
 
 void Supervisor::start_all() {
   ranks_.reserve(static_cast<std::size_t>(opts_.nproc));
+  const std::vector<int> cpus = opts_.bind_cores ? allowed_cpus() : std::vector<int>{};
   for (int index = 0; index < opts_.nproc; ++index) {
     std::vector<std::string> env = rank_environment(opts_, job_, index, environ);
-    StartedRank started = start_rank(opts_.command, env, signals_);
+    std::optional<int> cpu;
+    if (!cpus.empty()) cpu = cpus[static_cast<std::size_t>(index) % cpus.size()];
+    StartedRank started = start_rank(opts_.command, env, signals_, cpu);
     ranks_.push_back(Rank{index, started.pid,
                           Stream{std::move(started.stdout_read), OutputRelay(index, opts_.tag_output, stdout_sink_)},
                           Stream{std::move(started.stderr_read), OutputRelay(index, opts_.tag_output, stderr_sink_)}});
