@@ -13,7 +13,9 @@
    the same member lists + the same barriers. Goal: xffl >= 10x faster.
 
 Same sizes, iteration counts and timing rule for everyone (a barrier, then ITERS back-to-back calls;
-each rank's time per call, mean over ranks; busbw = algbw * 2(n-1)/n). No process is pinned: xffl-run
+each rank's time per call, mean over ranks; busbw = algbw * 2(n-1)/n); small sizes take more calls, so
+that the timed calls of each size move at least --min-bytes (16 MiB: 1000 calls of 4 and 16 KiB, 256 of
+64 KiB, 64 of 256 KiB, 16 of 1 MiB), in launches of their own. No process is pinned: xffl-run
 does not pin, so mpirun runs with --bind-to none and torch with one intra-op thread; with --bind every
 contestant's rank r runs on CPU r mod CPUs (taskset, the same for all), so that no run depends on where
 the scheduler happened to put the ranks (see README, "Where 4 ranks land"). The machine is
@@ -43,6 +45,7 @@ SIZES = [4 * KIB * 4 ** k for k in range(9)]  # 4 KiB .. 256 MiB
 RANKS = [2, 4]
 TORCH_PYTHON = "/usr/bin/python3"  # Debian's python3-torch
 BOUND_S = 300  # no single launch may take longer than this
+MOST_CALLS = 1000  # timed calls at one size, at most (calls_at)
 
 
 def parse_args():
@@ -50,6 +53,9 @@ def parse_args():
     p.add_argument("--build-dir", default=os.path.join(SOURCE, "build-bench"))
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--min-bytes", type=int, default=16 * MIB,
+                   help="at small sizes, time enough calls to move at least this many bytes (at most 1000 calls, "
+                        "at least --iters; warmup a tenth of them, at least --warmup); 0: --iters at every size")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--ranks", default="2,4", help="rank counts, comma-separated")
     p.add_argument("--baseline-build-dir", default=None,
@@ -155,8 +161,33 @@ def xffl_env(args):
 
 
 # --- 1. allreduce busbw -------------------------------------------------------------------------
-def size_args(args):
-    return ["-b", "4K", "-e", args.max_size, "-f", "4", "-n", str(args.iters), "-w", str(args.warmup)]
+def calls_at(args, size):
+    """(timed, warmup) calls at this size: --iters and --warmup, more for small sizes so that the timed
+    calls move at least --min-bytes (at most MOST_CALLS of them): 10 calls of 4 KiB are tens of
+    microseconds, less than one wake-up of a sleeping rank on this VM."""
+    timed = max(args.iters, min(MOST_CALLS, -(-args.min_bytes // size)))
+    return timed, max(args.warmup, timed // 10)
+
+
+def size_runs(args):
+    """The tools' size arguments, one launch per run of consecutive sizes that take the same calls."""
+    runs = []
+    for size in SIZES:
+        calls = calls_at(args, size)
+        if runs and runs[-1][2] == calls:
+            runs[-1][1] = size
+        else:
+            runs.append([size, size, calls])
+    return [["-b", str(first), "-e", str(last), "-f", "4", "-n", str(timed), "-w", str(warmup)]
+            for first, last, (timed, warmup) in runs]
+
+
+def each_size_run(args, launch):
+    """launch(size arguments) -> {size: (busbw, cpu_us)} for each run of sizes, merged."""
+    merged = {}
+    for size_args in size_runs(args):
+        merged.update(launch(size_args))
+    return merged
 
 
 def busbw_by_size(doc):
@@ -175,14 +206,18 @@ def remember_split(n, doc):
 
 def xffl_allreduce(args, n, build_dir=None):
     build_dir = build_dir or args.build_dir
-    cmd = [os.path.join(build_dir, "tools/xffl-run/xffl-run"), "-n", str(n), "--backend", "ucx", "--timeout", "120",
-           "--max-time", str(BOUND_S), "--no-tag-output", "--",
-           *bound(args, [os.path.join(build_dir, "tools/xffl-bench/xffl-bench"), "-o", "allreduce", "-d", "f32",
-                         *size_args(args), "--json"], "RANK")]
-    doc = json.loads(run_json(cmd, xffl_env(args)))
-    if build_dir == args.build_dir:
-        remember_split(n, doc)
-    return busbw_by_size(doc)
+
+    def launch(size_args):
+        cmd = [os.path.join(build_dir, "tools/xffl-run/xffl-run"), "-n", str(n), "--backend", "ucx", "--timeout",
+               "120", "--max-time", str(BOUND_S), "--no-tag-output", "--",
+               *bound(args, [os.path.join(build_dir, "tools/xffl-bench/xffl-bench"), "-o", "allreduce", "-d", "f32",
+                             *size_args, "--json"], "RANK")]
+        doc = json.loads(run_json(cmd, xffl_env(args)))
+        if build_dir == args.build_dir:
+            remember_split(n, doc)
+        return busbw_by_size(doc)
+
+    return each_size_run(args, launch)
 
 
 def xffl_before_allreduce(args, n):
@@ -193,14 +228,18 @@ def mpi_allreduce(args, n):
     exe = tool(args, "bench/peers/mpi_allreduce")
     if not os.path.exists(exe) or not shutil.which("mpirun"):
         return None
-    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", str(n),
-           *bound(args, [exe, *size_args(args)], "OMPI_COMM_WORLD_RANK")]
-    return busbw_by_size(json.loads(run_json(cmd)))
+
+    def launch(size_args):
+        cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", str(n),
+               *bound(args, [exe, *size_args], "OMPI_COMM_WORLD_RANK")]
+        return busbw_by_size(json.loads(run_json(cmd)))
+
+    return each_size_run(args, launch)
 
 
 def gloo_allreduce(args, n):
-    outputs = launch_torch("gloo_allreduce.py", n, size_args(args), args)
-    return busbw_by_size(json.loads(outputs[0]))
+    return each_size_run(args, lambda size_args: busbw_by_size(
+        json.loads(launch_torch("gloo_allreduce.py", n, size_args, args)[0])))
 
 
 def memcpy_probe(args):
@@ -323,6 +362,16 @@ class AutogroupBoost:
                 f.write(str(self.old))
 
 
+def calls_text(args):
+    """'1000 calls (+100 warmup) at 4 KiB .. 16 KiB, ...' for the table's heading."""
+    parts = []
+    for size_args in size_runs(args):
+        first, last, timed, warmup = int(size_args[1]), int(size_args[3]), size_args[7], size_args[9]
+        sizes = size_name(first) if first == last else f"{size_name(first)} .. {size_name(last)}"
+        parts.append(f"{timed} calls (+{warmup} warmup) at {sizes}")
+    return ", ".join(parts)
+
+
 def limit_sizes(args):
     units = {"K": KIB, "M": MIB}
     text = args.max_size.upper()
@@ -394,7 +443,7 @@ def measure(args, boosted):
     tls = args.ucx_tls if args.ucx_tls is not None else os.environ.get("UCX_TLS", "(UCX default)")
     shown = [impl for impl in IMPLS if impl in impls]
     print(f"\n## allreduce f32, busbw in GB/s (1e9 B/s), median of {args.repeat} runs; "
-          f"{args.iters} iters + {args.warmup} warmup each; xffl UCX_TLS={tls}")
+          f"{calls_text(args)}; xffl UCX_TLS={tls}")
     print(f"{os.cpu_count()} CPUs, {'autogroup nice -10 (--boost)' if boosted else 'normal priority'}, "
           f"{'malloc on huge pages (--malloc-thp)' if args.malloc_thp else 'malloc as configured'}, "
           f"{'rank r on CPU r mod CPUs (--bind)' if args.bind else 'nothing pinned'}; "
