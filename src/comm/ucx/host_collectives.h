@@ -155,6 +155,7 @@ class HostCollectives {
   // per call (two flag waits a round instead of three for a one-round call).
   Pipeline continue_pipelined_calls(UcxTransport &p2p, const CallSignature &signature, size_t chunk_bytes,
                                     size_t element, size_t count, size_t parts_per_round);
+  // A call's pipeline: regions, parts and rounds (no waiting, nothing published).
   Pipeline plan_pipeline(size_t chunk_bytes, size_t element, size_t count, size_t parts_per_round) const;
   // XFFL_EINVAL through p2p when member's signature for this call (published) is not `signature`.
   void check_signature(UcxTransport &p2p, int member, const CallSignature &signature) const;
