@@ -54,6 +54,11 @@ uint64_t pipelined_calls(xffl::comm::Communicator &comm) {
   return ucx ? ucx->host_pipelined_calls() : 0;
 }
 
+uint64_t continued_calls(xffl::comm::Communicator &comm) {
+  auto *ucx = dynamic_cast<UcxCommunicator *>(&comm);
+  return ucx ? ucx->host_continued_calls() : 0;
+}
+
 #ifdef XFFL_TEST_SANITIZED
 constexpr bool kSanitized = true;
 #else
@@ -409,20 +414,34 @@ void a_member_calls_another_collective_after_a_pipelined_allreduce(void **) {
   }
 }
 
-// Many pipelined allreduces back to back (each follows the one before without a meeting), of
-// changing sizes and one round or many, then small calls and back: every result exact.
+// Many pipelined allreduces back to back, of changing sizes and one round or many, then small calls
+// and back: every result exact, and a pipelined allreduce goes to its rounds without meeting exactly
+// when the call before it on the group was a pipelined allreduce too.
 void pipelined_allreduces_back_to_back(void **) {
   for (int world : {2, 4}) {
     expect_ok(harness::run_ranks(world, [](int rank, int n, xffl::comm::UcxBackend &backend) {
       auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 26);
       const size_t from = xffl::comm::algorithm_choice::host_pipeline_allreduce_from(n) / sizeof(float);
+      bool after_pipelined = false;
+      auto call = [&](size_t count, xffl_dtype_t dtype, xffl_redop_t op, bool in_place) {
+        const uint64_t pipelined = pipelined_calls(*comm), continued = continued_calls(*comm);
+        checked_allreduce(*comm, rank, n, count, dtype, op, in_place);
+        const bool took = pipelined_calls(*comm) != pipelined, skipped = continued_calls(*comm) != continued;
+        if (skipped != (took && after_pipelined))
+          (xffl::fail)(XFFL_EINTERNAL, "allreduce of ", count, " ", xffl::comm::dtype_name(dtype),
+                       skipped ? " went" : " did not go", " to its rounds without meeting");
+        after_pipelined = took;
+      };
       for (int round = 0; round < (kSanitized ? 2 : 6); ++round) {
-        for (size_t count : {from, from * 3 + 17, from + 1, from * 5})
-          checked_allreduce(*comm, rank, n, count, XFFL_F32, XFFL_SUM, round % 2 == 0);
-        checked_allreduce(*comm, rank, n, 1000, XFFL_F32, XFFL_MAX, false);
-        checked_allreduce(*comm, rank, n, from, XFFL_BF16, XFFL_AVG, false);
-        checked_allreduce(*comm, rank, n, from, XFFL_I32, XFFL_PROD, true);
+        for (size_t count : {from, from * 3 + 17, from + 1, from * 5}) call(count, XFFL_F32, XFFL_SUM, round % 2 == 0);
+        call(1000, XFFL_F32, XFFL_MAX, false);
+        call(from, XFFL_BF16, XFFL_AVG, false);  // half the crossover's bytes: the slots
+        call(from, XFFL_I32, XFFL_PROD, true);
       }
+      comm->barrier();
+      after_pipelined = false;
+      call(from, XFFL_F32, XFFL_SUM, false);  // after a barrier: the meeting
+      if (continued_calls(*comm) == 0) (xffl::fail)(XFFL_EINTERNAL, "no call went to its rounds without meeting");
     }, small_parts()));
   }
 }

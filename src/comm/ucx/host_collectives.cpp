@@ -367,6 +367,7 @@ HostCollectives::Pipeline HostCollectives::continue_pipelined_calls(UcxTransport
                                                                     size_t chunk_bytes, size_t element, size_t count,
                                                                     size_t parts_per_round) {
   segment_->publish(p2p.sequence(), signature);
+  ++continued_calls_;
   return plan_pipeline(chunk_bytes, element, count, parts_per_round);
 }
 

@@ -73,6 +73,8 @@ class HostCollectives {
   bool set_up() const { return segment_ != nullptr; }
   // How many calls took one of the pipelined schedules below (for tests).
   uint64_t pipelined_calls() const { return pipelined_calls_; }
+  // How many of those went to their rounds without meeting first (continue_pipelined_calls; for tests).
+  uint64_t continued_calls() const { return continued_calls_; }
 
   // The collectives, with the conventions of collectives.h; the buffer sizes must fit the slots
   // (algorithm_choice::host_segment_slot_bytes) and counts must be non-zero.
@@ -169,6 +171,7 @@ class HostCollectives {
   std::optional<uint32_t> last_published_[2];  // by parity: the sequence this member last published
   uint32_t round_ = 0;             // the next round of a pipelined call: the same on every member
   uint64_t pipelined_calls_ = 0;
+  uint64_t continued_calls_ = 0;
   std::optional<uint32_t> last_pipelined_allreduce_;  // its sequence number, once there was one
   static constexpr algorithms::Step kSegmentStep{0, 1};
 };
