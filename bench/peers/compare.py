@@ -170,7 +170,7 @@ def calls_at(args, size):
 
 
 def size_runs(args):
-    """The tools' size arguments, one launch per run of consecutive sizes that take the same calls."""
+    """[first, last, (timed, warmup)]: one launch per run of consecutive sizes that take the same calls."""
     runs = []
     for size in SIZES:
         calls = calls_at(args, size)
@@ -178,15 +178,14 @@ def size_runs(args):
             runs[-1][1] = size
         else:
             runs.append([size, size, calls])
-    return [["-b", str(first), "-e", str(last), "-f", "4", "-n", str(timed), "-w", str(warmup)]
-            for first, last, (timed, warmup) in runs]
+    return runs
 
 
 def each_size_run(args, launch):
-    """launch(size arguments) -> {size: (busbw, cpu_us)} for each run of sizes, merged."""
+    """launch(the tools' size arguments) -> {size: (busbw, cpu_us)} for each run of sizes, merged."""
     merged = {}
-    for size_args in size_runs(args):
-        merged.update(launch(size_args))
+    for first, last, (timed, warmup) in size_runs(args):
+        merged.update(launch(["-b", str(first), "-e", str(last), "-f", "4", "-n", str(timed), "-w", str(warmup)]))
     return merged
 
 
@@ -365,8 +364,7 @@ class AutogroupBoost:
 def calls_text(args):
     """'1000 calls (+100 warmup) at 4 KiB .. 16 KiB, ...' for the table's heading."""
     parts = []
-    for size_args in size_runs(args):
-        first, last, timed, warmup = int(size_args[1]), int(size_args[3]), size_args[7], size_args[9]
+    for first, last, (timed, warmup) in size_runs(args):
         sizes = size_name(first) if first == last else f"{size_name(first)} .. {size_name(last)}"
         parts.append(f"{timed} calls (+{warmup} warmup) at {sizes}")
     return ", ".join(parts)
