@@ -4,6 +4,7 @@ set(xffl_comm_kernels comm/reduce.cpp comm/half.cpp comm/scale.cpp)
 target_sources(xffl_obj PRIVATE
   ${xffl_comm_kernels}
   comm/huge_pages.cpp
+  comm/streaming_copy.cpp
   comm/algorithms/scratch.cpp
   comm/algorithms/chunks.cpp
   comm/algorithms/ring.cpp

@@ -145,6 +145,16 @@ constexpr size_t host_pipeline_chunk_bytes = 256 * kKiB;
 // Spinning budget of each of a round's two waits before yielding and sleeping (host_segment_spin_ns).
 // 0, 2 and 20 us measured at load 6-7: 0 and 2 alike, 20 up to 1.4x the CPU per call.
 constexpr long host_pipeline_spin_ns = 2 * 1000;
+// A pipelined call whose output (the caller's buffer it writes: allreduce's and broadcast's whole
+// buffer, allgather's gathered one, reduce_scatter's block) has at least this many bytes copies into
+// it with streaming stores (streaming_copy.h). Measured 2026-12-04 on 2 cores, load 1.8-2.6
+// (bench/peers/README.md, "Streaming stores into the output"), against the same tree without them,
+// 3 runs each interleaved, median busbw with / without: from 64 MiB 1.06-1.36x in every collective on
+// 2 and 4 ranks (allreduce 1.20-1.25x) but broadcast on 2 ranks at 256 MiB (0.93x; 0.97x in 6 runs, with
+// 11% less CPU); at 16 MiB allreduce 1.03x (2 ranks; 1.01x in 6 runs) and 1.28x (4 ranks), broadcast
+// 0.98x and 1.05x, allgather 0.90x (0.96x in 6 runs) and 1.06x; below it (not streamed) 0.9-1.03x,
+// the noise of those runs.
+constexpr size_t host_stream_output_from = 16 * 1024 * kKiB;
 
 // What the single-copy reduction reads from a peer at once: its accumulator and the peer's chunk stay
 // in the L2 cache between the read and the reduction.

@@ -2,6 +2,7 @@
  * Run under xffl-run: every collective on every group of the layout the launcher describes, for every
  * dtype and op, in place and out of place, against values computed locally; and every member must end
  * with bit-identical bytes. Prints "rank R: N checks passed" and exits 0, or names the first failure.
+ * --small: without the large count; --large: one count of 16 MiB and more on the world group alone.
  */
 #include <math.h>
 #include <stdint.h>
@@ -28,6 +29,9 @@ static const xffl_dtype_t dtypes[] = {XFFL_F32, XFFL_F64, XFFL_F16, XFFL_BF16, X
 static const char *dtype_names[] = {"f32", "f64", "f16", "bf16", "i8", "u8", "i32", "i64"};
 static const xffl_redop_t ops[] = {XFFL_SUM, XFFL_AVG, XFFL_MIN, XFFL_MAX, XFFL_PROD};
 static const char *op_names[] = {"sum", "avg", "min", "max", "prod"};
+/* How many of dtypes[] and ops[] run: all, or with --large the first two of each (f32 and f64, sum and
+ * avg: the reduction in the type and divided). */
+static size_t n_dtypes = sizeof dtypes / sizeof dtypes[0], n_ops = sizeof ops / sizeof ops[0];
 
 static size_t dtype_size(xffl_dtype_t t) {
   switch (t) {
@@ -160,11 +164,11 @@ static void check_group(xffl_group_t *g, const size_t *counts, size_t n_counts) 
   const char *name = xffl_group_description(g);
   for (size_t c = 0; c < n_counts; ++c) {
     const size_t count = counts[c];
-    for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; ++d) {
+    for (size_t d = 0; d < n_dtypes; ++d) {
       const xffl_dtype_t t = dtypes[d];
       const size_t bytes = count * dtype_size(t) + 1;
       unsigned char *send = malloc(bytes * (size_t)n), *recv = malloc(bytes * (size_t)n);
-      for (size_t o = 0; o < sizeof ops / sizeof ops[0]; ++o) {
+      for (size_t o = 0; o < n_ops; ++o) {
         const xffl_redop_t op = ops[o];
         for (int in_place = 0; in_place < 2; ++in_place) {
           for (size_t i = 0; i < count; ++i) store(send, i, t, value(ranks[me], i, op, n));
@@ -224,6 +228,20 @@ int main(int argc, char **argv) {
   /* Small counts exercise recursive doubling and the tree, the large one the pipelined ring and chain. */
   size_t counts[] = {0, 1, 7, 1000, 70001};
   size_t n_counts = argc > 1 && strcmp(argv[1], "--small") == 0 ? 4 : 5;
+  if (argc > 1 && strcmp(argv[1], "--large") == 0) {
+    /* Outputs of 16 MiB and more (f32: allreduce 16 MiB + 12 bytes, the others more): on one host the
+     * pipelined calls write them with streaming stores (host_stream_output_from in the library's
+     * comm/algorithm_choice.h). The world group only, f32 and f64, sum and avg. */
+    const size_t large[] = {(16u << 20) / 4 + 3};
+    n_dtypes = 2;
+    n_ops = 2;
+    xffl_group_t *world_group = NULL;
+    CHECK(xffl_get_group(st, XFFL_GROUP_WORLD, 0, &world_group));
+    check_group(world_group, large, 1);
+    printf("rank %d: %ld checks passed\n", my_rank, checks);
+    xffl_state_destroy(st);
+    return 0;
+  }
   const xffl_group_kind_t kinds[] = {XFFL_GROUP_WORLD, XFFL_GROUP_FSDP, XFFL_GROUP_HSDP_REPLICA, XFFL_GROUP_HSDP_SHARD,
                                      XFFL_GROUP_FEDERATED, XFFL_GROUP_REPLICA, XFFL_GROUP_FEDERATION};
   int streams = 1;

@@ -1,5 +1,6 @@
 // Reduction kernels and f16/bf16 conversions: every f16 round-trips, f32 -> f16/bf16 rounds to
-// nearest even, integer SUM/PROD wrap, operand order and aliasing, AVG truncation.
+// nearest even, integer SUM/PROD wrap, operand order and aliasing, AVG truncation. The streaming copy:
+// every alignment of both sides and every length around its cache lines, nothing written outside.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -8,6 +9,7 @@
 
 #include "comm/half.h"
 #include "comm/reduce.h"
+#include "comm/streaming_copy.h"
 
 // cmocka last: its fail() macro would rewrite xffl::fail in the headers above. It has no
 // extern "C" of its own.
@@ -139,6 +141,37 @@ void average_divides_once_and_truncates_toward_zero(void **) {
   assert_true(wide[0] == 1.0f && wide[1] == -2.0f);
 }
 
+
+// Every offset of the destination within a cache line (the streaming stores start at the first line
+// boundary), four of the source, lengths from 0 to past two lines and a few large odd ones: the bytes
+// copied exactly, the guard bytes on both sides untouched.
+void streaming_copy_copies_exactly_at_every_alignment(void **) {
+  constexpr size_t kGuard = 64;
+  std::vector<size_t> lengths;
+  for (size_t length = 0; length <= 200; ++length) lengths.push_back(length);
+  for (size_t length : {size_t{4095}, size_t{4096}, size_t{4097}, size_t{65536 + 17}, size_t{(1u << 20) + 13}})
+    lengths.push_back(length);
+  std::vector<unsigned char> source((1u << 20) + 256);
+  for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<unsigned char>(i * 131 + 7);
+  for (size_t length : lengths) {
+    std::vector<unsigned char> target(length + 64 + 2 * kGuard);
+    // The first line boundary after the front guard: the destination at every offset from it.
+    unsigned char *line = target.data() + kGuard + (64 - reinterpret_cast<uintptr_t>(target.data() + kGuard) % 64) % 64;
+    for (size_t to_offset = 0; to_offset < 64; ++to_offset) {
+      if (length > 4096 && to_offset % 16 != 3 && to_offset != 0) continue;  // large ones: a few offsets
+      for (size_t from_offset = 0; from_offset < 4; ++from_offset) {
+        std::memset(target.data(), 0xA5, target.size());
+        unsigned char *to = line + to_offset;
+        copy_streaming(to, source.data() + from_offset, length);
+        assert_int_equal(reinterpret_cast<uintptr_t>(to) % 64, to_offset);
+        assert_memory_equal(to, source.data() + from_offset, length);
+        for (unsigned char *p = target.data(); p < to; ++p) assert_int_equal(*p, 0xA5);
+        for (unsigned char *p = to + length; p < target.data() + target.size(); ++p) assert_int_equal(*p, 0xA5);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(void) {
@@ -149,6 +182,7 @@ int main(void) {
       cmocka_unit_test(integer_sum_and_prod_wrap),
       cmocka_unit_test(operand_order_and_aliasing),
       cmocka_unit_test(average_divides_once_and_truncates_toward_zero),
+      cmocka_unit_test(streaming_copy_copies_exactly_at_every_alignment),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -59,6 +59,20 @@ uint64_t continued_calls(xffl::comm::Communicator &comm) {
   return ucx ? ucx->host_continued_calls() : 0;
 }
 
+uint64_t streamed_calls(xffl::comm::Communicator &comm) {
+  auto *ucx = dynamic_cast<UcxCommunicator *>(&comm);
+  return ucx ? ucx->host_streamed_calls() : 0;
+}
+
+// After a matrix of calls: every pipelined call wrote its output with streaming stores (`streamed`,
+// the options of streamed_small_parts) or none did.
+void expect_streamed(xffl::comm::Communicator &comm, bool streamed) {
+  const uint64_t expected = streamed ? pipelined_calls(comm) : 0;
+  if (streamed_calls(comm) != expected)
+    (xffl::fail)(XFFL_EINTERNAL, streamed_calls(comm), " of ", pipelined_calls(comm),
+                 " pipelined calls streamed their output, expected ", expected);
+}
+
 #ifdef XFFL_TEST_SANITIZED
 constexpr bool kSanitized = true;
 #else
@@ -88,6 +102,15 @@ std::vector<size_t> pipelined_counts(size_t first) {
 harness::Options small_parts() {
   harness::Options options;
   options.tuning.host_pipeline_chunk_bytes = 64 * 1024;
+  return options;
+}
+
+// The same, every pipelined call writing its output with streaming stores (comm/streaming_copy.h;
+// by default only from algorithm_choice::host_stream_output_from bytes of output): the copies out
+// start and end anywhere within a cache line at these counts.
+harness::Options parts(bool streamed) {
+  harness::Options options = small_parts();
+  if (streamed) options.tuning.host_stream_output_from = 0;
   return options;
 }
 
@@ -210,8 +233,8 @@ void a_member_that_stays_away_times_out_the_others(void **) {
 }
 
 // Every dtype and op in and out of place: one element below the crossover (the segment's slots), the
-// crossover itself, and an odd count above it.
-void pipelined_allreduce_every_dtype_and_op(int world, bool every_op) {
+// crossover itself, and an odd count above it; the output copied with streaming stores or not.
+void pipelined_allreduce_every_dtype_and_op(int world, bool every_op, bool streamed = false) {
   expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 11);
     const size_t from = xffl::comm::algorithm_choice::host_pipeline_allreduce_from(n);
@@ -220,12 +243,15 @@ void pipelined_allreduce_every_dtype_and_op(int world, bool every_op) {
       for (size_t count : pipelined_counts(first))
         for (bool in_place : {false, true}) checked_allreduce(*comm, rank, n, count, dtype, op, in_place);
     }
-  }, small_parts()));
+    expect_streamed(*comm, streamed);
+  }, parts(streamed)));
 }
 
 void pipelined_allreduce_on_2_ranks(void **) { pipelined_allreduce_every_dtype_and_op(2, true); }
 void pipelined_allreduce_on_3_ranks(void **) { pipelined_allreduce_every_dtype_and_op(3, false); }
 void pipelined_allreduce_on_4_ranks(void **) { pipelined_allreduce_every_dtype_and_op(4, false); }
+void pipelined_allreduce_streamed_on_2_ranks(void **) { pipelined_allreduce_every_dtype_and_op(2, true, true); }
+void pipelined_allreduce_streamed_on_3_ranks(void **) { pipelined_allreduce_every_dtype_and_op(3, false, true); }
 
 // With the default parts too (one round per 256 KiB a member), 4 ranks: every copy the same bits.
 void pipelined_random_floats_are_bit_identical_on_every_rank(void **) {
@@ -268,7 +294,7 @@ void checked_reduce_scatter(xffl::comm::Communicator &comm, int rank, int n, siz
                  took ? " took" : " did not take", " the pipelined path");
 }
 
-void pipelined_reduce_scatter_every_dtype_and_op(int world, bool every_op) {
+void pipelined_reduce_scatter_every_dtype_and_op(int world, bool every_op, bool streamed = false) {
   expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 17);
     const size_t from = xffl::comm::algorithm_choice::host_pipeline_reduce_scatter_from(n);
@@ -278,11 +304,13 @@ void pipelined_reduce_scatter_every_dtype_and_op(int world, bool every_op) {
       for (size_t count : pipelined_counts(first))
         for (bool in_place : {false, true}) checked_reduce_scatter(*comm, rank, n, count, dtype, op, in_place);
     }
-  }, small_parts()));
+    expect_streamed(*comm, streamed);
+  }, parts(streamed)));
 }
 
 void pipelined_reduce_scatter_on_2_ranks(void **) { pipelined_reduce_scatter_every_dtype_and_op(2, true); }
 void pipelined_reduce_scatter_on_3_ranks(void **) { pipelined_reduce_scatter_every_dtype_and_op(3, false); }
+void pipelined_reduce_scatter_streamed_on_3_ranks(void **) { pipelined_reduce_scatter_every_dtype_and_op(3, false, true); }
 
 // Broadcast and allgather through their rounds (no reduction: the dtype only sizes the elements):
 // one element below the crossover (the slots), the crossover, an odd count above it with a short
@@ -298,7 +326,7 @@ void checked_copy_collective(xffl::comm::Communicator &comm, const char *what, s
                  " the pipelined path");
 }
 
-void pipelined_broadcast_and_allgather(int world) {
+void pipelined_broadcast_and_allgather(int world, bool streamed = false) {
   expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 19);
     const size_t broadcast_from = xffl::comm::algorithm_choice::host_pipeline_broadcast_from(n);
@@ -318,11 +346,44 @@ void pipelined_broadcast_and_allgather(int world) {
                                   [&] { checks::allgather(*comm, rank, n, count, dtype, in_place); });
       if (kSanitized) break;  // one dtype: the rounds copy bytes alike for every one
     }
-  }, small_parts()));
+    expect_streamed(*comm, streamed);
+  }, parts(streamed)));
 }
 
 void pipelined_broadcast_and_allgather_on_2_ranks(void **) { pipelined_broadcast_and_allgather(2); }
 void pipelined_broadcast_and_allgather_on_3_ranks(void **) { pipelined_broadcast_and_allgather(3); }
+void pipelined_broadcast_and_allgather_streamed_on_2_ranks(void **) { pipelined_broadcast_and_allgather(2, true); }
+
+// With the default tuning, a pipelined call streams its output exactly from
+// algorithm_choice::host_stream_output_from bytes of it: an allreduce one f32 below and three above
+// (random floats, the same bits on both ranks), a broadcast of the size itself from each root.
+void streaming_starts_at_its_crossover(void **) {
+  const size_t from = xffl::comm::algorithm_choice::host_stream_output_from;
+  std::vector<std::vector<float>> sums(2);
+  expect_ok(harness::run_ranks(2, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 23);
+    std::mt19937 random(static_cast<unsigned>(rank + 1));
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    for (size_t count : {from / sizeof(float) - 1, from / sizeof(float) + 3}) {
+      const uint64_t before = streamed_calls(*comm);
+      std::vector<float> data(count);
+      for (float &x : data) x = value(random);
+      comm->allreduce(data.data(), data.data(), count, XFFL_F32, XFFL_SUM, nullptr);
+      const bool streamed = streamed_calls(*comm) != before;
+      if (streamed != (count * sizeof(float) >= from))
+        (xffl::fail)(XFFL_EINTERNAL, "allreduce of ", count, " f32", streamed ? " streamed" : " did not stream",
+                     " its output");
+      sums[static_cast<size_t>(rank)] = std::move(data);
+    }
+    for (int root = 0; root < n; ++root) {
+      const uint64_t before = streamed_calls(*comm);
+      checks::broadcast(*comm, rank, from, XFFL_U8, root);
+      if (streamed_calls(*comm) != before + 1)
+        (xffl::fail)(XFFL_EINTERNAL, "a broadcast of ", from, " bytes did not stream its output");
+    }
+  }));
+  assert_true(sums[0] == sums[1]);
+}
 
 // A member that stays away from a pipelined broadcast after one it took part in: the others fail
 // with XFFL_ETIMEOUT naming it, whether it is the root (the others wait for its first part) or not
@@ -493,11 +554,16 @@ int main(void) {
       cmocka_unit_test(pipelined_allreduce_on_2_ranks),
       cmocka_unit_test(pipelined_allreduce_on_3_ranks),
       cmocka_unit_test(pipelined_allreduce_on_4_ranks),
+      cmocka_unit_test(pipelined_allreduce_streamed_on_2_ranks),
+      cmocka_unit_test(pipelined_allreduce_streamed_on_3_ranks),
       cmocka_unit_test(pipelined_random_floats_are_bit_identical_on_every_rank),
       cmocka_unit_test(pipelined_reduce_scatter_on_2_ranks),
       cmocka_unit_test(pipelined_reduce_scatter_on_3_ranks),
+      cmocka_unit_test(pipelined_reduce_scatter_streamed_on_3_ranks),
       cmocka_unit_test(pipelined_broadcast_and_allgather_on_2_ranks),
       cmocka_unit_test(pipelined_broadcast_and_allgather_on_3_ranks),
+      cmocka_unit_test(pipelined_broadcast_and_allgather_streamed_on_2_ranks),
+      cmocka_unit_test(streaming_starts_at_its_crossover),
       cmocka_unit_test(a_member_that_stays_away_from_a_pipelined_broadcast_times_out_the_others),
       cmocka_unit_test(pipelined_calls_among_small_ones),
       cmocka_unit_test(members_disagree_in_the_pipeline),

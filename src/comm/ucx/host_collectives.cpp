@@ -13,6 +13,7 @@
 #include "comm/algorithms/scratch.h"
 #include "comm/dtype.h"
 #include "comm/reduce.h"
+#include "comm/streaming_copy.h"
 
 namespace xffl::comm::ucx {
 
@@ -155,7 +156,7 @@ void HostCollectives::reduce_slots(UcxTransport &p2p, size_t first, size_t count
 // operand of part i and region j the reduced part j (each region `region_bytes`).
 void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature &signature, const void *send,
                                           void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
-                                          size_t chunk_bytes) {
+                                          RoundOptions options) {
   using Flag = HostSegment::Flag;
   HostSegment &segment = *segment_;
   const size_t element = dtype_size(dtype);
@@ -166,9 +167,9 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
   const uint32_t sequence = p2p.sequence();
   const bool follows_allreduce = last_pipelined_allreduce_ && *last_pipelined_allreduce_ + 1 == sequence;
   const Pipeline plan = follows_allreduce
-                            ? continue_pipelined_calls(p2p, signature, chunk_bytes, element, count,
+                            ? continue_pipelined_calls(p2p, signature, options, element, count,
                                                        static_cast<size_t>(members_))
-                            : start_pipelined_call(p2p, signature, chunk_bytes, element, count,
+                            : start_pipelined_call(p2p, signature, options, element, count,
                                                    static_cast<size_t>(members_));
   const size_t round_elements = plan.part_elements * static_cast<size_t>(members_), rounds = plan.rounds;
 
@@ -212,7 +213,7 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
             return member == me_ ? input + first_of(me_) * element : plan.region(member, round, me_);
           },
           mine, dtype, op, scratch ? scratch->data() : nullptr, result);
-      std::memcpy(output + first_of(me_) * element, result, mine * element);
+      plan.copy_out(output + first_of(me_) * element, result, mine * element);
     }
     segment.publish_round(Flag::reduced, round);
 
@@ -222,7 +223,7 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
       const int owner = (me_ + k) % members_;
       wait_for(p2p, owner, Flag::reduced, round, plan.step(r, 1), spin_end);
       if (length_of(owner))
-        std::memcpy(output + first_of(owner) * element, plan.region(owner, round, owner), length_of(owner) * element);
+        plan.copy_out(output + first_of(owner) * element, plan.region(owner, round, owner), length_of(owner) * element);
     }
   }
   end_pipelined_call(p2p, plan);
@@ -234,12 +235,12 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
 // its own slot (never an operand: recv may be the caller's own block of send) and copies it out.
 void HostCollectives::pipelined_reduce_scatter(UcxTransport &p2p, const CallSignature &signature, const void *send,
                                                void *recv, size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op,
-                                               size_t chunk_bytes) {
+                                               RoundOptions options) {
   using Flag = HostSegment::Flag;
   HostSegment &segment = *segment_;
   const size_t element = dtype_size(dtype);
   const xffl_dtype_t type = accumulation_dtype(dtype, op);
-  const Pipeline plan = start_pipelined_call(p2p, signature, chunk_bytes, element, recv_count, 1);
+  const Pipeline plan = start_pipelined_call(p2p, signature, options, element, recv_count, 1);
   const size_t part_elements = plan.part_elements, rounds = plan.rounds;
 
   const auto *input = static_cast<const unsigned char *>(send);
@@ -272,7 +273,7 @@ void HostCollectives::pipelined_reduce_scatter(UcxTransport &p2p, const CallSign
                                : plan.region(member, round, me_);
         },
         length, dtype, op, scratch ? scratch->data() : nullptr, result);
-    std::memcpy(output + first * element, result, length * element);
+    plan.copy_out(output + first * element, result, length * element);
     segment.publish_round(Flag::reduced, round);
   }
   end_pipelined_call(p2p, plan);
@@ -283,11 +284,11 @@ void HostCollectives::pipelined_reduce_scatter(UcxTransport &p2p, const CallSign
 // "reduced" (read). The root stages round r only once every member has read round r - 2 (the same
 // region; earlier calls: every member finished them before this call's signatures were compared).
 void HostCollectives::pipelined_broadcast(UcxTransport &p2p, const CallSignature &signature, void *buffer,
-                                          size_t bytes, int root, size_t chunk_bytes,
+                                          size_t bytes, int root, RoundOptions options,
                                           algorithms::WindowProducer *producer) {
   using Flag = HostSegment::Flag;
   HostSegment &segment = *segment_;
-  const Pipeline plan = start_pipelined_call(p2p, signature, chunk_bytes, 1, bytes, 1);
+  const Pipeline plan = start_pipelined_call(p2p, signature, options, 1, bytes, 1);
   auto *data = static_cast<unsigned char *>(buffer);
   const auto spin = std::chrono::nanoseconds(algorithm_choice::host_pipeline_spin_ns);
   for (size_t r = 0; r < plan.rounds; ++r) {
@@ -303,7 +304,7 @@ void HostCollectives::pipelined_broadcast(UcxTransport &p2p, const CallSignature
       segment.publish_round(Flag::staged, round);
     } else {
       wait_for(p2p, root, Flag::staged, round, plan.step(r, 1), spin_end);
-      std::memcpy(data + first, plan.region(root, round, 0), length);
+      plan.copy_out(data + first, plan.region(root, round, 0), length);
       segment.publish_round(Flag::reduced, round);
     }
   }
@@ -315,11 +316,11 @@ void HostCollectives::pipelined_broadcast(UcxTransport &p2p, const CallSignature
 // out of their slots, starting at the next member, and publishes "reduced" (read). A member stages
 // round r only once every member has read round r - 2 (as pipelined_broadcast).
 void HostCollectives::pipelined_allgather(UcxTransport &p2p, const CallSignature &signature, const void *send,
-                                          void *recv, size_t send_count, xffl_dtype_t dtype, size_t chunk_bytes) {
+                                          void *recv, size_t send_count, xffl_dtype_t dtype, RoundOptions options) {
   using Flag = HostSegment::Flag;
   HostSegment &segment = *segment_;
   const size_t element = dtype_size(dtype);
-  const Pipeline plan = start_pipelined_call(p2p, signature, chunk_bytes, element, send_count, 1);
+  const Pipeline plan = start_pipelined_call(p2p, signature, options, element, send_count, 1);
   const auto *input = static_cast<const unsigned char *>(send);
   auto *output = static_cast<unsigned char *>(recv);
   auto block_of = [&](int member) { return output + static_cast<size_t>(member) * send_count * element; };
@@ -340,7 +341,7 @@ void HostCollectives::pipelined_allgather(UcxTransport &p2p, const CallSignature
     for (int k = 1; k < members_; ++k) {
       const int owner = (me_ + k) % members_;
       wait_for(p2p, owner, Flag::staged, round, plan.step(r, 1), spin_end);
-      std::memcpy(block_of(owner) + offset, plan.region(owner, round, 0), length);
+      plan.copy_out(block_of(owner) + offset, plan.region(owner, round, 0), length);
     }
     segment.publish_round(Flag::reduced, round);
   }
@@ -351,33 +352,41 @@ unsigned char *HostCollectives::Pipeline::region(int member, uint32_t round, int
   return segment->slot(member, round) + static_cast<size_t>(index) * region_bytes;
 }
 
+void HostCollectives::Pipeline::copy_out(unsigned char *to, const unsigned char *from, size_t bytes) const {
+  if (stream_output)
+    copy_streaming(to, from, bytes);
+  else
+    std::memcpy(to, from, bytes);
+}
+
 algorithms::Step HostCollectives::Pipeline::step(size_t round, int phase) const {
   return algorithms::Step{1 + 2 * static_cast<int>(std::min<size_t>(round, INT32_MAX / 4)) + phase, total_steps};
 }
 
 HostCollectives::Pipeline HostCollectives::start_pipelined_call(UcxTransport &p2p, const CallSignature &signature,
-                                                                size_t chunk_bytes, size_t element, size_t count,
+                                                                RoundOptions options, size_t element, size_t count,
                                                                 size_t parts_per_round) {
-  const Pipeline plan = plan_pipeline(chunk_bytes, element, count, parts_per_round);
+  const Pipeline plan = plan_pipeline(options, element, count, parts_per_round);
   enter(p2p, signature, nullptr, 0, algorithms::Step{0, plan.total_steps});
   return plan;
 }
 
 HostCollectives::Pipeline HostCollectives::continue_pipelined_calls(UcxTransport &p2p, const CallSignature &signature,
-                                                                    size_t chunk_bytes, size_t element, size_t count,
+                                                                    RoundOptions options, size_t element, size_t count,
                                                                     size_t parts_per_round) {
   segment_->publish(p2p.sequence(), signature);
   ++continued_calls_;
-  return plan_pipeline(chunk_bytes, element, count, parts_per_round);
+  return plan_pipeline(options, element, count, parts_per_round);
 }
 
-HostCollectives::Pipeline HostCollectives::plan_pipeline(size_t chunk_bytes, size_t element, size_t count,
+HostCollectives::Pipeline HostCollectives::plan_pipeline(RoundOptions options, size_t element, size_t count,
                                                          size_t parts_per_round) const {
   Pipeline plan;
   plan.segment = segment_.get();
   // A member's part of a round: at most one region, and at most chunk_bytes (kept in the cache).
   plan.region_bytes = segment_->slot_bytes() / static_cast<size_t>(members_) / 64 * 64;
-  plan.part_elements = std::max<size_t>(1, std::min(chunk_bytes, plan.region_bytes) / element);
+  plan.part_elements = std::max<size_t>(1, std::min(options.chunk_bytes, plan.region_bytes) / element);
+  plan.stream_output = options.stream_output;
   const size_t round_elements = plan.part_elements * parts_per_round;
   plan.rounds = (count + round_elements - 1) / round_elements;
   plan.total_steps = 1 + 2 * static_cast<int>(std::min<size_t>(plan.rounds, INT32_MAX / 4));
@@ -387,6 +396,7 @@ HostCollectives::Pipeline HostCollectives::plan_pipeline(size_t chunk_bytes, siz
 void HostCollectives::end_pipelined_call(UcxTransport &p2p, const Pipeline &plan) {
   round_ += static_cast<uint32_t>(plan.rounds);
   ++pipelined_calls_;
+  if (plan.stream_output) ++streamed_calls_;
   // Both parities' slots were used: the next call writes either only once every member is done.
   segment_->finish_reading(p2p.sequence());
   last_published_[0] = last_published_[1] = p2p.sequence();

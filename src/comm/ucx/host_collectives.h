@@ -28,7 +28,9 @@
 // region may be written again (host_collectives.cpp). Each byte of a member's buffer is copied into
 // the segment once and each result out once, parts small enough to stay in the cache in between; no
 // system call unless a member sleeps, nothing pinned (single copy's process_vm_readv pins the peer's
-// pages on every call). At the end every member marks the call read, and the next call on the
+// pages on every call). A call with a large output (RoundOptions::stream_output) copies into it with
+// streaming stores (comm/streaming_copy.h), which neither read the lines they write nor evict the
+// parts the rounds still use. At the end every member marks the call read, and the next call on the
 // segment, whichever parity, writes only once every member has; but a pipelined allreduce right after
 // another (a training loop's gradients) goes straight to its rounds, whose flags already say when a
 // region is free: its signatures are compared once round 0 is staged, before any slot is read (one
@@ -62,6 +64,15 @@ class WindowProducer;
 
 namespace xffl::comm::ucx {
 
+// How a pipelined call below runs: the most a member's part of a round holds
+// (Tuning::host_pipeline_chunk_bytes; less when the slots are smaller), and whether it copies into
+// the caller's output with streaming stores (comm/streaming_copy.h; from
+// Tuning::host_stream_output_from bytes of output).
+struct RoundOptions {
+  size_t chunk_bytes;
+  bool stream_output;
+};
+
 class HostCollectives {
  public:
   HostCollectives(int members, int me) : members_(members), me_(me) {}
@@ -75,6 +86,8 @@ class HostCollectives {
   uint64_t pipelined_calls() const { return pipelined_calls_; }
   // How many of those went to their rounds without meeting first (continue_pipelined_calls; for tests).
   uint64_t continued_calls() const { return continued_calls_; }
+  // How many of those wrote the caller's output with streaming stores (RoundOptions; for tests).
+  uint64_t streamed_calls() const { return streamed_calls_; }
 
   // The collectives, with the conventions of collectives.h; the buffer sizes must fit the slots
   // (algorithm_choice::host_segment_slot_bytes) and counts must be non-zero.
@@ -87,15 +100,14 @@ class HostCollectives {
                       size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op);
   void barrier(UcxTransport &p2p, const CallSignature &signature);
   // The large allreduce (from algorithm_choice::host_pipeline_allreduce_from): any count, in rounds
-  // through the slots (see "Pipelined allreduce" above); chunk_bytes: the most a member's part of a
-  // round holds (Tuning::host_pipeline_chunk_bytes), less when the slots are smaller.
+  // through the slots (see "Pipelined allreduce" above).
   void pipelined_allreduce(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
-                           size_t count, xffl_dtype_t dtype, xffl_redop_t op, size_t chunk_bytes);
+                           size_t count, xffl_dtype_t dtype, xffl_redop_t op, RoundOptions options);
   // The large reduce_scatter (from algorithm_choice::host_pipeline_reduce_scatter_from): the same
   // rounds over each member's block without copying results out (each member keeps its own), and a
   // member stages round r only once every member has reduced round r - 2 (its regions are free).
   void pipelined_reduce_scatter(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
-                                size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op, size_t chunk_bytes);
+                                size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op, RoundOptions options);
   // The large broadcast and allgather (from algorithm_choice::host_pipeline_broadcast_from and
   // _allgather_from): rounds of one part of the buffer (broadcast: the root's; allgather: every
   // member's block), copied into the slot by its owner ("staged") and out by the others, who then
@@ -103,9 +115,9 @@ class HostCollectives {
   // producer (broadcast_produced; the root's, or null): the root makes each part final (through())
   // just before it copies it into its slot.
   void pipelined_broadcast(UcxTransport &p2p, const CallSignature &signature, void *buffer, size_t bytes, int root,
-                           size_t chunk_bytes, algorithms::WindowProducer *producer = nullptr);
+                           RoundOptions options, algorithms::WindowProducer *producer = nullptr);
   void pipelined_allgather(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
-                           size_t send_count, xffl_dtype_t dtype, size_t chunk_bytes);
+                           size_t send_count, xffl_dtype_t dtype, RoundOptions options);
 
   // For a call that takes the UCX messages (p2p's): throws XFFL_EINVAL through p2p when a member
   // waits in the segment for this very call with other arguments (its call took the segment, ours
@@ -133,32 +145,35 @@ class HostCollectives {
   // out = every member's slot elements [first, first + count) reduced in member order.
   void reduce_slots(UcxTransport &p2p, size_t first, size_t count, xffl_dtype_t dtype, xffl_redop_t op, void *out);
 
-  // What the two pipelined schedules share: every slot cut into one region per member, parts of at most
-  // chunk_bytes (one region at most), and the steps their waits name (0: the signatures; then two per
-  // round).
+  // What the pipelined schedules share: every slot cut into one region per member, parts of at most
+  // chunk_bytes (one region at most), the steps their waits name (0: the signatures; then two per
+  // round), and how they copy into the caller's output.
   struct Pipeline {
     HostSegment *segment = nullptr;
     size_t region_bytes = 0;
     size_t part_elements = 0;
     size_t rounds = 0;
     int total_steps = 1;
+    bool stream_output = false;
     // Region `index` of member's slot of `round`'s parity.
     unsigned char *region(int member, uint32_t round, int index) const;
     algorithms::Step step(size_t round, int phase) const;
+    // Copies `bytes` into the caller's output: with streaming stores when stream_output.
+    void copy_out(unsigned char *to, const unsigned char *from, size_t bytes) const;
   };
   // Starts a pipelined call of `count` `element`-byte values, `parts_per_round` parts a round: its
   // pipeline, once every member's signature is checked (enter).
-  Pipeline start_pipelined_call(UcxTransport &p2p, const CallSignature &signature, size_t chunk_bytes, size_t element,
-                                size_t count, size_t parts_per_round);
+  Pipeline start_pipelined_call(UcxTransport &p2p, const CallSignature &signature, RoundOptions options,
+                                size_t element, size_t count, size_t parts_per_round);
   // The same for a pipelined allreduce right after another (the call before it on this group): no
   // meeting, this member publishes its signature and goes on; the caller compares the others' once
   // they have staged round 0 (they published theirs before), before it reads their slots. The
   // rounds' flags already order the slots' reuse from one such call to the next; one meeting fewer
   // per call (two flag waits a round instead of three for a one-round call).
-  Pipeline continue_pipelined_calls(UcxTransport &p2p, const CallSignature &signature, size_t chunk_bytes,
+  Pipeline continue_pipelined_calls(UcxTransport &p2p, const CallSignature &signature, RoundOptions options,
                                     size_t element, size_t count, size_t parts_per_round);
   // A call's pipeline: regions, parts and rounds (no waiting, nothing published).
-  Pipeline plan_pipeline(size_t chunk_bytes, size_t element, size_t count, size_t parts_per_round) const;
+  Pipeline plan_pipeline(RoundOptions options, size_t element, size_t count, size_t parts_per_round) const;
   // XFFL_EINVAL through p2p when member's signature for this call (published) is not `signature`.
   void check_signature(UcxTransport &p2p, int member, const CallSignature &signature) const;
   // After the pipelined call's last round.
@@ -172,6 +187,7 @@ class HostCollectives {
   uint32_t round_ = 0;             // the next round of a pipelined call: the same on every member
   uint64_t pipelined_calls_ = 0;
   uint64_t continued_calls_ = 0;
+  uint64_t streamed_calls_ = 0;
   std::optional<uint32_t> last_pipelined_allreduce_;  // its sequence number, once there was one
   static constexpr algorithms::Step kSegmentStep{0, 1};
 };

@@ -11,6 +11,15 @@
 
 namespace xffl::comm::ucx {
 
+namespace {
+
+// A pipelined call on one host that writes `output_bytes` into the caller's buffer.
+RoundOptions round_options(const algorithms::Tuning &tuning, size_t output_bytes) {
+  return RoundOptions{tuning.host_pipeline_chunk_bytes, output_bytes >= tuning.host_stream_output_from};
+}
+
+}  // namespace
+
 UcxCommunicator::UcxCommunicator(std::shared_ptr<UcxWorker> worker, GroupView group)
     : worker_(std::move(worker)), group_(std::move(group)) {}
 
@@ -147,7 +156,8 @@ void UcxCommunicator::allreduce(const void *send, void *recv, size_t count, xffl
   const CallSignature signature = CallSignature::of(CallKind::Allreduce, count, dtype, op);
   run("allreduce", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
     if (host_pipeline(p2p, tuning, count * dtype_size(dtype), algorithm_choice::host_pipeline_allreduce_from(n)))
-      return host_->pipelined_allreduce(p2p, signature, send, recv, count, dtype, op, tuning.host_pipeline_chunk_bytes);
+      return host_->pipelined_allreduce(p2p, signature, send, recv, count, dtype, op,
+                                        round_options(tuning, count * dtype_size(dtype)));
     if (single_copy(tuning, count * dtype_size(dtype), algorithm_choice::single_copy_allreduce_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_allreduce(p2p, memory, send, recv, count, dtype, op);
@@ -164,7 +174,7 @@ void UcxCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int
   run("broadcast", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
     if (host_pipeline(p2p, tuning, count * dtype_size(dtype), algorithm_choice::host_pipeline_broadcast_from(n)))
       return host_->pipelined_broadcast(p2p, signature, buf, count * dtype_size(dtype), root_index,
-                                        tuning.host_pipeline_chunk_bytes);
+                                        round_options(tuning, count * dtype_size(dtype)));
     if (single_copy(tuning, count * dtype_size(dtype), algorithm_choice::single_copy_broadcast_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_broadcast(p2p, memory, buf, count * dtype_size(dtype), root_index);
@@ -199,7 +209,7 @@ void UcxCommunicator::broadcast_produced(void *buf, size_t count, xffl_dtype_t d
     // On one host the segment, as broadcast: in rounds, each part made final just before it is
     // staged; below the rounds, every window first (small buffers), then the slots.
     if (host_pipeline(p2p, tuning, bytes, algorithm_choice::host_pipeline_broadcast_from(n)))
-      return host_->pipelined_broadcast(p2p, signature, buf, bytes, root_index, tuning.host_pipeline_chunk_bytes,
+      return host_->pipelined_broadcast(p2p, signature, buf, bytes, root_index, round_options(tuning, bytes),
                                         &producer);
     if (host_segment(p2p, tuning, bytes, algorithm_choice::host_segment_broadcast_below(n))) {
       producer.all();
@@ -220,7 +230,7 @@ bool UcxCommunicator::allgather_on_host(UcxTransport &p2p, const algorithms::Tun
   const size_t bytes = send_count * static_cast<size_t>(n) * dtype_size(dtype);
   if (host_pipeline(p2p, tuning, bytes, algorithm_choice::host_pipeline_allgather_from(n))) {
     if (before) before();
-    host_->pipelined_allgather(p2p, signature, send, recv, send_count, dtype, tuning.host_pipeline_chunk_bytes);
+    host_->pipelined_allgather(p2p, signature, send, recv, send_count, dtype, round_options(tuning, bytes));
     return true;
   }
   if (single_copy(tuning, bytes, algorithm_choice::single_copy_allgather_from(n))) {
@@ -271,7 +281,7 @@ void UcxCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_c
     if (host_pipeline(p2p, tuning, recv_count * static_cast<size_t>(n) * dtype_size(dtype),
                       algorithm_choice::host_pipeline_reduce_scatter_from(n)))
       return host_->pipelined_reduce_scatter(p2p, signature, send, recv, recv_count, dtype, op,
-                                             tuning.host_pipeline_chunk_bytes);
+                                             round_options(tuning, recv_count * dtype_size(dtype)));
     if (single_copy(tuning, recv_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_reduce_scatter_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_reduce_scatter(p2p, memory, send, recv, recv_count, dtype, op);
