@@ -2,13 +2,14 @@
 """This tree against another, one collective at a time, interleaved run by run (issue 13's A/B).
 
     python3 bench/peers/ab_collectives.py THIS_BUILD BASE_BUILD [--ops broadcast,allgather]
-        [--ranks 2,4] [--min 1M] [--max 64M] [--repeat 6]
+        [--ranks 2,4] [--min 1M] [--max 64M] [--repeat 6] [--bind]
 
 THIS_BUILD and BASE_BUILD are Release builds (targets xffl-run and xffl-bench) of two trees; each
 repetition runs every (ranks, op) of both, their order alternating between repetitions. Prints the
 load average at the start of each repetition, then per op, ranks and size the medians over the
 repetitions of the CPU time per call (user + system of every thread, mean over ranks) and of busbw,
-and the ratios base / this (CPU) and this / base (busbw): above 1, this tree is ahead.
+and the ratios base / this (CPU) and this / base (busbw): above 1, this tree is ahead. --bind: rank r
+on CPU r mod CPUs (xffl-run --bind core), as compare.py --bind.
 """
 import argparse
 import collections
@@ -18,8 +19,9 @@ import statistics
 import subprocess
 
 
-def run_bench(build, ranks, op, minimum, maximum):
-    cmd = [f"{build}/tools/xffl-run/xffl-run", "-n", str(ranks), "--backend", "ucx", "--",
+def run_bench(build, ranks, op, minimum, maximum, bind):
+    cmd = [f"{build}/tools/xffl-run/xffl-run", "-n", str(ranks), "--backend", "ucx",
+           *(["--bind", "core"] if bind else []), "--",
            f"{build}/tools/xffl-bench/xffl-bench", "-o", op, "-b", minimum, "-e", maximum, "-f", "4",
            "-n", "10", "-w", "3", "--json"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=True).stdout
@@ -36,6 +38,7 @@ def main():
     parser.add_argument("--min", default="1M")
     parser.add_argument("--max", default="64M")
     parser.add_argument("--repeat", type=int, default=6)
+    parser.add_argument("--bind", action="store_true", help="rank r on CPU r mod CPUs (xffl-run --bind core)")
     args = parser.parse_args()
     trees = [("this", args.this_build), ("base", args.base_build)]
     ops = args.ops.split(",")
@@ -47,7 +50,7 @@ def main():
         for name, build in trees if repetition % 2 == 0 else reversed(trees):
             for n in ranks:
                 for op in ops:
-                    for row in run_bench(build, n, op, args.min, args.max):
+                    for row in run_bench(build, n, op, args.min, args.max, args.bind):
                         data[(op, n, row["size"], name)].append((row["cpu_us"], row["busbw_gbps"]))
     print("load average (1 min) at the start of each repetition:", " ".join(f"{x:.1f}" for x in loads))
     print(f"{'op':15} {'ranks':>5} {'size':>9} | {'CPU us this':>11} {'base':>9} {'base/this':>9} |"

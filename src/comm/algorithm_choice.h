@@ -147,14 +147,15 @@ constexpr size_t host_pipeline_chunk_bytes = 256 * kKiB;
 constexpr long host_pipeline_spin_ns = 2 * 1000;
 // A pipelined call whose output (the caller's buffer it writes: allreduce's and broadcast's whole
 // buffer, allgather's gathered one, reduce_scatter's block) has at least this many bytes copies into
-// it with streaming stores (streaming_copy.h). Measured 2026-12-04 on 2 cores, load 1.8-2.6
-// (bench/peers/README.md, "Streaming stores into the output"), against the same tree without them,
-// 3 runs each interleaved, median busbw with / without: from 64 MiB 1.06-1.36x in every collective on
-// 2 and 4 ranks (allreduce 1.20-1.25x) but broadcast on 2 ranks at 256 MiB (0.93x; 0.97x in 6 runs, with
-// 11% less CPU); at 16 MiB allreduce 1.03x (2 ranks; 1.01x in 6 runs) and 1.28x (4 ranks), broadcast
-// 0.98x and 1.05x, allgather 0.90x (0.96x in 6 runs) and 1.06x; below it (not streamed) 0.9-1.03x,
-// the noise of those runs.
-constexpr size_t host_stream_output_from = 16 * 1024 * kKiB;
+// it with streaming stores (streaming_copy.h), by member count. Measured 2026-12-04 on 2 cores, load
+// 0.5-2.6 (bench/peers/README.md, "Streaming stores into the output"), with bench/peers/
+// ab_collectives.py --bind against the same tree without them, busbw with / without (3-6 runs each,
+// interleaved): from 64 MiB 1.07-1.36x in every collective on 2 and 4 ranks but broadcast on 2 ranks
+// at 256 MiB (0.93-0.99x, with 11-13% less CPU); at 32 MiB on 2 ranks allreduce 1.15x, reduce_scatter
+// (16 MiB out) 1.14x, broadcast and allgather 0.99x; at 16 MiB on 2 ranks 0.94-1.03x (allgather
+// 0.90-0.97x), on 4 ranks allreduce 1.14-1.28x, broadcast 1.02-1.08x, allgather 0.96-1.06x. 3 members
+// take the 4-rank value.
+constexpr size_t host_stream_output_from(int members) { return members <= 2 ? 32 * 1024 * kKiB : 16 * 1024 * kKiB; }
 
 // What the single-copy reduction reads from a peer at once: its accumulator and the peer's chunk stay
 // in the L2 cache between the read and the reduction.

@@ -106,7 +106,7 @@ harness::Options small_parts() {
 }
 
 // The same, every pipelined call writing its output with streaming stores (comm/streaming_copy.h;
-// by default only from algorithm_choice::host_stream_output_from bytes of output): the copies out
+// by default only from algorithm_choice::host_stream_output_from(members) bytes of output): the copies out
 // start and end anywhere within a cache line at these counts.
 harness::Options parts(bool streamed) {
   harness::Options options = small_parts();
@@ -355,12 +355,13 @@ void pipelined_broadcast_and_allgather_on_3_ranks(void **) { pipelined_broadcast
 void pipelined_broadcast_and_allgather_streamed_on_2_ranks(void **) { pipelined_broadcast_and_allgather(2, true); }
 
 // With the default tuning, a pipelined call streams its output exactly from
-// algorithm_choice::host_stream_output_from bytes of it: an allreduce one f32 below and three above
-// (random floats, the same bits on both ranks), a broadcast of the size itself from each root.
-void streaming_starts_at_its_crossover(void **) {
-  const size_t from = xffl::comm::algorithm_choice::host_stream_output_from;
-  std::vector<std::vector<float>> sums(2);
-  expect_ok(harness::run_ranks(2, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+// algorithm_choice::host_stream_output_from(members) bytes of it, on 2 and 3 members: an allreduce one
+// f32 below and three above (random floats, the same bits on every rank), a broadcast of the size
+// itself from each root.
+void streaming_starts_at_its_crossover(int world) {
+  const size_t from = xffl::comm::algorithm_choice::host_stream_output_from(world);
+  std::vector<std::vector<float>> sums(static_cast<size_t>(world));
+  expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 23);
     std::mt19937 random(static_cast<unsigned>(rank + 1));
     std::uniform_real_distribution<float> value(-1.0f, 1.0f);
@@ -382,8 +383,11 @@ void streaming_starts_at_its_crossover(void **) {
         (xffl::fail)(XFFL_EINTERNAL, "a broadcast of ", from, " bytes did not stream its output");
     }
   }));
-  assert_true(sums[0] == sums[1]);
+  for (size_t r = 1; r < sums.size(); ++r) assert_true(sums[r] == sums[0]);
 }
+
+void streaming_starts_at_its_crossover_on_2_ranks(void **) { streaming_starts_at_its_crossover(2); }
+void streaming_starts_at_its_crossover_on_3_ranks(void **) { streaming_starts_at_its_crossover(3); }
 
 // A member that stays away from a pipelined broadcast after one it took part in: the others fail
 // with XFFL_ETIMEOUT naming it, whether it is the root (the others wait for its first part) or not
@@ -563,7 +567,8 @@ int main(void) {
       cmocka_unit_test(pipelined_broadcast_and_allgather_on_2_ranks),
       cmocka_unit_test(pipelined_broadcast_and_allgather_on_3_ranks),
       cmocka_unit_test(pipelined_broadcast_and_allgather_streamed_on_2_ranks),
-      cmocka_unit_test(streaming_starts_at_its_crossover),
+      cmocka_unit_test(streaming_starts_at_its_crossover_on_2_ranks),
+      cmocka_unit_test(streaming_starts_at_its_crossover_on_3_ranks),
       cmocka_unit_test(a_member_that_stays_away_from_a_pipelined_broadcast_times_out_the_others),
       cmocka_unit_test(pipelined_calls_among_small_ones),
       cmocka_unit_test(members_disagree_in_the_pipeline),

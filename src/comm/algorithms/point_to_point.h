@@ -11,6 +11,7 @@
 #define XFFL_SRC_COMM_ALGORITHMS_POINT_TO_POINT_H
 
 #include <cstddef>
+#include <optional>
 
 #include "comm/algorithm_choice.h"
 
@@ -60,9 +61,10 @@ struct Tuning {
   // The most a member's part of one round of the pipelined allreduce on one host holds
   // (ucx/host_collectives.h); tests make it small to run many rounds on small buffers.
   size_t host_pipeline_chunk_bytes = algorithm_choice::host_pipeline_chunk_bytes;
-  // From this size of its output, a pipelined call on one host writes the output with streaming
-  // stores (comm/streaming_copy.h); tests make it small to run them on small buffers.
-  size_t host_stream_output_from = algorithm_choice::host_stream_output_from;
+  // From this size of its output a pipelined call on one host writes the output with streaming stores
+  // (comm/streaming_copy.h): algorithm_choice::host_stream_output_from(members) when not set; tests set
+  // it to run them on small buffers.
+  std::optional<size_t> host_stream_output_from;
 };
 
 }  // namespace xffl::comm::algorithms

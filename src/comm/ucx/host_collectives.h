@@ -67,7 +67,7 @@ namespace xffl::comm::ucx {
 // How a pipelined call below runs: the most a member's part of a round holds
 // (Tuning::host_pipeline_chunk_bytes; less when the slots are smaller), and whether it copies into
 // the caller's output with streaming stores (comm/streaming_copy.h; from
-// Tuning::host_stream_output_from bytes of output).
+// algorithm_choice::host_stream_output_from bytes of output).
 struct RoundOptions {
   size_t chunk_bytes;
   bool stream_output;

@@ -13,9 +13,11 @@ namespace xffl::comm::ucx {
 
 namespace {
 
-// A pipelined call on one host that writes `output_bytes` into the caller's buffer.
-RoundOptions round_options(const algorithms::Tuning &tuning, size_t output_bytes) {
-  return RoundOptions{tuning.host_pipeline_chunk_bytes, output_bytes >= tuning.host_stream_output_from};
+// A pipelined call on one host, among `members`, that writes `output_bytes` into the caller's buffer.
+RoundOptions round_options(const algorithms::Tuning &tuning, int members, size_t output_bytes) {
+  const size_t stream_from =
+      tuning.host_stream_output_from.value_or(algorithm_choice::host_stream_output_from(members));
+  return RoundOptions{tuning.host_pipeline_chunk_bytes, output_bytes >= stream_from};
 }
 
 }  // namespace
@@ -157,7 +159,7 @@ void UcxCommunicator::allreduce(const void *send, void *recv, size_t count, xffl
   run("allreduce", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
     if (host_pipeline(p2p, tuning, count * dtype_size(dtype), algorithm_choice::host_pipeline_allreduce_from(n)))
       return host_->pipelined_allreduce(p2p, signature, send, recv, count, dtype, op,
-                                        round_options(tuning, count * dtype_size(dtype)));
+                                        round_options(tuning, n, count * dtype_size(dtype)));
     if (single_copy(tuning, count * dtype_size(dtype), algorithm_choice::single_copy_allreduce_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_allreduce(p2p, memory, send, recv, count, dtype, op);
@@ -174,7 +176,7 @@ void UcxCommunicator::broadcast(void *buf, size_t count, xffl_dtype_t dtype, int
   run("broadcast", signature, [&](UcxTransport &p2p, const algorithms::Tuning &tuning) {
     if (host_pipeline(p2p, tuning, count * dtype_size(dtype), algorithm_choice::host_pipeline_broadcast_from(n)))
       return host_->pipelined_broadcast(p2p, signature, buf, count * dtype_size(dtype), root_index,
-                                        round_options(tuning, count * dtype_size(dtype)));
+                                        round_options(tuning, n, count * dtype_size(dtype)));
     if (single_copy(tuning, count * dtype_size(dtype), algorithm_choice::single_copy_broadcast_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_broadcast(p2p, memory, buf, count * dtype_size(dtype), root_index);
@@ -209,7 +211,7 @@ void UcxCommunicator::broadcast_produced(void *buf, size_t count, xffl_dtype_t d
     // On one host the segment, as broadcast: in rounds, each part made final just before it is
     // staged; below the rounds, every window first (small buffers), then the slots.
     if (host_pipeline(p2p, tuning, bytes, algorithm_choice::host_pipeline_broadcast_from(n)))
-      return host_->pipelined_broadcast(p2p, signature, buf, bytes, root_index, round_options(tuning, bytes),
+      return host_->pipelined_broadcast(p2p, signature, buf, bytes, root_index, round_options(tuning, n, bytes),
                                         &producer);
     if (host_segment(p2p, tuning, bytes, algorithm_choice::host_segment_broadcast_below(n))) {
       producer.all();
@@ -230,7 +232,7 @@ bool UcxCommunicator::allgather_on_host(UcxTransport &p2p, const algorithms::Tun
   const size_t bytes = send_count * static_cast<size_t>(n) * dtype_size(dtype);
   if (host_pipeline(p2p, tuning, bytes, algorithm_choice::host_pipeline_allgather_from(n))) {
     if (before) before();
-    host_->pipelined_allgather(p2p, signature, send, recv, send_count, dtype, round_options(tuning, bytes));
+    host_->pipelined_allgather(p2p, signature, send, recv, send_count, dtype, round_options(tuning, n, bytes));
     return true;
   }
   if (single_copy(tuning, bytes, algorithm_choice::single_copy_allgather_from(n))) {
@@ -281,7 +283,7 @@ void UcxCommunicator::reduce_scatter(const void *send, void *recv, size_t recv_c
     if (host_pipeline(p2p, tuning, recv_count * static_cast<size_t>(n) * dtype_size(dtype),
                       algorithm_choice::host_pipeline_reduce_scatter_from(n)))
       return host_->pipelined_reduce_scatter(p2p, signature, send, recv, recv_count, dtype, op,
-                                             round_options(tuning, recv_count * dtype_size(dtype)));
+                                             round_options(tuning, n, recv_count * dtype_size(dtype)));
     if (single_copy(tuning, recv_count * static_cast<size_t>(n) * dtype_size(dtype), algorithm_choice::single_copy_reduce_scatter_from(n))) {
       ProcessMemory memory(p2p);
       return algorithms::single_copy_reduce_scatter(p2p, memory, send, recv, recv_count, dtype, op);
