@@ -7,10 +7,12 @@
 // through the segment: every dtype, op and placement on both sides of its crossover and at odd counts,
 // many rounds with a short uneven last one, bit-identical floats on every rank, mixed with the small
 // calls (the slots of both parities), members that disagree in it, and a member that stays away in
-// the middle of it. The multiproc tests run the same paths across processes, and
-// faults.collective_loss_host_segment and faults.collective_loss_host_pipeline a member that dies
-// in them. Sanitized builds run fewer cases through the rounds (pipelined_cases, pipelined_counts):
-// about 40 s under TSan at load 5-8, 8 s of it the tests before the rounds.
+// the middle of it. The pipelined calls' copies into the output with streaming stores at odd counts,
+// and where they start by default (buffers of 16 and 32 MiB). The multiproc tests run the same paths
+// across processes, and faults.collective_loss_host_segment and faults.collective_loss_host_pipeline
+// a member that dies in them. Sanitized builds run fewer cases through the rounds (pipelined_cases,
+// pipelined_counts): about 40 s under TSan at load 5-8, 8 s of it the tests before the rounds; 23 s at
+// load 1-3, 9 s of it the two tests of where streaming starts (TSan's shadow of their buffers).
 #include <functional>
 #include <memory>
 #include <utility>
@@ -356,19 +358,23 @@ void pipelined_broadcast_and_allgather_streamed_on_2_ranks(void **) { pipelined_
 
 // With the default tuning, a pipelined call streams its output exactly from
 // algorithm_choice::host_stream_output_from(members) bytes of it, on 2 and 3 members: an allreduce one
-// f32 below and three above (random floats, the same bits on every rank), a broadcast of the size
-// itself from each root.
+// f32 below and three above (pseudo-random floats, the same bits on every rank), a broadcast of the
+// size itself from each root.
 void streaming_starts_at_its_crossover(int world) {
   const size_t from = xffl::comm::algorithm_choice::host_stream_output_from(world);
   std::vector<std::vector<float>> sums(static_cast<size_t>(world));
   expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 23);
-    std::mt19937 random(static_cast<unsigned>(rank + 1));
-    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
     for (size_t count : {from / sizeof(float) - 1, from / sizeof(float) + 3}) {
       const uint64_t before = streamed_calls(*comm);
+      // Values in [-1, 1) with every bit of the mantissa in use, cheaper than std::mt19937 on 8 M of
+      // them (this test runs under the sanitizers too).
       std::vector<float> data(count);
-      for (float &x : data) x = value(random);
+      uint32_t state = 2654435761u * static_cast<uint32_t>(rank + 1);
+      for (float &x : data) {
+        state = state * 1664525u + 1013904223u;
+        x = static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f;
+      }
       comm->allreduce(data.data(), data.data(), count, XFFL_F32, XFFL_SUM, nullptr);
       const bool streamed = streamed_calls(*comm) != before;
       if (streamed != (count * sizeof(float) >= from))
@@ -378,7 +384,7 @@ void streaming_starts_at_its_crossover(int world) {
     }
     for (int root = 0; root < n; ++root) {
       const uint64_t before = streamed_calls(*comm);
-      checks::broadcast(*comm, rank, from, XFFL_U8, root);
+      checks::broadcast(*comm, rank, from / 8, XFFL_F64, root);
       if (streamed_calls(*comm) != before + 1)
         (xffl::fail)(XFFL_EINTERNAL, "a broadcast of ", from, " bytes did not stream its output");
     }
