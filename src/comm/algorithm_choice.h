@@ -150,8 +150,9 @@ constexpr long host_pipeline_spin_ns = 2 * 1000;
 // it with streaming stores (streaming_copy.h), by member count. Measured 2026-12-04 on 2 cores, load
 // 0.5-2.6 (bench/peers/README.md, "Streaming stores into the output"), with bench/peers/
 // ab_collectives.py --bind against the same tree without them, busbw with / without (3-6 runs each,
-// interleaved): from 64 MiB 1.07-1.36x in every collective on 2 and 4 ranks but broadcast on 2 ranks
-// at 256 MiB (0.93-0.99x, with 11-13% less CPU); at 32 MiB on 2 ranks allreduce 1.15x, reduce_scatter
+// interleaved): from 64 MiB 1.07-1.36x in every collective on 2 and 4 ranks (allgather 1.31-1.53x once
+// it streamed its own block too) but broadcast on 2 ranks at 256 MiB (0.93-0.99x, with 11-13% less
+// CPU); at 32 MiB on 2 ranks allreduce 1.15x, reduce_scatter
 // (16 MiB out) 1.14x, broadcast and allgather 0.99x; at 16 MiB on 2 ranks 0.94-1.03x (allgather
 // 0.90-0.97x), on 4 ranks allreduce 1.14-1.28x, broadcast 1.02-1.08x, allgather 0.96-1.06x. 3 members
 // take the 4-rank value.

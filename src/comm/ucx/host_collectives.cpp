@@ -335,7 +335,12 @@ void HostCollectives::pipelined_allgather(UcxTransport &p2p, const CallSignature
       wait_for_others(p2p, Flag::reduced, round - 2, plan.step(r, 0), spin_end);
     std::memcpy(plan.region(me_, round, 0), input + offset, length);
     segment.publish_round(Flag::staged, round);
-    if (!in_place) std::memmove(block_of(me_) + offset, input + offset, length);
+    // My own block: streamed out of my slot (never overlapping the output) when the output is large;
+    // otherwise from the input, which the measurements favoured below that size.
+    if (!in_place && plan.stream_output)
+      plan.copy_out(block_of(me_) + offset, plan.region(me_, round, 0), length);
+    else if (!in_place)
+      std::memmove(block_of(me_) + offset, input + offset, length);
 
     spin_end = std::chrono::steady_clock::now() + spin;
     for (int k = 1; k < members_; ++k) {
