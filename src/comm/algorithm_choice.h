@@ -19,6 +19,8 @@
 //                     barrier: always the segment
 //     (the segment's sizes end where its rounds or single copy start: no size is left to the UCX
 //     messages here)
+//     the rounds write the caller's output with streaming stores from host_stream_output_from(n)
+//     bytes of it (streaming_copy.h)
 //   members on several hosts (or reading peers' memory not allowed here): UCX messages,
 //     allreduce       bytes <= small_allreduce_bytes: recursive doubling, else the pipelined ring
 //     broadcast       bytes <= small_broadcast_bytes: binomial tree, else the pipelined chain
