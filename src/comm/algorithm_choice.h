@@ -149,16 +149,18 @@ constexpr size_t host_pipeline_chunk_bytes = 256 * kKiB;
 constexpr long host_pipeline_spin_ns = 2 * 1000;
 // A pipelined call whose output (the caller's buffer it writes: allreduce's and broadcast's whole
 // buffer, allgather's gathered one, reduce_scatter's block) has at least this many bytes copies into
-// it with streaming stores (streaming_copy.h), by member count. Measured 2026-12-04 on 2 cores, load
-// 0.5-2.6 (bench/peers/README.md, "Streaming stores into the output"), with bench/peers/
-// ab_collectives.py --bind against the same tree without them, busbw with / without (3-6 runs each,
-// interleaved): from 64 MiB 1.07-1.36x in every collective on 2 and 4 ranks (allgather 1.31-1.53x once
-// it streamed its own block too) but broadcast on 2 ranks at 256 MiB (0.93-0.99x, with 11-13% less
-// CPU); at 32 MiB on 2 ranks allreduce 1.15x, reduce_scatter
-// (16 MiB out) 1.14x, broadcast and allgather 0.99x; at 16 MiB on 2 ranks 0.94-1.03x (allgather
-// 0.90-0.97x), on 4 ranks allreduce 1.14-1.28x, broadcast 1.02-1.08x, allgather 0.96-1.06x. 3 members
-// take the 4-rank value.
-constexpr size_t host_stream_output_from(int members) { return members <= 2 ? 32 * 1024 * kKiB : 16 * 1024 * kKiB; }
+// it with streaming stores (streaming_copy.h), by member count. Measured 2026-12-04 on 2 cores
+// (bench/peers/README.md, "Streaming stores into the output"). The call alone (bench/peers/
+// ab_collectives.py --bind against the same tree without them, busbw with / without, 3-6 runs each):
+// from 64 MiB 1.07-1.36x in every collective on 2 and 4 ranks (allgather 1.31-1.53x) but broadcast on
+// 2 ranks at 256 MiB (0.93-0.99x, with 11-13% less CPU); 32 MiB on 2 ranks allreduce 1.15x, broadcast
+// and allgather 0.99x; 16 MiB on 4 ranks allreduce 1.19x. But the caller then reads its output from
+// memory where ordinary stores may have left some of it in the cache, so the crossover is where an
+// allreduce followed by one read of its output (bench/peers/allreduce_then_read.c, a training step's
+// optimizer) took less time in all, three batches of 3-6 runs each, the time with / without: on 2
+// ranks 32 MiB +5%, -6%, +12%; 48 MiB -7%, -11%, +1%; 64 MiB -10%, -11%; on 3 ranks 16 MiB +12%, -1%,
+// +2%; 24 MiB -3%, -5%, -5%; on 4 ranks 16 MiB -5%, +1%, -1%; 24 MiB -9%, -6%.
+constexpr size_t host_stream_output_from(int members) { return members <= 2 ? 48 * 1024 * kKiB : 24 * 1024 * kKiB; }
 
 // What the single-copy reduction reads from a peer at once: its accumulator and the peer's chunk stay
 // in the L2 cache between the read and the reduction.
