@@ -158,8 +158,8 @@ constexpr long host_pipeline_spin_ns = 2 * 1000;
 // memory where ordinary stores may have left some of it in the cache, so the crossover is where an
 // allreduce followed by one read of its output (bench/peers/allreduce_then_read.c, a training step's
 // optimizer) took less time in all, three batches of 3-6 runs each, the time with / without: on 2
-// ranks 32 MiB +5%, -6%, +12%; 48 MiB -7%, -11%, +1%; 64 MiB -10%, -11%; on 3 ranks 16 MiB +12%, -1%,
-// +2%; 24 MiB -3%, -5%, -5%; on 4 ranks 16 MiB -5%, +1%, -1%; 24 MiB -9%, -6%.
+// ranks 32 MiB +7%, -6%, +12%; 48 MiB -9%, -11%, +1%; 64 MiB -10%, -11%; on 3 ranks 16 MiB +8%, -1%,
+// +2%; 24 MiB -5%, -5%, -5%; on 4 ranks 16 MiB -4%, +1%, -1%; 24 MiB -9%, -6%.
 constexpr size_t host_stream_output_from(int members) { return members <= 2 ? 48 * 1024 * kKiB : 24 * 1024 * kKiB; }
 
 // What the single-copy reduction reads from a peer at once: its accumulator and the peer's chunk stay
