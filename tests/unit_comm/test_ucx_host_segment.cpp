@@ -62,18 +62,19 @@ uint64_t continued_calls(xffl::comm::Communicator &comm) {
   return ucx ? ucx->host_continued_calls() : 0;
 }
 
-uint64_t streamed_calls(xffl::comm::Communicator &comm) {
+uint64_t streamed_bytes(xffl::comm::Communicator &comm) {
   auto *ucx = dynamic_cast<UcxCommunicator *>(&comm);
-  return ucx ? ucx->host_streamed_calls() : 0;
+  return ucx ? ucx->host_streamed_bytes() : 0;
 }
 
-// After a matrix of calls: every pipelined call wrote its output with streaming stores (`streamed`,
-// the options of streamed_small_parts) or none did.
-void expect_streamed(xffl::comm::Communicator &comm, bool streamed) {
-  const uint64_t expected = streamed ? pipelined_calls(comm) : 0;
-  if (streamed_calls(comm) != expected)
-    (xffl::fail)(XFFL_EINTERNAL, streamed_calls(comm), " of ", pipelined_calls(comm),
-                 " pipelined calls streamed their output, expected ", expected);
+// After a call (streamed_bytes was `before` ahead of it): it wrote exactly `expected` bytes of its
+// output with streaming stores (every byte it wrote there, or none). `size`: the call's, for the message.
+void expect_streamed(xffl::comm::Communicator &comm, uint64_t before, const char *what, size_t size,
+                     uint64_t expected) {
+  const uint64_t streamed = streamed_bytes(comm) - before;
+  if (streamed != expected)
+    (xffl::fail)(XFFL_EINTERNAL, what, " of ", size, " streamed ", streamed, " bytes of its output, expected ",
+                 expected);
 }
 
 #ifdef XFFL_TEST_SANITIZED
@@ -108,9 +109,9 @@ harness::Options small_parts() {
   return options;
 }
 
-// The same, every pipelined call writing its output with streaming stores (comm/streaming_copy.h;
-// by default only from algorithm_choice::host_stream_output_from(members) bytes of output): the copies out
-// start and end anywhere within a cache line at these counts.
+// The same, with `streamed` every pipelined call writing its output with streaming stores
+// (comm/streaming_copy.h; by default only from algorithm_choice::host_stream_output_from(members)
+// bytes of output): the copies out start and end anywhere within a cache line at these counts.
 harness::Options parts(bool streamed) {
   harness::Options options = small_parts();
   if (streamed) options.tuning.host_stream_output_from = 0;
@@ -160,16 +161,19 @@ void calls_over_ucx_in_between(void **) {
 }
 
 // One allreduce through checks::allreduce (the reference), failing unless it took the pipelined path
-// exactly when its buffer is at least the crossover.
+// exactly when its buffer is at least the crossover, and (`streaming`: the tuning of parts(true))
+// then wrote its whole output with streaming stores, else none of it.
 void checked_allreduce(xffl::comm::Communicator &comm, int rank, int n, size_t count, xffl_dtype_t dtype,
-                       xffl_redop_t op, bool in_place) {
-  const uint64_t before = pipelined_calls(comm);
+                       xffl_redop_t op, bool in_place, bool streaming = false) {
+  const uint64_t before = pipelined_calls(comm), streamed_before = streamed_bytes(comm);
   checks::allreduce(comm, rank, n, count, dtype, op, in_place);
   const bool took = pipelined_calls(comm) != before;
   const bool expected = count * xffl::comm::dtype_size(dtype) >= xffl::comm::algorithm_choice::host_pipeline_allreduce_from(n);
   if (took != expected)
     (xffl::fail)(XFFL_EINTERNAL, "allreduce of ", count, " ", xffl::comm::dtype_name(dtype),
                  took ? " took" : " did not take", " the pipelined path");
+  expect_streamed(comm, streamed_before, "allreduce", count,
+                  took && streaming ? count * xffl::comm::dtype_size(dtype) : 0);
 }
 
 // Rank `odd` calls with `odd_count`, the others with `count`: every member gets XFFL_EINVAL naming both.
@@ -244,9 +248,8 @@ void pipelined_allreduce_every_dtype_and_op(int world, bool every_op, bool strea
     for (const auto &[dtype, op] : pipelined_cases(every_op)) {
       const size_t first = (from + xffl::comm::dtype_size(dtype) - 1) / xffl::comm::dtype_size(dtype);
       for (size_t count : pipelined_counts(first))
-        for (bool in_place : {false, true}) checked_allreduce(*comm, rank, n, count, dtype, op, in_place);
+        for (bool in_place : {false, true}) checked_allreduce(*comm, rank, n, count, dtype, op, in_place, streamed);
     }
-    expect_streamed(*comm, streamed);
   }, parts(streamed)));
 }
 
@@ -286,8 +289,8 @@ void pipelined_calls_among_small_ones(void **) {
 
 // The same for reduce_scatter (its buffer: the whole send buffer).
 void checked_reduce_scatter(xffl::comm::Communicator &comm, int rank, int n, size_t recv_count, xffl_dtype_t dtype,
-                            xffl_redop_t op, bool in_place) {
-  const uint64_t before = pipelined_calls(comm);
+                            xffl_redop_t op, bool in_place, bool streaming = false) {
+  const uint64_t before = pipelined_calls(comm), streamed_before = streamed_bytes(comm);
   checks::reduce_scatter(comm, rank, n, recv_count, dtype, op, in_place);
   const bool took = pipelined_calls(comm) != before;
   const bool expected = recv_count * static_cast<size_t>(n) * xffl::comm::dtype_size(dtype) >=
@@ -295,6 +298,8 @@ void checked_reduce_scatter(xffl::comm::Communicator &comm, int rank, int n, siz
   if (took != expected)
     (xffl::fail)(XFFL_EINTERNAL, "reduce_scatter of ", recv_count, " ", xffl::comm::dtype_name(dtype),
                  took ? " took" : " did not take", " the pipelined path");
+  expect_streamed(comm, streamed_before, "reduce_scatter", recv_count,
+                  took && streaming ? recv_count * xffl::comm::dtype_size(dtype) : 0);
 }
 
 void pipelined_reduce_scatter_every_dtype_and_op(int world, bool every_op, bool streamed = false) {
@@ -305,9 +310,9 @@ void pipelined_reduce_scatter_every_dtype_and_op(int world, bool every_op, bool 
       const size_t block = static_cast<size_t>(n) * xffl::comm::dtype_size(dtype);
       const size_t first = (from + block - 1) / block;
       for (size_t count : pipelined_counts(first))
-        for (bool in_place : {false, true}) checked_reduce_scatter(*comm, rank, n, count, dtype, op, in_place);
+        for (bool in_place : {false, true})
+          checked_reduce_scatter(*comm, rank, n, count, dtype, op, in_place, streamed);
     }
-    expect_streamed(*comm, streamed);
   }, parts(streamed)));
 }
 
@@ -318,15 +323,18 @@ void pipelined_reduce_scatter_streamed_on_3_ranks(void **) { pipelined_reduce_sc
 // Broadcast and allgather through their rounds (no reduction: the dtype only sizes the elements):
 // one element below the crossover (the slots), the crossover, an odd count above it with a short
 // last round; every root; allgather in and out of place. Each call must take the pipelined path
-// exactly when its buffer reaches the crossover.
+// exactly when its buffer reaches the crossover, and with `streaming` then write the `written` bytes
+// it puts in this member's output (a broadcast's root none, an allgather in place all but its own
+// block) with streaming stores, else none.
 void checked_copy_collective(xffl::comm::Communicator &comm, const char *what, size_t bytes, size_t from,
-                             const std::function<void()> &call) {
-  const uint64_t before = pipelined_calls(comm);
+                             size_t written, bool streaming, const std::function<void()> &call) {
+  const uint64_t before = pipelined_calls(comm), streamed_before = streamed_bytes(comm);
   call();
   const bool took = pipelined_calls(comm) != before;
   if (took != (bytes >= from))
     (xffl::fail)(XFFL_EINTERNAL, what, " of ", bytes, " bytes", took ? " took" : " did not take",
                  " the pipelined path");
+  expect_streamed(comm, streamed_before, what, bytes, took && streaming ? written : 0);
 }
 
 void pipelined_broadcast_and_allgather(int world, bool streamed = false) {
@@ -340,16 +348,17 @@ void pipelined_broadcast_and_allgather(int world, bool streamed = false) {
       for (size_t count : pipelined_counts(first_broadcast))
         for (int root = 0; root < n; ++root)
           checked_copy_collective(*comm, "broadcast", count * element, broadcast_from,
+                                  rank == root ? 0 : count * element, streamed,
                                   [&] { checks::broadcast(*comm, rank, count, dtype, root); });
       const size_t block = static_cast<size_t>(n) * element;
       const size_t first_allgather = (allgather_from + block - 1) / block;
       for (size_t count : pipelined_counts(first_allgather))
         for (bool in_place : {false, true})
           checked_copy_collective(*comm, "allgather", count * block, allgather_from,
+                                  in_place ? count * block - count * element : count * block, streamed,
                                   [&] { checks::allgather(*comm, rank, n, count, dtype, in_place); });
       if (kSanitized) break;  // one dtype: the rounds copy bytes alike for every one
     }
-    expect_streamed(*comm, streamed);
   }, parts(streamed)));
 }
 
@@ -367,7 +376,7 @@ void streaming_starts_at_its_crossover(int world) {
   expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 23);
     for (size_t count : {from / sizeof(float) - 1, from / sizeof(float) + 3}) {
-      const uint64_t before = streamed_calls(*comm);
+      const uint64_t before = streamed_bytes(*comm);
       // Values in [-1, 1) with every bit of the mantissa in use, cheaper than std::mt19937 on 12 M of
       // them (this test runs under the sanitizers too).
       std::vector<float> data(count);
@@ -377,17 +386,13 @@ void streaming_starts_at_its_crossover(int world) {
         x = static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f;
       }
       comm->allreduce(data.data(), data.data(), count, XFFL_F32, XFFL_SUM, nullptr);
-      const bool streamed = streamed_calls(*comm) != before;
-      if (streamed != (count * sizeof(float) >= from))
-        (xffl::fail)(XFFL_EINTERNAL, "allreduce of ", count, " f32", streamed ? " streamed" : " did not stream",
-                     " its output");
+      expect_streamed(*comm, before, "allreduce", count, count * sizeof(float) >= from ? count * sizeof(float) : 0);
       sums[static_cast<size_t>(rank)] = std::move(data);
     }
     for (int root = 0; root < n; ++root) {
-      const uint64_t before = streamed_calls(*comm);
+      const uint64_t before = streamed_bytes(*comm);
       checks::broadcast(*comm, rank, from / 8, XFFL_F64, root);
-      if (streamed_calls(*comm) != before + 1)
-        (xffl::fail)(XFFL_EINTERNAL, "a broadcast of ", from, " bytes did not stream its output");
+      expect_streamed(*comm, before, "broadcast", from / 8, rank == root ? 0 : from);
     }
   }));
   for (size_t r = 1; r < sums.size(); ++r) assert_true(sums[r] == sums[0]);
@@ -413,6 +418,7 @@ void a_member_that_stays_away_from_a_pipelined_broadcast_times_out_the_others(vo
       auto group = harness::make_group(backend, {0, 1, 2}, rank, "replica group (instance 0)", 20);
       const size_t bytes = xffl::comm::algorithm_choice::host_pipeline_broadcast_from(n) * 2;
       checked_copy_collective(*group, "broadcast", bytes, xffl::comm::algorithm_choice::host_pipeline_broadcast_from(n),
+                              rank == 0 ? 0 : bytes, false,
                               [&] { checks::broadcast(*group, rank, bytes, XFFL_U8, 0); });  // the segment is set up
       if (rank == away) {
         done.wait();

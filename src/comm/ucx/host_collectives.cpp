@@ -213,7 +213,7 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
             return member == me_ ? input + first_of(me_) * element : plan.region(member, round, me_);
           },
           mine, dtype, op, scratch ? scratch->data() : nullptr, result);
-      plan.copy_out(output + first_of(me_) * element, result, mine * element);
+      copy_out(plan, output + first_of(me_) * element, result, mine * element);
     }
     segment.publish_round(Flag::reduced, round);
 
@@ -223,7 +223,7 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
       const int owner = (me_ + k) % members_;
       wait_for(p2p, owner, Flag::reduced, round, plan.step(r, 1), spin_end);
       if (length_of(owner))
-        plan.copy_out(output + first_of(owner) * element, plan.region(owner, round, owner), length_of(owner) * element);
+        copy_out(plan, output + first_of(owner) * element, plan.region(owner, round, owner), length_of(owner) * element);
     }
   }
   end_pipelined_call(p2p, plan);
@@ -273,7 +273,7 @@ void HostCollectives::pipelined_reduce_scatter(UcxTransport &p2p, const CallSign
                                : plan.region(member, round, me_);
         },
         length, dtype, op, scratch ? scratch->data() : nullptr, result);
-    plan.copy_out(output + first * element, result, length * element);
+    copy_out(plan, output + first * element, result, length * element);
     segment.publish_round(Flag::reduced, round);
   }
   end_pipelined_call(p2p, plan);
@@ -304,7 +304,7 @@ void HostCollectives::pipelined_broadcast(UcxTransport &p2p, const CallSignature
       segment.publish_round(Flag::staged, round);
     } else {
       wait_for(p2p, root, Flag::staged, round, plan.step(r, 1), spin_end);
-      plan.copy_out(data + first, plan.region(root, round, 0), length);
+      copy_out(plan, data + first, plan.region(root, round, 0), length);
       segment.publish_round(Flag::reduced, round);
     }
   }
@@ -337,16 +337,18 @@ void HostCollectives::pipelined_allgather(UcxTransport &p2p, const CallSignature
     segment.publish_round(Flag::staged, round);
     // My own block: streamed out of my slot (never overlapping the output) when the output is large;
     // otherwise from the input, which the measurements favoured below that size.
-    if (!in_place && plan.stream_output)
-      plan.copy_out(block_of(me_) + offset, plan.region(me_, round, 0), length);
-    else if (!in_place)
-      std::memmove(block_of(me_) + offset, input + offset, length);
+    if (!in_place) {
+      if (plan.stream_output)
+        copy_out(plan, block_of(me_) + offset, plan.region(me_, round, 0), length);
+      else
+        std::memmove(block_of(me_) + offset, input + offset, length);
+    }
 
     spin_end = std::chrono::steady_clock::now() + spin;
     for (int k = 1; k < members_; ++k) {
       const int owner = (me_ + k) % members_;
       wait_for(p2p, owner, Flag::staged, round, plan.step(r, 1), spin_end);
-      plan.copy_out(block_of(owner) + offset, plan.region(owner, round, 0), length);
+      copy_out(plan, block_of(owner) + offset, plan.region(owner, round, 0), length);
     }
     segment.publish_round(Flag::reduced, round);
   }
@@ -357,11 +359,13 @@ unsigned char *HostCollectives::Pipeline::region(int member, uint32_t round, int
   return segment->slot(member, round) + static_cast<size_t>(index) * region_bytes;
 }
 
-void HostCollectives::Pipeline::copy_out(unsigned char *to, const unsigned char *from, size_t bytes) const {
-  if (stream_output)
-    copy_streaming(to, from, bytes);
-  else
+void HostCollectives::copy_out(const Pipeline &plan, unsigned char *to, const unsigned char *from, size_t bytes) {
+  if (!plan.stream_output) {
     std::memcpy(to, from, bytes);
+    return;
+  }
+  copy_streaming(to, from, bytes);
+  streamed_bytes_ += bytes;
 }
 
 algorithms::Step HostCollectives::Pipeline::step(size_t round, int phase) const {
@@ -401,7 +405,6 @@ HostCollectives::Pipeline HostCollectives::plan_pipeline(RoundOptions options, s
 void HostCollectives::end_pipelined_call(UcxTransport &p2p, const Pipeline &plan) {
   round_ += static_cast<uint32_t>(plan.rounds);
   ++pipelined_calls_;
-  if (plan.stream_output) ++streamed_calls_;
   // Both parities' slots were used: the next call writes either only once every member is done.
   segment_->finish_reading(p2p.sequence());
   last_published_[0] = last_published_[1] = p2p.sequence();

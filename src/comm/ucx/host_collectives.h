@@ -86,8 +86,8 @@ class HostCollectives {
   uint64_t pipelined_calls() const { return pipelined_calls_; }
   // How many of those went to their rounds without meeting first (continue_pipelined_calls; for tests).
   uint64_t continued_calls() const { return continued_calls_; }
-  // How many of those wrote the caller's output with streaming stores (RoundOptions; for tests).
-  uint64_t streamed_calls() const { return streamed_calls_; }
+  // How many bytes those copied into callers' outputs with streaming stores (RoundOptions; for tests).
+  uint64_t streamed_bytes() const { return streamed_bytes_; }
 
   // The collectives, with the conventions of collectives.h; the buffer sizes must fit the slots
   // (algorithm_choice::host_segment_slot_bytes) and counts must be non-zero.
@@ -158,8 +158,6 @@ class HostCollectives {
     // Region `index` of member's slot of `round`'s parity.
     unsigned char *region(int member, uint32_t round, int index) const;
     algorithms::Step step(size_t round, int phase) const;
-    // Copies `bytes` into the caller's output: with streaming stores when stream_output.
-    void copy_out(unsigned char *to, const unsigned char *from, size_t bytes) const;
   };
   // Starts a pipelined call of `count` `element`-byte values, `parts_per_round` parts a round: its
   // pipeline, once every member's signature is checked (enter).
@@ -176,6 +174,9 @@ class HostCollectives {
   Pipeline plan_pipeline(RoundOptions options, size_t element, size_t count, size_t parts_per_round) const;
   // XFFL_EINVAL through p2p when member's signature for this call (published) is not `signature`.
   void check_signature(UcxTransport &p2p, int member, const CallSignature &signature) const;
+  // Copies `bytes` into the caller's output: with streaming stores when the pipeline's stream_output
+  // (counted in streamed_bytes_).
+  void copy_out(const Pipeline &plan, unsigned char *to, const unsigned char *from, size_t bytes);
   // After the pipelined call's last round.
   void end_pipelined_call(UcxTransport &p2p, const Pipeline &pipeline);
 
@@ -187,7 +188,7 @@ class HostCollectives {
   uint32_t round_ = 0;             // the next round of a pipelined call: the same on every member
   uint64_t pipelined_calls_ = 0;
   uint64_t continued_calls_ = 0;
-  uint64_t streamed_calls_ = 0;
+  uint64_t streamed_bytes_ = 0;
   std::optional<uint32_t> last_pipelined_allreduce_;  // its sequence number, once there was one
   static constexpr algorithms::Step kSegmentStep{0, 1};
 };
