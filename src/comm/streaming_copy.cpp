@@ -1,5 +1,6 @@
 #include "comm/streaming_copy.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -46,6 +47,48 @@ void copy_streaming(void *to, const void *from, size_t bytes) {
   _mm_sfence();
 #else
   std::memcpy(to, from, bytes);
+#endif
+}
+
+void copy_interleaved(CopyRange first, CopyRange second, bool stream_second) {
+#if XFFL_STREAMING_STORES
+  constexpr size_t kLine = 64;
+  auto *first_out = static_cast<unsigned char *>(first.to);
+  const auto *first_in = static_cast<const unsigned char *>(first.from);
+  auto *second_out = static_cast<unsigned char *>(second.to);
+  const auto *second_in = static_cast<const unsigned char *>(second.from);
+  size_t second_bytes = second.bytes;
+  if (stream_second) {  // the streaming stores need the destination's lines whole and aligned
+    const size_t head =
+        std::min((kLine - reinterpret_cast<uintptr_t>(second_out) % kLine) % kLine, second_bytes);
+    std::memcpy(second_out, second_in, head);
+    second_out += head;
+    second_in += head;
+    second_bytes -= head;
+  }
+  const size_t together = std::min(first.bytes, second_bytes) / kLine * kLine;
+  for (size_t done = 0; done < together; done += kLine) {
+    __m128i line[4];
+    for (int k = 0; k < 4; ++k) line[k] = _mm_loadu_si128(reinterpret_cast<const __m128i *>(first_in + done + 16 * k));
+    for (int k = 0; k < 4; ++k) _mm_storeu_si128(reinterpret_cast<__m128i *>(first_out + done + 16 * k), line[k]);
+    for (int k = 0; k < 4; ++k) line[k] = _mm_loadu_si128(reinterpret_cast<const __m128i *>(second_in + done + 16 * k));
+    if (stream_second) {
+      for (int k = 0; k < 4; ++k) _mm_stream_si128(reinterpret_cast<__m128i *>(second_out + done + 16 * k), line[k]);
+    } else {
+      for (int k = 0; k < 4; ++k) _mm_storeu_si128(reinterpret_cast<__m128i *>(second_out + done + 16 * k), line[k]);
+    }
+  }
+  std::memcpy(first_out + together, first_in + together, first.bytes - together);
+  if (stream_second) {
+    copy_streaming(second_out + together, second_in + together, second_bytes - together);
+    _mm_sfence();  // copy_streaming fences only when it streamed
+  } else {
+    std::memcpy(second_out + together, second_in + together, second_bytes - together);
+  }
+#else
+  (void)stream_second;
+  std::memcpy(first.to, first.from, first.bytes);
+  std::memcpy(second.to, second.from, second.bytes);
 #endif
 }
 

@@ -1,3 +1,5 @@
+// The copies of the rounds on one host (ucx/host_collectives.h) that memcpy does not make.
+//
 // A copy whose stores bypass the cache, for a collective's large output: x86-64's non-temporal
 // stores (SSE2, every x86-64 CPU has them), then a store fence, so that the copy is complete and
 // visible to every thread before the call returns. A plain memcpy of a buffer larger than the
@@ -6,6 +8,9 @@
 // neither. The caller's next read of the output then comes from memory, which a buffer of this
 // size (algorithm_choice::host_stream_output_from) would not have stayed in a core's cache for
 // anyway. Elsewhere (aarch64, or a compiler without the intrinsics) it is memcpy.
+//
+// Two copies at once, a cache line of each in turn (copy_interleaved), for two copies whose reads
+// come from different places; elsewhere two memcpy.
 #ifndef XFFL_SRC_COMM_STREAMING_COPY_H
 #define XFFL_SRC_COMM_STREAMING_COPY_H
 
@@ -15,6 +20,22 @@ namespace xffl::comm {
 
 // Copies `bytes` from `from` to `to`; the two must not overlap. Any alignment and length.
 void copy_streaming(void *to, const void *from, size_t bytes);
+
+// One of the two copies below: `bytes` from `from` to `to`, which must not overlap.
+struct CopyRange {
+  void *to;
+  const void *from;
+  size_t bytes;
+};
+
+// Makes two independent copies at once, a cache line of each in turn, so that the reads of both are
+// in flight together: `first` with ordinary stores, `second` with streaming stores when
+// stream_second (as copy_streaming, fence included), else ordinary ones. The rounds pair the staging
+// of the next round, which reads the caller's input from memory, with the copy out of another
+// member's result, which reads it from that member's core; one after the other, each waits on its
+// own reads (ucx/host_collectives.cpp). Any alignment and lengths; none of the four ranges may
+// overlap another.
+void copy_interleaved(CopyRange first, CopyRange second, bool stream_second);
 
 }  // namespace xffl::comm
 

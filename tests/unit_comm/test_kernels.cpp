@@ -172,6 +172,48 @@ void streaming_copy_copies_exactly_at_every_alignment(void **) {
   }
 }
 
+// Both copies exact, whichever is longer and however the four ranges sit within a cache line, with
+// the second streamed or not; the guard bytes around both destinations untouched.
+void interleaved_copies_copy_both_exactly(void **) {
+  constexpr size_t kGuard = 64;
+  std::vector<unsigned char> source((1u << 18) + 256);
+  for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<unsigned char>(i * 131 + 7);
+  std::vector<size_t> lengths;
+  for (size_t length = 0; length <= 140; length += 7) lengths.push_back(length);
+  for (size_t length : {size_t{64}, size_t{128}, size_t{4096}, size_t{4097}, size_t{(1u << 18) - 5}})
+    lengths.push_back(length);
+  auto line_after = [&](std::vector<unsigned char> &buffer) {
+    unsigned char *front = buffer.data() + kGuard;
+    return front + (64 - reinterpret_cast<uintptr_t>(front) % 64) % 64;
+  };
+  auto untouched_around = [&](const std::vector<unsigned char> &buffer, const unsigned char *to, size_t length) {
+    for (const unsigned char *p = buffer.data(); p < to; ++p) assert_int_equal(*p, 0xA5);
+    for (const unsigned char *p = to + length; p < buffer.data() + buffer.size(); ++p) assert_int_equal(*p, 0xA5);
+  };
+  for (size_t first_length : lengths)
+    for (size_t second_length : lengths) {
+      const bool large = first_length > 4096 || second_length > 4096;
+      if (large && first_length != second_length && first_length % 64 != 4 && second_length % 64 != 4) continue;
+      std::vector<unsigned char> first_target(first_length + 64 + 2 * kGuard);
+      std::vector<unsigned char> second_target(second_length + 64 + 2 * kGuard);
+      for (size_t to_offset : {size_t{0}, size_t{1}, size_t{16}, size_t{33}, size_t{63}})
+        for (bool stream : {false, true}) {
+          std::memset(first_target.data(), 0xA5, first_target.size());
+          std::memset(second_target.data(), 0xA5, second_target.size());
+          unsigned char *first_to = line_after(first_target) + (to_offset * 7) % 64;
+          unsigned char *second_to = line_after(second_target) + to_offset;
+          const unsigned char *first_from = source.data() + 3;
+          const unsigned char *second_from = source.data() + 128 + to_offset % 5;
+          copy_interleaved(CopyRange{first_to, first_from, first_length},
+                           CopyRange{second_to, second_from, second_length}, stream);
+          assert_memory_equal(first_to, first_from, first_length);
+          assert_memory_equal(second_to, second_from, second_length);
+          untouched_around(first_target, first_to, first_length);
+          untouched_around(second_target, second_to, second_length);
+        }
+    }
+}
+
 }  // namespace
 
 int main(void) {
@@ -183,6 +225,7 @@ int main(void) {
       cmocka_unit_test(operand_order_and_aliasing),
       cmocka_unit_test(average_divides_once_and_truncates_toward_zero),
       cmocka_unit_test(streaming_copy_copies_exactly_at_every_alignment),
+      cmocka_unit_test(interleaved_copies_copy_both_exactly),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -180,23 +180,40 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
   if (type != dtype || op == XFFL_AVG) scratch.emplace(p2p, 2 * plan.part_elements * dtype_size(type));
   const auto spin = std::chrono::nanoseconds(algorithm_choice::host_pipeline_spin_ns);
 
+  // Round r's parts: member i reduces elements [first_of(r, i), first_of(r, i) + length_of(r, i)).
+  auto bounds_of = [&](size_t r) {
+    const size_t base = r * round_elements;
+    return algorithms::balanced_bounds(std::min(round_elements, count - base), members_);
+  };
+  std::vector<size_t> bounds = bounds_of(0), next_bounds;
+  auto first_of = [&](const std::vector<size_t> &of, size_t r, int member) {
+    return r * round_elements + of[static_cast<size_t>(member)];
+  };
+  auto length_of = [&](const std::vector<size_t> &of, int member) {
+    return of[static_cast<size_t>(member) + 1] - of[static_cast<size_t>(member)];
+  };
+  // Stage round r's operand of member's part: region `member` of my slot of r's parity.
+  auto stage = [&](const std::vector<size_t> &of, size_t r, int member) {
+    return CopyRange{plan.region(me_, round_ + static_cast<uint32_t>(r), member), input + first_of(of, r, member) * element,
+                     length_of(of, member) * element};
+  };
+
+  // Round 0's operands. Region i of my slot was last read by member i when it reduced round - 2; it
+  // had reduced round - 1 before I copied that round out. Rounds - 1 and - 2 may be a previous call's:
+  // a pipelined allreduce right before this one (the same rounds), or any call that every member
+  // finished before this call's signatures were compared (the meeting of start_pipelined_call; after
+  // it the rounds' rule holds from this call's round 0).
+  for (int member = 0; member < members_; ++member)
+    if (member != me_ && length_of(bounds, member)) {
+      const CopyRange operand = stage(bounds, 0, member);
+      std::memcpy(operand.to, operand.from, operand.bytes);
+    }
+  segment.publish_round(Flag::staged, round_);
+
   for (size_t r = 0; r < rounds; ++r) {
     const uint32_t round = round_ + static_cast<uint32_t>(r);
-    const size_t base = r * round_elements;
-    const std::vector<size_t> bounds = algorithms::balanced_bounds(std::min(round_elements, count - base), members_);
-    auto first_of = [&](int member) { return base + bounds[static_cast<size_t>(member)]; };
-    auto length_of = [&](int member) {
-      return bounds[static_cast<size_t>(member) + 1] - bounds[static_cast<size_t>(member)];
-    };
-    // Stage: my operands of the others' parts. Region i of my slot was last read by member i when it
-    // reduced round - 2; it had reduced round - 1 before I copied that round out. Rounds - 1 and - 2
-    // may be a previous call's: a pipelined allreduce right before this one (the same rounds), or any
-    // call that every member finished before this call's signatures were compared (the meeting of
-    // start_pipelined_call; after it the rounds' rule holds from this call's round 0).
-    for (int member = 0; member < members_; ++member)
-      if (member != me_ && length_of(member))
-        std::memcpy(plan.region(me_, round, member), input + first_of(member) * element, length_of(member) * element);
-    segment.publish_round(Flag::staged, round);
+    const bool last = r + 1 == rounds;
+    if (!last) next_bounds = bounds_of(r + 1);
 
     // Reduce my part, reading every member's operand in member order. Every member staged this round
     // after copying out round - 1 (and so round - 2): my result region is free.
@@ -205,25 +222,33 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
     if (r == 0 && follows_allreduce)
       for (int member = 0; member < members_; ++member)
         if (member != me_) check_signature(p2p, member, signature);
-    const size_t mine = length_of(me_);
+    const size_t mine = length_of(bounds, me_);
     unsigned char *result = plan.region(me_, round, me_);
     if (mine) {
       reduce_operands(
           [&](int member) -> const unsigned char * {
-            return member == me_ ? input + first_of(me_) * element : plan.region(member, round, me_);
+            return member == me_ ? input + first_of(bounds, r, me_) * element : plan.region(member, round, me_);
           },
           mine, dtype, op, scratch ? scratch->data() : nullptr, result);
-      copy_out(plan, output + first_of(me_) * element, result, mine * element);
+      copy_out(plan, output + first_of(bounds, r, me_) * element, result, mine * element);
     }
     segment.publish_round(Flag::reduced, round);
 
-    // Copy the others' parts out, starting at the next member (readers spread over the members).
+    // Copy the others' parts out, starting at the next member (readers spread over the members), each
+    // together with my operand of that member's part of the next round (copy_interleaved): region
+    // `owner` of my slot of round + 1's parity was last read by the owner when it reduced round - 1,
+    // before the "reduced" of this round awaited here.
     spin_end = std::chrono::steady_clock::now() + spin;
     for (int k = 1; k < members_; ++k) {
       const int owner = (me_ + k) % members_;
       wait_for(p2p, owner, Flag::reduced, round, plan.step(r, 1), spin_end);
-      if (length_of(owner))
-        copy_out(plan, output + first_of(owner) * element, plan.region(owner, round, owner), length_of(owner) * element);
+      const CopyRange part{output + first_of(bounds, r, owner) * element, plan.region(owner, round, owner),
+                           length_of(bounds, owner) * element};
+      copy_out_staging(plan, part, last ? CopyRange{nullptr, nullptr, 0} : stage(next_bounds, r + 1, owner));
+    }
+    if (!last) {
+      segment.publish_round(Flag::staged, round + 1);
+      bounds.swap(next_bounds);
     }
   }
   end_pipelined_call(p2p, plan);
@@ -314,7 +339,9 @@ void HostCollectives::pipelined_broadcast(UcxTransport &p2p, const CallSignature
 // Round r covers elements [r * part, (r + 1) * part) of every member's block: each member copies its
 // own into region 0 of its slot ("staged") and into its own block of the output, copies the others'
 // out of their slots, starting at the next member, and publishes "reduced" (read). A member stages
-// round r only once every member has read round r - 2 (as pipelined_broadcast).
+// round r + 1 once every member has read round r - 1 (the same region): together with its copy out of
+// the last member's part of round r (copy_interleaved), when it has seen every member stage round r,
+// which each did after publishing that it read round r - 1.
 void HostCollectives::pipelined_allgather(UcxTransport &p2p, const CallSignature &signature, const void *send,
                                           void *recv, size_t send_count, xffl_dtype_t dtype, RoundOptions options) {
   using Flag = HostSegment::Flag;
@@ -326,15 +353,19 @@ void HostCollectives::pipelined_allgather(UcxTransport &p2p, const CallSignature
   auto block_of = [&](int member) { return output + static_cast<size_t>(member) * send_count * element; };
   const bool in_place = input == block_of(me_);
   const auto spin = std::chrono::nanoseconds(algorithm_choice::host_pipeline_spin_ns);
+  auto offset_of = [&](size_t r) { return r * plan.part_elements * element; };
+  auto length_of = [&](size_t r) { return std::min(plan.part_elements, send_count - r * plan.part_elements) * element; };
+  // Round r's part of my block, into my slot of r's parity. Round 0's: every member finished the
+  // calls before this one (the meeting of start_pipelined_call).
+  auto stage = [&](size_t r) {
+    return CopyRange{plan.region(me_, round_ + static_cast<uint32_t>(r), 0), input + offset_of(r), length_of(r)};
+  };
+  std::memcpy(stage(0).to, stage(0).from, stage(0).bytes);
+  segment.publish_round(Flag::staged, round_);
   for (size_t r = 0; r < plan.rounds; ++r) {
     const uint32_t round = round_ + static_cast<uint32_t>(r);
-    const size_t offset = r * plan.part_elements * element;
-    const size_t length = std::min(plan.part_elements, send_count - r * plan.part_elements) * element;
-    auto spin_end = std::chrono::steady_clock::now() + spin;
-    if (r >= 2)
-      wait_for_others(p2p, Flag::reduced, round - 2, plan.step(r, 0), spin_end);
-    std::memcpy(plan.region(me_, round, 0), input + offset, length);
-    segment.publish_round(Flag::staged, round);
+    const size_t offset = offset_of(r), length = length_of(r);
+    const bool last = r + 1 == plan.rounds;
     // My own block: streamed out of my slot (never overlapping the output) when the output is large;
     // otherwise from the input, which the measurements favoured below that size.
     if (!in_place) {
@@ -344,13 +375,15 @@ void HostCollectives::pipelined_allgather(UcxTransport &p2p, const CallSignature
         std::memmove(block_of(me_) + offset, input + offset, length);
     }
 
-    spin_end = std::chrono::steady_clock::now() + spin;
+    const auto spin_end = std::chrono::steady_clock::now() + spin;
     for (int k = 1; k < members_; ++k) {
       const int owner = (me_ + k) % members_;
       wait_for(p2p, owner, Flag::staged, round, plan.step(r, 1), spin_end);
-      copy_out(plan, block_of(owner) + offset, plan.region(owner, round, 0), length);
+      const CopyRange part{block_of(owner) + offset, plan.region(owner, round, 0), length};
+      copy_out_staging(plan, part, k + 1 < members_ || last ? CopyRange{nullptr, nullptr, 0} : stage(r + 1));
     }
     segment.publish_round(Flag::reduced, round);
+    if (!last) segment.publish_round(Flag::staged, round + 1);
   }
   end_pipelined_call(p2p, plan);
 }
@@ -366,6 +399,11 @@ void HostCollectives::copy_out(const Pipeline &plan, unsigned char *to, const un
   }
   copy_streaming(to, from, bytes);
   streamed_bytes_ += bytes;
+}
+
+void HostCollectives::copy_out_staging(const Pipeline &plan, CopyRange part, CopyRange operand) {
+  copy_interleaved(operand, part, plan.stream_output);
+  if (plan.stream_output) streamed_bytes_ += part.bytes;
 }
 
 algorithms::Step HostCollectives::Pipeline::step(size_t round, int phase) const {
