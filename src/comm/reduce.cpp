@@ -1,12 +1,21 @@
 #include "comm/reduce.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
 #include "comm/dtype.h"
 #include "comm/half.h"
+#include "comm/streaming_copy.h"
 #include "common/error.h"
+
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#define XFFL_STREAMING_STORES 1
+#else
+#define XFFL_STREAMING_STORES 0
+#endif
 
 namespace xffl::comm {
 
@@ -91,6 +100,55 @@ void combine_op(void *out, const void *left, const void *right, size_t count, xf
   fail(XFFL_EINTERNAL, "combine: unknown reduction ", static_cast<int>(op));
 }
 
+// Lines of `copy` (64 bytes) from its first aligned one: each line's results computed into a local
+// line, stored to `out` and streamed to `copy` from it. The head before the first line and the tail
+// after the last: combine, then copy_streaming. A `copy` not aligned to T's size never has its lines
+// on element boundaries: combine, then copy_streaming.
+template <typename T, typename Op>
+void combine_and_stream_typed(void *out_raw, void *copy_raw, const void *left_raw, const void *right_raw,
+                              size_t count) {
+  T *out = static_cast<T *>(out_raw);
+  const T *left = static_cast<const T *>(left_raw);
+  const T *right = static_cast<const T *>(right_raw);
+  auto *copy = static_cast<unsigned char *>(copy_raw);
+#if XFFL_STREAMING_STORES
+  constexpr size_t kLine = 64, kPerLine = kLine / sizeof(T);
+  if (reinterpret_cast<uintptr_t>(copy) % sizeof(T) == 0) {
+    const size_t head =
+        std::min(count, (kLine - reinterpret_cast<uintptr_t>(copy) % kLine) % kLine / sizeof(T));
+    combine_typed<T, Op>(out, left, right, head);
+    std::memcpy(copy, out, head * sizeof(T));
+    size_t i = head;
+    for (; i + kPerLine <= count; i += kPerLine) {
+      alignas(16) T line[kPerLine];
+      for (size_t j = 0; j < kPerLine; ++j) line[j] = Op::apply(left[i + j], right[i + j]);
+      std::memcpy(out + i, line, kLine);
+      auto *to = reinterpret_cast<__m128i *>(copy + i * sizeof(T));
+      const auto *from = reinterpret_cast<const __m128i *>(line);
+      for (int k = 0; k < 4; ++k) _mm_stream_si128(to + k, _mm_load_si128(from + k));
+    }
+    combine_typed<T, Op>(out + i, left + i, right + i, count - i);
+    std::memcpy(copy + i * sizeof(T), out + i, (count - i) * sizeof(T));
+    _mm_sfence();
+    return;
+  }
+#endif
+  combine_typed<T, Op>(out, left, right, count);
+  copy_streaming(copy, out, count * sizeof(T));
+}
+
+template <typename T>
+void combine_and_stream_op(void *out, void *copy, const void *left, const void *right, size_t count, xffl_redop_t op) {
+  switch (op) {
+    case XFFL_SUM:
+    case XFFL_AVG: return combine_and_stream_typed<T, Sum<T>>(out, copy, left, right, count);
+    case XFFL_PROD: return combine_and_stream_typed<T, Prod<T>>(out, copy, left, right, count);
+    case XFFL_MIN: return combine_and_stream_typed<T, Min<T>>(out, copy, left, right, count);
+    case XFFL_MAX: return combine_and_stream_typed<T, Max<T>>(out, copy, left, right, count);
+  }
+  fail(XFFL_EINTERNAL, "combine_and_copy: unknown reduction ", static_cast<int>(op));
+}
+
 template <typename T>
 void divide_typed(void *raw, size_t count, int divisor) {
   T *__restrict values = static_cast<T *>(raw);
@@ -131,6 +189,27 @@ void combine(void *out, const void *left, const void *right, size_t count, xffl_
     case XFFL_BF16: break;
   }
   fail(XFFL_EINTERNAL, "combine: ", dtype_name(type), " is reduced in its accumulation type, not directly");
+}
+
+void combine_and_copy(void *out, void *copy, const void *left, const void *right, size_t count, xffl_dtype_t type,
+                      xffl_redop_t op, bool stream_copy) {
+  if (!stream_copy) {
+    combine(out, left, right, count, type, op);
+    if (count) std::memcpy(copy, out, count * dtype_size(type));
+    return;
+  }
+  if (count == 0) return;
+  switch (type) {
+    case XFFL_F32: return combine_and_stream_op<float>(out, copy, left, right, count, op);
+    case XFFL_F64: return combine_and_stream_op<double>(out, copy, left, right, count, op);
+    case XFFL_I8: return combine_and_stream_op<int8_t>(out, copy, left, right, count, op);
+    case XFFL_U8: return combine_and_stream_op<uint8_t>(out, copy, left, right, count, op);
+    case XFFL_I32: return combine_and_stream_op<int32_t>(out, copy, left, right, count, op);
+    case XFFL_I64: return combine_and_stream_op<int64_t>(out, copy, left, right, count, op);
+    case XFFL_F16:
+    case XFFL_BF16: break;
+  }
+  fail(XFFL_EINTERNAL, "combine_and_copy: ", dtype_name(type), " is reduced in its accumulation type, not directly");
 }
 
 void divide(void *values, size_t count, xffl_dtype_t type, int divisor) {

@@ -51,6 +51,12 @@ void copy_streaming(void *to, const void *from, size_t bytes) {
 }
 
 void copy_interleaved(CopyRange first, CopyRange second, bool stream_second) {
+  if (first.bytes == 0 || second.bytes == 0) {  // one copy (an empty range's pointers may be null)
+    if (first.bytes) std::memcpy(first.to, first.from, first.bytes);
+    if (second.bytes && stream_second) copy_streaming(second.to, second.from, second.bytes);
+    if (second.bytes && !stream_second) std::memcpy(second.to, second.from, second.bytes);
+    return;
+  }
 #if XFFL_STREAMING_STORES
   constexpr size_t kLine = 64;
   auto *first_out = static_cast<unsigned char *>(first.to);

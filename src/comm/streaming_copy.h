@@ -33,8 +33,8 @@ struct CopyRange {
 // stream_second (as copy_streaming, fence included), else ordinary ones. The rounds pair the staging
 // of the next round, which reads the caller's input from memory, with the copy out of another
 // member's result, which reads it from that member's core; one after the other, each waits on its
-// own reads (ucx/host_collectives.cpp). Any alignment and lengths; none of the four ranges may
-// overlap another.
+// own reads (ucx/host_collectives.cpp). Any alignment and lengths (an empty range's pointers may
+// be null); none of the four ranges may overlap another.
 void copy_interleaved(CopyRange first, CopyRange second, bool stream_second);
 
 }  // namespace xffl::comm

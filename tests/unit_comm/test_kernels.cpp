@@ -1,6 +1,7 @@
 // Reduction kernels and f16/bf16 conversions: every f16 round-trips, f32 -> f16/bf16 rounds to
-// nearest even, integer SUM/PROD wrap, operand order and aliasing, AVG truncation. The streaming copy:
-// every alignment of both sides and every length around its cache lines, nothing written outside.
+// nearest even, integer SUM/PROD wrap, operand order and aliasing, AVG truncation. The streaming copy,
+// the interleaved copies and combine_and_copy: every alignment and every length around their cache
+// lines, nothing written outside.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -212,6 +213,66 @@ void interleaved_copies_copy_both_exactly(void **) {
           untouched_around(second_target, second_to, second_length);
         }
     }
+  // An empty range may come with null pointers (the rounds' last copy out has nothing to stage).
+  std::vector<unsigned char> target(300, 0xA5);
+  for (bool stream : {false, true}) {
+    copy_interleaved(CopyRange{nullptr, nullptr, 0}, CopyRange{target.data() + 1, source.data(), 200}, stream);
+    assert_memory_equal(target.data() + 1, source.data(), 200);
+    copy_interleaved(CopyRange{target.data() + 5, source.data() + 9, 200}, CopyRange{nullptr, nullptr, 0}, stream);
+    assert_memory_equal(target.data() + 5, source.data() + 9, 200);
+    copy_interleaved(CopyRange{nullptr, nullptr, 0}, CopyRange{nullptr, nullptr, 0}, stream);
+  }
+}
+
+// combine_and_copy against combine then memcpy, byte for byte: every type reduced directly and every
+// op (MIN with NaNs on both sides), streamed or not, the copy at every byte offset in a line (aligned
+// to the type and not), lengths around the lines, out distinct and out == left; nothing written
+// outside either destination.
+void combine_and_copy_gives_what_combine_gives_in_both(void **) {
+  constexpr size_t kGuard = 64;
+  const xffl_dtype_t types[] = {XFFL_F32, XFFL_F64, XFFL_I8, XFFL_U8, XFFL_I32, XFFL_I64};
+  const xffl_redop_t ops[] = {XFFL_SUM, XFFL_PROD, XFFL_MIN, XFFL_MAX, XFFL_AVG};
+  std::vector<size_t> counts = {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 65, 100, 129, 1000, 4099};
+  for (xffl_dtype_t type : types) {
+    const size_t size = type == XFFL_F32 || type == XFFL_I32 ? 4 : type == XFFL_F64 || type == XFFL_I64 ? 8 : 1;
+    const size_t most = counts.back() * size;
+    std::vector<unsigned char> left(most), right(most);
+    for (size_t i = 0; i < most; ++i) left[i] = static_cast<unsigned char>(i * 37 + 11), right[i] = static_cast<unsigned char>(i * 91 + 5);
+    if (type == XFFL_F32 || type == XFFL_F64) {  // ordinary values, a NaN on each side
+      for (size_t i = 0; i < counts.back(); ++i) {
+        const double l = 0.25 * static_cast<double>(i % 97) - 3.0, r = 1.5 - 0.125 * static_cast<double>(i % 53);
+        if (type == XFFL_F32) {
+          const float lf = i % 29 == 3 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(l);
+          const float rf = i % 31 == 5 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(r);
+          std::memcpy(&left[i * 4], &lf, 4), std::memcpy(&right[i * 4], &rf, 4);
+        } else {
+          std::memcpy(&left[i * 8], &l, 8), std::memcpy(&right[i * 8], &r, 8);
+        }
+      }
+    }
+    for (xffl_redop_t op : ops)
+      for (size_t count : counts) {
+        const size_t bytes = count * size;
+        std::vector<unsigned char> expected(bytes + 1);
+        combine(expected.data(), left.data(), right.data(), count, type, op);
+        for (size_t offset = 0; offset < 64; offset += (count > 200 ? 13 : 1))
+          for (bool stream : {false, true})
+            for (bool in_place : {false, true}) {
+              std::vector<unsigned char> copy_buffer(bytes + 64 + 2 * kGuard, 0xA5), out(bytes + 1, 0x5A);
+              unsigned char *front = copy_buffer.data() + kGuard;
+              unsigned char *copy = front + (64 - reinterpret_cast<uintptr_t>(front) % 64) % 64 + offset;
+              std::vector<unsigned char> first = left;
+              unsigned char *target = in_place ? first.data() : out.data();
+              combine_and_copy(target, copy, in_place ? first.data() : left.data(), right.data(), count, type, op, stream);
+              assert_memory_equal(target, expected.data(), bytes);
+              assert_memory_equal(copy, expected.data(), bytes);
+              for (unsigned char *p = copy_buffer.data(); p < copy; ++p) assert_int_equal(*p, 0xA5);
+              for (unsigned char *p = copy + bytes; p < copy_buffer.data() + copy_buffer.size(); ++p)
+                assert_int_equal(*p, 0xA5);
+              if (!in_place) assert_int_equal(out[bytes], 0x5A);
+            }
+      }
+  }
 }
 
 }  // namespace
@@ -226,6 +287,7 @@ int main(void) {
       cmocka_unit_test(average_divides_once_and_truncates_toward_zero),
       cmocka_unit_test(streaming_copy_copies_exactly_at_every_alignment),
       cmocka_unit_test(interleaved_copies_copy_both_exactly),
+      cmocka_unit_test(combine_and_copy_gives_what_combine_gives_in_both),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

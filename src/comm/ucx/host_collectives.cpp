@@ -29,6 +29,14 @@ struct Offer {
 // Setting up takes two rounds of messages inside the call; the call itself none.
 constexpr algorithms::Step kOfferStep{0, 2}, kAnswerStep{1, 2};
 
+// A reduced part into the caller's output too, after the reduction (copy_out's copy, uncounted).
+void copy_result(const unsigned char *result, unsigned char *to, size_t bytes, bool streaming) {
+  if (streaming)
+    copy_streaming(to, result, bytes);
+  else
+    std::memcpy(to, result, bytes);
+}
+
 }  // namespace
 
 bool HostCollectives::ready(UcxTransport &p2p, std::string *why) {
@@ -121,11 +129,21 @@ void HostCollectives::allreduce(UcxTransport &p2p, const CallSignature &signatur
 
 template <typename Operand>
 void HostCollectives::reduce_operands(const Operand &operand, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
-                                      unsigned char *scratch, unsigned char *result) const {
+                                      unsigned char *scratch, unsigned char *result, unsigned char *copy,
+                                      bool stream_copy) const {
   const xffl_dtype_t type = accumulation_dtype(dtype, op);
-  if (type == dtype && op != XFFL_AVG) {
-    combine(result, operand(0), operand(1), count, type, op);
-    for (int member = 2; member < members_; ++member) combine(result, result, operand(member), count, type, op);
+  if (type == dtype) {  // no widening: straight into result (AVG divides it once at the end)
+    const bool copy_with_last = copy && op != XFFL_AVG;
+    const unsigned char *left = operand(0);
+    for (int member = 1; member < members_; ++member) {
+      if (member + 1 == members_ && copy_with_last)
+        combine_and_copy(result, copy, left, operand(member), count, type, op, stream_copy);
+      else
+        combine(result, left, operand(member), count, type, op);
+      left = result;
+    }
+    if (op == XFFL_AVG) divide(result, count, type, members_);
+    if (copy && !copy_with_last) copy_result(result, copy, count * dtype_size(dtype), stream_copy);
     return;
   }
   unsigned char *accumulator = scratch;
@@ -137,6 +155,7 @@ void HostCollectives::reduce_operands(const Operand &operand, size_t count, xffl
   }
   if (op == XFFL_AVG) divide(accumulator, count, type, members_);
   convert(accumulator, type, result, dtype, count);
+  if (copy) copy_result(result, copy, count * dtype_size(dtype), stream_copy);
 }
 
 void HostCollectives::reduce_slots(UcxTransport &p2p, size_t first, size_t count, xffl_dtype_t dtype,
@@ -147,7 +166,7 @@ void HostCollectives::reduce_slots(UcxTransport &p2p, size_t first, size_t count
   auto part = [&](int member) -> const unsigned char * { return segment.slot(member, sequence) + offset; };
   const xffl_dtype_t type = accumulation_dtype(dtype, op);
   std::optional<algorithms::Scratch> scratch;
-  if (type != dtype || op == XFFL_AVG) scratch.emplace(p2p, 2 * count * dtype_size(type));
+  if (type != dtype) scratch.emplace(p2p, 2 * count * dtype_size(type));
   reduce_operands(part, count, dtype, op, scratch ? scratch->data() : nullptr, static_cast<unsigned char *>(out));
 }
 
@@ -175,9 +194,9 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
 
   const auto *input = static_cast<const unsigned char *>(send);
   auto *output = static_cast<unsigned char *>(recv);
-  // Widening and AVG reduce through scratch (one part, as accumulator and operand).
+  // Widening reduces through scratch (one part, as accumulator and operand).
   std::optional<algorithms::Scratch> scratch;
-  if (type != dtype || op == XFFL_AVG) scratch.emplace(p2p, 2 * plan.part_elements * dtype_size(type));
+  if (type != dtype) scratch.emplace(p2p, 2 * plan.part_elements * dtype_size(type));
   const auto spin = std::chrono::nanoseconds(algorithm_choice::host_pipeline_spin_ns);
 
   // Round r's parts: member i reduces elements [first_of(r, i), first_of(r, i) + length_of(r, i)).
@@ -229,8 +248,9 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
           [&](int member) -> const unsigned char * {
             return member == me_ ? input + first_of(bounds, r, me_) * element : plan.region(member, round, me_);
           },
-          mine, dtype, op, scratch ? scratch->data() : nullptr, result);
-      copy_out(plan, output + first_of(bounds, r, me_) * element, result, mine * element);
+          mine, dtype, op, scratch ? scratch->data() : nullptr, result, output + first_of(bounds, r, me_) * element,
+          plan.stream_output);
+      if (plan.stream_output) streamed_bytes_ += mine * element;  // as copy_out counts
     }
     segment.publish_round(Flag::reduced, round);
 
@@ -271,7 +291,7 @@ void HostCollectives::pipelined_reduce_scatter(UcxTransport &p2p, const CallSign
   const auto *input = static_cast<const unsigned char *>(send);
   auto *output = static_cast<unsigned char *>(recv);
   std::optional<algorithms::Scratch> scratch;
-  if (type != dtype || op == XFFL_AVG) scratch.emplace(p2p, 2 * part_elements * dtype_size(type));
+  if (type != dtype) scratch.emplace(p2p, 2 * part_elements * dtype_size(type));
   const auto spin = std::chrono::nanoseconds(algorithm_choice::host_pipeline_spin_ns);
 
   for (size_t r = 0; r < rounds; ++r) {

@@ -143,10 +143,14 @@ class HostCollectives {
   void wait_for_others(UcxTransport &p2p, HostSegment::Flag flag, uint32_t value, algorithms::Step step,
                        std::chrono::steady_clock::time_point spin_end);
   // result = operand(0) op operand(1) ... op operand(members - 1), count elements, in member order,
-  // widened through scratch (2 x count accumulation elements) when the op needs it.
+  // widened through scratch (2 x count accumulation elements) when the type needs it (AVG divides
+  // the sum once, in result or in scratch). copy (or null):
+  // the result into it as well, with streaming stores when stream_copy: in the same pass as the last
+  // combination when no widening (reduce.h's combine_and_copy), else after.
   template <typename Operand>
   void reduce_operands(const Operand &operand, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
-                       unsigned char *scratch, unsigned char *result) const;
+                       unsigned char *scratch, unsigned char *result, unsigned char *copy = nullptr,
+                       bool stream_copy = false) const;
   // out = every member's slot elements [first, first + count) reduced in member order.
   void reduce_slots(UcxTransport &p2p, size_t first, size_t count, xffl_dtype_t dtype, xffl_redop_t op, void *out);
 
