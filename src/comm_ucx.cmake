@@ -5,6 +5,7 @@ target_sources(xffl_obj PRIVATE
   ${xffl_comm_kernels}
   comm/huge_pages.cpp
   comm/streaming_copy.cpp
+  comm/wide_vectors.cpp
   comm/algorithms/scratch.cpp
   comm/algorithms/chunks.cpp
   comm/algorithms/ring.cpp

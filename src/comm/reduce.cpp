@@ -8,10 +8,12 @@
 #include "comm/dtype.h"
 #include "comm/half.h"
 #include "comm/streaming_copy.h"
+#include "comm/wide_vectors.h"
 #include "common/error.h"
 
 #if defined(__x86_64__) && defined(__SSE2__)
 #include <emmintrin.h>
+#include <immintrin.h>
 #define XFFL_STREAMING_STORES 1
 #else
 #define XFFL_STREAMING_STORES 0
@@ -57,26 +59,26 @@ struct Max {
   static T apply(T left, T right) { return right > left ? right : left; }
 };
 
+// The loops, inlined into both copies of combine_typed (a loop left out of line would run with the
+// baseline instructions in the AVX-512 copy too).
 template <typename T, typename Op>
-void combine_distinct(T *__restrict out, const T *__restrict left, const T *__restrict right, size_t count) {
+XFFL_ALWAYS_INLINE void combine_distinct(T *__restrict out, const T *__restrict left, const T *__restrict right,
+                                         size_t count) {
   for (size_t i = 0; i < count; ++i) out[i] = Op::apply(left[i], right[i]);
 }
 
 template <typename T, typename Op>
-void combine_into_left(T *__restrict left_and_out, const T *__restrict right, size_t count) {
+XFFL_ALWAYS_INLINE void combine_into_left(T *__restrict left_and_out, const T *__restrict right, size_t count) {
   for (size_t i = 0; i < count; ++i) left_and_out[i] = Op::apply(left_and_out[i], right[i]);
 }
 
 template <typename T, typename Op>
-void combine_into_right(T *__restrict right_and_out, const T *__restrict left, size_t count) {
+XFFL_ALWAYS_INLINE void combine_into_right(T *__restrict right_and_out, const T *__restrict left, size_t count) {
   for (size_t i = 0; i < count; ++i) right_and_out[i] = Op::apply(left[i], right_and_out[i]);
 }
 
 template <typename T, typename Op>
-void combine_typed(void *out_raw, const void *left_raw, const void *right_raw, size_t count) {
-  T *out = static_cast<T *>(out_raw);
-  const T *left = static_cast<const T *>(left_raw);
-  const T *right = static_cast<const T *>(right_raw);
+XFFL_ALWAYS_INLINE void combine_aliased(T *out, const T *left, const T *right, size_t count) {
   if (out == left && out == right) {
     for (size_t i = 0; i < count; ++i) out[i] = Op::apply(out[i], out[i]);
   } else if (out == left) {
@@ -86,6 +88,29 @@ void combine_typed(void *out_raw, const void *left_raw, const void *right_raw, s
   } else {
     combine_distinct<T, Op>(out, left, right, count);
   }
+}
+
+template <typename T, typename Op>
+void combine_baseline(T *out, const T *left, const T *right, size_t count) {
+  combine_aliased<T, Op>(out, left, right, count);
+}
+
+#if XFFL_HAS_AVX512_COPY
+template <typename T, typename Op>
+XFFL_AVX512 void combine_avx512(T *out, const T *left, const T *right, size_t count) {
+  combine_aliased<T, Op>(out, left, right, count);
+}
+#endif
+
+template <typename T, typename Op>
+void combine_typed(void *out_raw, const void *left_raw, const void *right_raw, size_t count) {
+  T *out = static_cast<T *>(out_raw);
+  const T *left = static_cast<const T *>(left_raw);
+  const T *right = static_cast<const T *>(right_raw);
+#if XFFL_HAS_AVX512_COPY
+  if (use_avx512()) return combine_avx512<T, Op>(out, left, right, count);
+#endif
+  combine_baseline<T, Op>(out, left, right, count);
 }
 
 template <typename T>
@@ -100,10 +125,47 @@ void combine_op(void *out, const void *left, const void *right, size_t count, xf
   fail(XFFL_EINTERNAL, "combine: unknown reduction ", static_cast<int>(op));
 }
 
-// Lines of `copy` (64 bytes) from its first aligned one: each line's results computed into a local
-// line, stored to `out` and streamed to `copy` from it. The head before the first line and the tail
-// after the last: combine, then copy_streaming. A `copy` not aligned to T's size never has its lines
-// on element boundaries: combine, then copy_streaming.
+#if XFFL_STREAMING_STORES
+constexpr size_t kLine = 64;
+
+// The whole lines of combine_and_stream_typed from element i (copy + i aligned to a line): each
+// line's results computed into a local line, stored to `out` and streamed to `copy` from it. Returns
+// where they end. Two copies of one loop: SSE2 (every x86-64) and AVX-512 (wide_vectors.h: a line in
+// one register, one streaming store).
+template <typename T, typename Op>
+size_t combine_and_stream_lines(T *out, unsigned char *copy, const T *left, const T *right, size_t i, size_t count) {
+  constexpr size_t kPerLine = kLine / sizeof(T);
+  for (; i + kPerLine <= count; i += kPerLine) {
+    alignas(16) T line[kPerLine];
+    for (size_t j = 0; j < kPerLine; ++j) line[j] = Op::apply(left[i + j], right[i + j]);
+    std::memcpy(out + i, line, kLine);
+    auto *to = reinterpret_cast<__m128i *>(copy + i * sizeof(T));
+    const auto *from = reinterpret_cast<const __m128i *>(line);
+    for (int k = 0; k < 4; ++k) _mm_stream_si128(to + k, _mm_load_si128(from + k));
+  }
+  return i;
+}
+
+#if XFFL_HAS_AVX512_COPY
+template <typename T, typename Op>
+XFFL_AVX512 size_t combine_and_stream_lines_avx512(T *out, unsigned char *copy, const T *left, const T *right,
+                                                    size_t i, size_t count) {
+  constexpr size_t kPerLine = kLine / sizeof(T);
+  for (; i + kPerLine <= count; i += kPerLine) {
+    alignas(64) T line[kPerLine];
+    for (size_t j = 0; j < kPerLine; ++j) line[j] = Op::apply(left[i + j], right[i + j]);
+    std::memcpy(out + i, line, kLine);
+    _mm512_stream_si512(reinterpret_cast<__m512i *>(copy + i * sizeof(T)), _mm512_load_si512(line));
+  }
+  return i;
+}
+#endif
+#endif
+
+// combine into `out` and stream the results into `copy`: whole lines of `copy` through the loops
+// above, the head before its first line and the tail after its last with combine, then memcpy. A
+// `copy` not aligned to T's size never has its lines on element boundaries: combine, then
+// copy_streaming.
 template <typename T, typename Op>
 void combine_and_stream_typed(void *out_raw, void *copy_raw, const void *left_raw, const void *right_raw,
                               size_t count) {
@@ -112,21 +174,17 @@ void combine_and_stream_typed(void *out_raw, void *copy_raw, const void *left_ra
   const T *right = static_cast<const T *>(right_raw);
   auto *copy = static_cast<unsigned char *>(copy_raw);
 #if XFFL_STREAMING_STORES
-  constexpr size_t kLine = 64, kPerLine = kLine / sizeof(T);
   if (reinterpret_cast<uintptr_t>(copy) % sizeof(T) == 0) {
     const size_t head =
         std::min(count, (kLine - reinterpret_cast<uintptr_t>(copy) % kLine) % kLine / sizeof(T));
     combine_typed<T, Op>(out, left, right, head);
     std::memcpy(copy, out, head * sizeof(T));
-    size_t i = head;
-    for (; i + kPerLine <= count; i += kPerLine) {
-      alignas(16) T line[kPerLine];
-      for (size_t j = 0; j < kPerLine; ++j) line[j] = Op::apply(left[i + j], right[i + j]);
-      std::memcpy(out + i, line, kLine);
-      auto *to = reinterpret_cast<__m128i *>(copy + i * sizeof(T));
-      const auto *from = reinterpret_cast<const __m128i *>(line);
-      for (int k = 0; k < 4; ++k) _mm_stream_si128(to + k, _mm_load_si128(from + k));
-    }
+#if XFFL_HAS_AVX512_COPY
+    const size_t i = use_avx512() ? combine_and_stream_lines_avx512<T, Op>(out, copy, left, right, head, count)
+                                  : combine_and_stream_lines<T, Op>(out, copy, left, right, head, count);
+#else
+    const size_t i = combine_and_stream_lines<T, Op>(out, copy, left, right, head, count);
+#endif
     combine_typed<T, Op>(out + i, left + i, right + i, count - i);
     std::memcpy(copy + i * sizeof(T), out + i, (count - i) * sizeof(T));
     _mm_sfence();

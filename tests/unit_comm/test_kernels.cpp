@@ -1,7 +1,8 @@
 // Reduction kernels and f16/bf16 conversions: every f16 round-trips, f32 -> f16/bf16 rounds to
 // nearest even, integer SUM/PROD wrap, operand order and aliasing, AVG truncation. The streaming copy,
 // the interleaved copies and combine_and_copy: every alignment and every length around their cache
-// lines, nothing written outside.
+// lines, nothing written outside. Each reduction and copy test runs with the kernels' baseline copy and
+// with their AVX-512 copy (where the CPU has it), and the two give the same bits.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include "comm/half.h"
 #include "comm/reduce.h"
 #include "comm/streaming_copy.h"
+#include "comm/wide_vectors.h"
 
 // cmocka last: its fail() macro would rewrite xffl::fail in the headers above. It has no
 // extern "C" of its own.
@@ -35,6 +37,16 @@ float from_bits(uint32_t b) {
   float value;
   std::memcpy(&value, &b, 4);
   return value;
+}
+
+// Runs `body` with the kernels' baseline copy, then with their AVX-512 copy where the CPU has one
+// (comm/wide_vectors.h).
+template <typename Body>
+void in_both_copies(Body body) {
+  set_portable_kernels(true);
+  body();
+  set_portable_kernels(false);
+  if (use_avx512()) body();
 }
 
 void every_f16_round_trips_through_f32(void **) {
@@ -83,7 +95,7 @@ void bf16_keeps_the_upper_half_rounded_to_nearest_even(void **) {
   assert_true(bits(bf16_to_f32(0x3f80)) == 0x3f800000u);
 }
 
-void integer_sum_and_prod_wrap(void **) {
+void integer_sum_and_prod_wrap_body() {
   std::vector<int8_t> a = {127, -128, 100}, b = {1, -1, 100};
   std::vector<int8_t> out(3);
   combine(out.data(), a.data(), b.data(), 3, XFFL_I8, XFFL_SUM);
@@ -99,8 +111,9 @@ void integer_sum_and_prod_wrap(void **) {
   combine(u.data(), u.data(), v.data(), 1, XFFL_U8, XFFL_SUM);
   assert_int_equal(u[0], 4);
 }
+void integer_sum_and_prod_wrap(void **) { in_both_copies(integer_sum_and_prod_wrap_body); }
 
-void operand_order_and_aliasing(void **) {
+void operand_order_and_aliasing_body() {
   // MIN keeps a NaN on the left and drops one on the right: the order is part of the result.
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> left = {nan, 1.0f, -0.0f}, right = {1.0f, nan, 0.0f}, out(3);
@@ -121,6 +134,7 @@ void operand_order_and_aliasing(void **) {
   combine(twice.data(), twice.data(), twice.data(), x.size(), XFFL_F64, XFFL_SUM);
   for (size_t i = 0; i < x.size(); ++i) assert_true(twice[i] == 2 * x[i]);
 }
+void operand_order_and_aliasing(void **) { in_both_copies(operand_order_and_aliasing_body); }
 
 void average_divides_once_and_truncates_toward_zero(void **) {
   assert_int_equal(accumulation_dtype(XFFL_I8, XFFL_AVG), XFFL_I64);
@@ -175,7 +189,7 @@ void streaming_copy_copies_exactly_at_every_alignment(void **) {
 
 // Both copies exact, whichever is longer and however the four ranges sit within a cache line, with
 // the second streamed or not; the guard bytes around both destinations untouched.
-void interleaved_copies_copy_both_exactly(void **) {
+void interleaved_copies_copy_both_exactly_body() {
   constexpr size_t kGuard = 64;
   std::vector<unsigned char> source((1u << 18) + 256);
   for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<unsigned char>(i * 131 + 7);
@@ -223,12 +237,13 @@ void interleaved_copies_copy_both_exactly(void **) {
     copy_interleaved(CopyRange{nullptr, nullptr, 0}, CopyRange{nullptr, nullptr, 0}, stream);
   }
 }
+void interleaved_copies_copy_both_exactly(void **) { in_both_copies(interleaved_copies_copy_both_exactly_body); }
 
 // combine_and_copy against combine then memcpy, byte for byte: every type reduced directly and every
 // op (MIN with NaNs on both sides), streamed or not, the copy at every byte offset in a line (aligned
 // to the type and not), lengths around the lines, out distinct and out == left; nothing written
 // outside either destination.
-void combine_and_copy_gives_what_combine_gives_in_both(void **) {
+void combine_and_copy_gives_what_combine_gives_in_both_body() {
   constexpr size_t kGuard = 64;
   const xffl_dtype_t types[] = {XFFL_F32, XFFL_F64, XFFL_I8, XFFL_U8, XFFL_I32, XFFL_I64};
   const xffl_redop_t ops[] = {XFFL_SUM, XFFL_PROD, XFFL_MIN, XFFL_MAX, XFFL_AVG};
@@ -274,6 +289,49 @@ void combine_and_copy_gives_what_combine_gives_in_both(void **) {
       }
   }
 }
+void combine_and_copy_gives_what_combine_gives_in_both(void **) { in_both_copies(combine_and_copy_gives_what_combine_gives_in_both_body); }
+
+
+// The two copies of combine and combine_and_copy give the same bits for every type reduced directly
+// and every op, on random bit patterns (NaNs, infinities, signed zeros and subnormals among the
+// floats), out distinct from both operands, out == left and out == right.
+void both_copies_of_the_reductions_give_the_same_bits(void **) {
+  set_portable_kernels(false);
+  if (!use_avx512()) skip();
+  const xffl_dtype_t types[] = {XFFL_F32, XFFL_F64, XFFL_I8, XFFL_U8, XFFL_I32, XFFL_I64};
+  const xffl_redop_t ops[] = {XFFL_SUM, XFFL_PROD, XFFL_MIN, XFFL_MAX, XFFL_AVG};
+  constexpr size_t kBytes = 8 * 1024 + 40;  // not a whole number of lines of any type
+  std::vector<unsigned char> left(kBytes), right(kBytes);
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&] {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return static_cast<unsigned char>(state);
+  };
+  for (auto &byte : left) byte = next();
+  for (auto &byte : right) byte = next();
+  for (xffl_dtype_t type : types)
+    for (xffl_redop_t op : ops) {
+      const size_t count = kBytes / (type == XFFL_F32 || type == XFFL_I32 ? 4 : type == XFFL_F64 || type == XFFL_I64 ? 8 : 1);
+      std::vector<unsigned char> results[2][4];
+      for (int copy = 0; copy < 2; ++copy) {
+        set_portable_kernels(copy == 0);
+        std::vector<unsigned char> distinct(kBytes), in_left = left, in_right = right, streamed(kBytes + 64);
+        std::vector<unsigned char> also(kBytes);
+        combine(distinct.data(), left.data(), right.data(), count, type, op);
+        combine(in_left.data(), in_left.data(), right.data(), count, type, op);
+        combine(in_right.data(), left.data(), in_right.data(), count, type, op);
+        combine_and_copy(also.data(), streamed.data() + 8, left.data(), right.data(), count, type, op, true);
+        results[copy][0] = distinct, results[copy][1] = in_left, results[copy][2] = in_right;
+        results[copy][3].assign(streamed.begin() + 8, streamed.begin() + 8 + static_cast<long>(kBytes));
+        assert_memory_equal(also.data(), distinct.data(), kBytes);
+      }
+      set_portable_kernels(false);
+      for (int form = 0; form < 4; ++form) assert_memory_equal(results[0][form].data(), results[1][form].data(), kBytes);
+      assert_memory_equal(results[0][0].data(), results[0][1].data(), kBytes);
+      assert_memory_equal(results[0][0].data(), results[0][2].data(), kBytes);
+      assert_memory_equal(results[0][0].data(), results[0][3].data(), kBytes);
+    }
+}
 
 }  // namespace
 
@@ -288,6 +346,7 @@ int main(void) {
       cmocka_unit_test(streaming_copy_copies_exactly_at_every_alignment),
       cmocka_unit_test(interleaved_copies_copy_both_exactly),
       cmocka_unit_test(combine_and_copy_gives_what_combine_gives_in_both),
+      cmocka_unit_test(both_copies_of_the_reductions_give_the_same_bits),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

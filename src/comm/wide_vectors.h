@@ -1,0 +1,38 @@
+// Which vector width the reduction kernels run with (reduce.h's combine, and combine_and_copy, which
+// writes a round's result into the caller's output as well): AVX-512 where the CPU has it, else the
+// build's baseline (SSE2 on x86-64). The AVX-512 copy of each loop is compiled next to the baseline
+// one under XFFL_AVX512 and picked per call: the library stays one binary for every node.
+// Both compute the same bits (element-wise operations, each exactly rounded; no contraction).
+// Measured: 64 MiB allreduce on 2 ranks 1.14x, 256 MiB 1.22x, 4 ranks 1.11-1.12x
+// (bench/peers/README.md). The wire formats pick AVX2 the same way (federated/wire/vector_isa.h).
+#ifndef XFFL_SRC_COMM_WIDE_VECTORS_H
+#define XFFL_SRC_COMM_WIDE_VECTORS_H
+
+#if defined(__GNUC__) || defined(__clang__)
+// A loop that must be inlined into both copies (one left out of line would run with the baseline
+// instructions in the AVX-512 copy too).
+#define XFFL_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define XFFL_ALWAYS_INLINE inline
+#endif
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define XFFL_HAS_AVX512_COPY 1
+// A function compiled for AVX-512F; what it inlines is compiled for AVX-512F with it.
+#define XFFL_AVX512 __attribute__((target("avx512f")))
+#else
+#define XFFL_HAS_AVX512_COPY 0
+#define XFFL_AVX512
+#endif
+
+namespace xffl::comm {
+
+// Whether the kernels take their AVX-512 copy: the CPU has AVX-512F and the build made the copy,
+// unless set_portable_kernels(true) said otherwise. Cheap (one relaxed atomic load after the first).
+bool use_avx512();
+// Tests: true makes every later call take the baseline copy, false restores the choice by the CPU.
+void set_portable_kernels(bool portable);
+
+}  // namespace xffl::comm
+
+#endif
