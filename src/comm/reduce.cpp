@@ -108,7 +108,7 @@ void combine_typed(void *out_raw, const void *left_raw, const void *right_raw, s
   const T *left = static_cast<const T *>(left_raw);
   const T *right = static_cast<const T *>(right_raw);
 #if XFFL_HAS_AVX512_COPY
-  if (use_avx512()) return combine_avx512<T, Op>(out, left, right, count);
+  if (use_avx512_for(count * sizeof(T))) return combine_avx512<T, Op>(out, left, right, count);
 #endif
   combine_baseline<T, Op>(out, left, right, count);
 }
@@ -180,7 +180,7 @@ void combine_and_stream_typed(void *out_raw, void *copy_raw, const void *left_ra
     combine_typed<T, Op>(out, left, right, head);
     std::memcpy(copy, out, head * sizeof(T));
 #if XFFL_HAS_AVX512_COPY
-    const size_t i = use_avx512() ? combine_and_stream_lines_avx512<T, Op>(out, copy, left, right, head, count)
+    const size_t i = use_avx512_for(count * sizeof(T)) ? combine_and_stream_lines_avx512<T, Op>(out, copy, left, right, head, count)
                                   : combine_and_stream_lines<T, Op>(out, copy, left, right, head, count);
 #else
     const size_t i = combine_and_stream_lines<T, Op>(out, copy, left, right, head, count);

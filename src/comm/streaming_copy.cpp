@@ -117,7 +117,7 @@ void copy_interleaved(CopyRange first, CopyRange second, bool stream_second) {
   }
   const size_t together = std::min(first.bytes, second_bytes) / kLine * kLine;
 #if XFFL_HAS_AVX512_COPY
-  if (use_avx512())
+  if (use_avx512_for(together))
     copy_lines_avx512(first_out, first_in, second_out, second_in, together, stream_second);
   else
 #endif

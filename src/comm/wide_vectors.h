@@ -8,6 +8,8 @@
 #ifndef XFFL_SRC_COMM_WIDE_VECTORS_H
 #define XFFL_SRC_COMM_WIDE_VECTORS_H
 
+#include <cstddef>
+
 #if defined(__GNUC__) || defined(__clang__)
 // A loop that must be inlined into both copies (one left out of line would run with the baseline
 // instructions in the AVX-512 copy too).
@@ -30,6 +32,12 @@ namespace xffl::comm {
 // Whether the kernels take their AVX-512 copy: the CPU has AVX-512F and the build made the copy,
 // unless set_portable_kernels(true) said otherwise. Cheap (one relaxed atomic load after the first).
 bool use_avx512();
+// The same for one loop over `bytes` (of its output): only from kAvx512From. Below, the wide copy
+// cost more than it gained: a 16 KiB allreduce on 2 ranks 3-5% slower with it, 256 KiB 2-4%
+// (xffl-bench -n 2000, 4 runs each; its 128 KiB reductions); the pipelined rounds' parts of 256 KiB
+// take it.
+constexpr size_t kAvx512From = 256 * 1024;
+inline bool use_avx512_for(size_t bytes) { return bytes >= kAvx512From && use_avx512(); }
 // Tests: true makes every later call take the baseline copy, false restores the choice by the CPU.
 void set_portable_kernels(bool portable);
 
