@@ -215,6 +215,7 @@ void interleaved_copies_copy_both_exactly_body() {
       std::vector<unsigned char> second_target(second_length + 64 + 2 * kGuard);
       for (size_t to_offset : {size_t{0}, size_t{1}, size_t{16}, size_t{33}, size_t{63}})
         for (bool stream : {false, true}) {
+          if (large && to_offset != 0 && to_offset != 33) continue;  // the large ones: two offsets
           std::memset(first_target.data(), 0xA5, first_target.size());
           std::memset(second_target.data(), 0xA5, second_target.size());
           unsigned char *first_to = line_after(first_target) + (to_offset * 7) % 64;
@@ -280,7 +281,7 @@ void combine_and_copy_gives_what_combine_gives_in_both_body() {
               std::vector<unsigned char> copy_buffer(bytes + 64 + 2 * kGuard, 0xA5), out(bytes + 1, 0x5A);
               unsigned char *front = copy_buffer.data() + kGuard;
               unsigned char *copy = front + (64 - reinterpret_cast<uintptr_t>(front) % 64) % 64 + offset;
-              std::vector<unsigned char> first = left;
+              std::vector<unsigned char> first(left.begin(), left.begin() + static_cast<long>(bytes));
               unsigned char *target = in_place ? first.data() : out.data();
               combine_and_copy(target, copy, in_place ? first.data() : left.data(), right.data(), count, type, op, stream);
               assert_memory_equal(target, expected.data(), bytes);
