@@ -11,14 +11,6 @@
 #include "comm/wide_vectors.h"
 #include "common/error.h"
 
-#if defined(__x86_64__) && defined(__SSE2__)
-#include <emmintrin.h>
-#include <immintrin.h>
-#define XFFL_STREAMING_STORES 1
-#else
-#define XFFL_STREAMING_STORES 0
-#endif
-
 namespace xffl::comm {
 
 namespace {
@@ -126,19 +118,17 @@ void combine_op(void *out, const void *left, const void *right, size_t count, xf
 }
 
 #if XFFL_STREAMING_STORES
-constexpr size_t kLine = 64;
-
 // The whole lines of combine_and_stream_typed from element i (copy + i aligned to a line): each
 // line's results computed into a local line, stored to `out` and streamed to `copy` from it. Returns
 // where they end. Two copies of one loop: SSE2 (every x86-64) and AVX-512 (wide_vectors.h: a line in
 // one register, one streaming store).
 template <typename T, typename Op>
 size_t combine_and_stream_lines(T *out, unsigned char *copy, const T *left, const T *right, size_t i, size_t count) {
-  constexpr size_t kPerLine = kLine / sizeof(T);
+  constexpr size_t kPerLine = kCacheLine / sizeof(T);
   for (; i + kPerLine <= count; i += kPerLine) {
     alignas(16) T line[kPerLine];
     for (size_t j = 0; j < kPerLine; ++j) line[j] = Op::apply(left[i + j], right[i + j]);
-    std::memcpy(out + i, line, kLine);
+    std::memcpy(out + i, line, kCacheLine);
     auto *to = reinterpret_cast<__m128i *>(copy + i * sizeof(T));
     const auto *from = reinterpret_cast<const __m128i *>(line);
     for (int k = 0; k < 4; ++k) _mm_stream_si128(to + k, _mm_load_si128(from + k));
@@ -150,11 +140,11 @@ size_t combine_and_stream_lines(T *out, unsigned char *copy, const T *left, cons
 template <typename T, typename Op>
 XFFL_AVX512 size_t combine_and_stream_lines_avx512(T *out, unsigned char *copy, const T *left, const T *right,
                                                     size_t i, size_t count) {
-  constexpr size_t kPerLine = kLine / sizeof(T);
+  constexpr size_t kPerLine = kCacheLine / sizeof(T);
   for (; i + kPerLine <= count; i += kPerLine) {
     alignas(64) T line[kPerLine];
     for (size_t j = 0; j < kPerLine; ++j) line[j] = Op::apply(left[i + j], right[i + j]);
-    std::memcpy(out + i, line, kLine);
+    std::memcpy(out + i, line, kCacheLine);
     _mm512_stream_si512(reinterpret_cast<__m512i *>(copy + i * sizeof(T)), _mm512_load_si512(line));
   }
   return i;
@@ -176,7 +166,7 @@ void combine_and_stream_typed(void *out_raw, void *copy_raw, const void *left_ra
 #if XFFL_STREAMING_STORES
   if (reinterpret_cast<uintptr_t>(copy) % sizeof(T) == 0) {
     const size_t head =
-        std::min(count, (kLine - reinterpret_cast<uintptr_t>(copy) % kLine) % kLine / sizeof(T));
+        std::min(count, (kCacheLine - reinterpret_cast<uintptr_t>(copy) % kCacheLine) % kCacheLine / sizeof(T));
     combine_typed<T, Op>(out, left, right, head);
     std::memcpy(copy, out, head * sizeof(T));
 #if XFFL_HAS_AVX512_COPY

@@ -6,19 +6,7 @@
 
 #include "comm/wide_vectors.h"
 
-#if defined(__x86_64__) && defined(__SSE2__)
-#include <emmintrin.h>
-#include <immintrin.h>
-#define XFFL_STREAMING_STORES 1
-#else
-#define XFFL_STREAMING_STORES 0
-#endif
-
 namespace xffl::comm {
-
-namespace {
-constexpr size_t kLine = 64;  // bytes: a cache line
-}  // namespace
 
 void copy_streaming(void *to, const void *from, size_t bytes) {
 #if XFFL_STREAMING_STORES
@@ -27,8 +15,8 @@ void copy_streaming(void *to, const void *from, size_t bytes) {
   // Up to the destination's first cache line with memcpy (the stores need 16-byte alignment, and
   // write whole lines only when aligned to them), whole lines with streaming stores, the tail with
   // memcpy.
-  const size_t head = (kLine - reinterpret_cast<uintptr_t>(out) % kLine) % kLine;
-  if (bytes < head + kLine) {
+  const size_t head = (kCacheLine - reinterpret_cast<uintptr_t>(out) % kCacheLine) % kCacheLine;
+  if (bytes < head + kCacheLine) {
     std::memcpy(out, in, bytes);
     return;
   }
@@ -37,7 +25,7 @@ void copy_streaming(void *to, const void *from, size_t bytes) {
   in += head;
   bytes -= head;
   size_t done = 0;
-  for (; done + kLine <= bytes; done += kLine) {
+  for (; done + kCacheLine <= bytes; done += kCacheLine) {
     const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + done));
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + done + 16));
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + done + 32));
@@ -56,6 +44,13 @@ void copy_streaming(void *to, const void *from, size_t bytes) {
 #endif
 }
 
+void copy_to_output(void *to, const void *from, size_t bytes, bool streaming) {
+  if (streaming)
+    copy_streaming(to, from, bytes);
+  else
+    std::memcpy(to, from, bytes);
+}
+
 namespace {
 
 #if XFFL_STREAMING_STORES
@@ -64,7 +59,7 @@ namespace {
 // register).
 void copy_lines(unsigned char *first_out, const unsigned char *first_in, unsigned char *second_out,
                 const unsigned char *second_in, size_t bytes, bool stream_second) {
-  for (size_t done = 0; done < bytes; done += kLine) {
+  for (size_t done = 0; done < bytes; done += kCacheLine) {
     __m128i line[4];
     for (int k = 0; k < 4; ++k) line[k] = _mm_loadu_si128(reinterpret_cast<const __m128i *>(first_in + done + 16 * k));
     for (int k = 0; k < 4; ++k) _mm_storeu_si128(reinterpret_cast<__m128i *>(first_out + done + 16 * k), line[k]);
@@ -80,7 +75,7 @@ void copy_lines(unsigned char *first_out, const unsigned char *first_in, unsigne
 #if XFFL_HAS_AVX512_COPY
 XFFL_AVX512 void copy_lines_avx512(unsigned char *first_out, const unsigned char *first_in, unsigned char *second_out,
                                    const unsigned char *second_in, size_t bytes, bool stream_second) {
-  for (size_t done = 0; done < bytes; done += kLine) {
+  for (size_t done = 0; done < bytes; done += kCacheLine) {
     _mm512_storeu_si512(first_out + done, _mm512_loadu_si512(first_in + done));
     const __m512i line = _mm512_loadu_si512(second_in + done);
     if (stream_second)
@@ -97,8 +92,7 @@ XFFL_AVX512 void copy_lines_avx512(unsigned char *first_out, const unsigned char
 void copy_interleaved(CopyRange first, CopyRange second, bool stream_second) {
   if (first.bytes == 0 || second.bytes == 0) {  // one copy (an empty range's pointers may be null)
     if (first.bytes) std::memcpy(first.to, first.from, first.bytes);
-    if (second.bytes && stream_second) copy_streaming(second.to, second.from, second.bytes);
-    if (second.bytes && !stream_second) std::memcpy(second.to, second.from, second.bytes);
+    if (second.bytes) copy_to_output(second.to, second.from, second.bytes, stream_second);
     return;
   }
 #if XFFL_STREAMING_STORES
@@ -109,13 +103,13 @@ void copy_interleaved(CopyRange first, CopyRange second, bool stream_second) {
   size_t second_bytes = second.bytes;
   if (stream_second) {  // the streaming stores need the destination's lines whole and aligned
     const size_t head =
-        std::min((kLine - reinterpret_cast<uintptr_t>(second_out) % kLine) % kLine, second_bytes);
+        std::min((kCacheLine - reinterpret_cast<uintptr_t>(second_out) % kCacheLine) % kCacheLine, second_bytes);
     std::memcpy(second_out, second_in, head);
     second_out += head;
     second_in += head;
     second_bytes -= head;
   }
-  const size_t together = std::min(first.bytes, second_bytes) / kLine * kLine;
+  const size_t together = std::min(first.bytes, second_bytes) / kCacheLine * kCacheLine;
 #if XFFL_HAS_AVX512_COPY
   if (use_avx512_for(together))
     copy_lines_avx512(first_out, first_in, second_out, second_in, together, stream_second);

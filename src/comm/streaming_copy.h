@@ -21,6 +21,10 @@ namespace xffl::comm {
 // Copies `bytes` from `from` to `to`; the two must not overlap. Any alignment and length.
 void copy_streaming(void *to, const void *from, size_t bytes);
 
+// copy_streaming when `streaming`, else memcpy: how the rounds copy into the caller's output, by its
+// size (algorithm_choice::host_stream_output_from).
+void copy_to_output(void *to, const void *from, size_t bytes, bool streaming);
+
 // One of the two copies below: `bytes` from `from` to `to`, which must not overlap.
 struct CopyRange {
   void *to;

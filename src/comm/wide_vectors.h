@@ -1,4 +1,5 @@
-// Which vector width the reduction kernels run with (reduce.h's combine, and combine_and_copy, which
+// The vector instructions the kernels of the collectives use: streaming stores where there are any,
+// a cache line's size, and which vector width the reduction kernels run with (reduce.h's combine, and combine_and_copy, which
 // writes a round's result into the caller's output as well): AVX-512 where the CPU has it, else the
 // build's baseline (SSE2 on x86-64). The AVX-512 copy of each loop is compiled next to the baseline
 // one under XFFL_AVX512 and picked per call: the library stays one binary for every node.
@@ -18,6 +19,16 @@
 #define XFFL_ALWAYS_INLINE inline
 #endif
 
+// x86-64's SSE2 streaming stores (every x86-64 CPU has them), for the copies into a collective's
+// output (streaming_copy.h, reduce.h's combine_and_copy); elsewhere those copies are memcpy.
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#include <immintrin.h>
+#define XFFL_STREAMING_STORES 1
+#else
+#define XFFL_STREAMING_STORES 0
+#endif
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define XFFL_HAS_AVX512_COPY 1
 // A function compiled for AVX-512F; what it inlines is compiled for AVX-512F with it.
@@ -28,6 +39,9 @@
 #endif
 
 namespace xffl::comm {
+
+// Bytes: a cache line, what a streaming store writes whole (the loops above go a line at a time).
+constexpr size_t kCacheLine = 64;
 
 // Whether the kernels take their AVX-512 copy: the CPU has AVX-512F and the build made the copy,
 // unless set_portable_kernels(true) said otherwise. Cheap (one relaxed atomic load after the first).

@@ -362,6 +362,23 @@ void both_copies_of_the_reductions_give_the_same_values(void **) {
     }
 }
 
+// The AVX-512 copy runs from kAvx512From bytes of a loop, and only where the CPU has it and tests did
+// not switch it off.
+void the_avx512_copy_runs_from_its_size(void **) {
+  set_portable_kernels(false);
+#if XFFL_HAS_AVX512_COPY
+  assert_true(use_avx512() == static_cast<bool>(__builtin_cpu_supports("avx512f")));
+#else
+  assert_false(use_avx512());
+#endif
+  assert_false(use_avx512_for(kAvx512From - 1));
+  assert_true(use_avx512_for(kAvx512From) == use_avx512());
+  set_portable_kernels(true);
+  assert_false(use_avx512());
+  assert_false(use_avx512_for(kAvx512From));
+  set_portable_kernels(false);
+}
+
 }  // namespace
 
 int main(void) {
@@ -376,6 +393,7 @@ int main(void) {
       cmocka_unit_test(interleaved_copies_copy_both_exactly),
       cmocka_unit_test(combine_and_copy_gives_what_combine_gives_in_both),
       cmocka_unit_test(both_copies_of_the_reductions_give_the_same_values),
+      cmocka_unit_test(the_avx512_copy_runs_from_its_size),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

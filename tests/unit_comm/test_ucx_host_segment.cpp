@@ -406,6 +406,25 @@ void streaming_starts_at_its_crossover_on_2_ranks(void **) {
 }
 void streaming_starts_at_its_crossover_on_3_ranks(void **) { streaming_starts_at_its_crossover(3); }
 
+// An AVG whose type needs no widening (f32) reduces straight into the result and divides it there: a
+// pipelined one takes no scratch from the worker (retained stays 0), where a widened one (bf16) does;
+// both exact (checks::allreduce against the reference).
+void an_average_without_widening_takes_no_scratch(void **) {
+  expect_ok(harness::run_ranks(2, [](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 24);
+    auto &ucx = dynamic_cast<UcxCommunicator &>(*comm);
+    const size_t bytes = xffl::comm::algorithm_choice::host_pipeline_allreduce_from(n) + 4096;
+    const uint64_t before = ucx.host_pipelined_calls();
+    checks::allreduce(*comm, rank, n, bytes / sizeof(float), XFFL_F32, XFFL_AVG, false);
+    if (ucx.host_pipelined_calls() != before + 1)
+      (xffl::fail)(XFFL_EINTERNAL, "the f32 average of ", bytes, " bytes did not take the rounds");
+    if (ucx.scratch_retained() != 0)
+      (xffl::fail)(XFFL_EINTERNAL, "the f32 average took ", ucx.scratch_retained(), " bytes of scratch");
+    checks::allreduce(*comm, rank, n, bytes / 2, XFFL_BF16, XFFL_AVG, false);
+    if (ucx.scratch_retained() == 0) (xffl::fail)(XFFL_EINTERNAL, "the bf16 average took no scratch");
+  }));
+}
+
 // A member that stays away from a pipelined broadcast after one it took part in: the others fail
 // with XFFL_ETIMEOUT naming it, whether it is the root (the others wait for its first part) or not
 // (the root waits for it to read before it reuses a slot: three rounds or more).
@@ -587,6 +606,7 @@ int main(void) {
       cmocka_unit_test(pipelined_broadcast_and_allgather_streamed_on_2_ranks),
       cmocka_unit_test(streaming_starts_at_its_crossover_on_2_ranks),
       cmocka_unit_test(streaming_starts_at_its_crossover_on_3_ranks),
+      cmocka_unit_test(an_average_without_widening_takes_no_scratch),
       cmocka_unit_test(a_member_that_stays_away_from_a_pipelined_broadcast_times_out_the_others),
       cmocka_unit_test(pipelined_calls_among_small_ones),
       cmocka_unit_test(members_disagree_in_the_pipeline),

@@ -29,14 +29,6 @@ struct Offer {
 // Setting up takes two rounds of messages inside the call; the call itself none.
 constexpr algorithms::Step kOfferStep{0, 2}, kAnswerStep{1, 2};
 
-// A reduced part into the caller's output too, after the reduction (copy_out's copy, uncounted).
-void copy_result(const unsigned char *result, unsigned char *to, size_t bytes, bool streaming) {
-  if (streaming)
-    copy_streaming(to, result, bytes);
-  else
-    std::memcpy(to, result, bytes);
-}
-
 }  // namespace
 
 bool HostCollectives::ready(UcxTransport &p2p, std::string *why) {
@@ -143,7 +135,7 @@ void HostCollectives::reduce_operands(const Operand &operand, size_t count, xffl
       left = result;
     }
     if (op == XFFL_AVG) divide(result, count, type, members_);
-    if (copy && !copy_with_last) copy_result(result, copy, count * dtype_size(dtype), stream_copy);
+    if (copy && !copy_with_last) copy_to_output(copy, result, count * dtype_size(dtype), stream_copy);
     return;
   }
   unsigned char *accumulator = scratch;
@@ -155,7 +147,7 @@ void HostCollectives::reduce_operands(const Operand &operand, size_t count, xffl
   }
   if (op == XFFL_AVG) divide(accumulator, count, type, members_);
   convert(accumulator, type, result, dtype, count);
-  if (copy) copy_result(result, copy, count * dtype_size(dtype), stream_copy);
+  if (copy) copy_to_output(copy, result, count * dtype_size(dtype), stream_copy);
 }
 
 void HostCollectives::reduce_slots(UcxTransport &p2p, size_t first, size_t count, xffl_dtype_t dtype,
@@ -380,7 +372,8 @@ void HostCollectives::pipelined_allgather(UcxTransport &p2p, const CallSignature
   auto stage = [&](size_t r) {
     return CopyRange{plan.region(me_, round_ + static_cast<uint32_t>(r), 0), input + offset_of(r), length_of(r)};
   };
-  std::memcpy(stage(0).to, stage(0).from, stage(0).bytes);
+  const CopyRange first = stage(0);
+  std::memcpy(first.to, first.from, first.bytes);
   segment.publish_round(Flag::staged, round_);
   for (size_t r = 0; r < plan.rounds; ++r) {
     const uint32_t round = round_ + static_cast<uint32_t>(r);
@@ -413,12 +406,8 @@ unsigned char *HostCollectives::Pipeline::region(int member, uint32_t round, int
 }
 
 void HostCollectives::copy_out(const Pipeline &plan, unsigned char *to, const unsigned char *from, size_t bytes) {
-  if (!plan.stream_output) {
-    std::memcpy(to, from, bytes);
-    return;
-  }
-  copy_streaming(to, from, bytes);
-  streamed_bytes_ += bytes;
+  copy_to_output(to, from, bytes, plan.stream_output);
+  if (plan.stream_output) streamed_bytes_ += bytes;
 }
 
 void HostCollectives::copy_out_staging(const Pipeline &plan, CopyRange part, CopyRange operand) {
