@@ -2,7 +2,7 @@
  * Run under xffl-run: every collective on every group of the layout the launcher describes, for every
  * dtype and op, in place and out of place, against values computed locally; and every member must end
  * with bit-identical bytes. Prints "rank R: N checks passed" and exits 0, or names the first failure.
- * --small: without the large count; --large: one count of 48 MiB and more on the world group alone.
+ * --small: without the large count; --large: one count of 40 MiB and more on the world group alone.
  */
 #include <math.h>
 #include <stdint.h>
@@ -229,11 +229,11 @@ int main(int argc, char **argv) {
   size_t counts[] = {0, 1, 7, 1000, 70001};
   size_t n_counts = argc > 1 && strcmp(argv[1], "--small") == 0 ? 4 : 5;
   if (argc > 1 && strcmp(argv[1], "--large") == 0) {
-    /* Outputs of 48 MiB and more (f32: allreduce 48 MiB + 12 bytes, the others as much or more): on one
+    /* Outputs of 40 MiB and more (f32: allreduce 40 MiB + 12 bytes, the others as much or more): on one
      * host the pipelined calls write them with streaming stores (host_stream_output_from in the
-     * library's comm/algorithm_choice.h: from 48 MiB on 2 members, 24 MiB on more). The world group
+     * library's comm/algorithm_choice.h: from 40 MiB on 2 members, 20 MiB on more). The world group
      * only, f32 and f64, sum and avg. */
-    const size_t large[] = {(48u << 20) / 4 + 3};
+    const size_t large[] = {(40u << 20) / 4 + 3};
     n_dtypes = 2;
     n_ops = 2;
     xffl_group_t *world_group = NULL;

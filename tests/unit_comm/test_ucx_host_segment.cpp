@@ -8,7 +8,7 @@
 // many rounds with a short uneven last one, bit-identical floats on every rank, mixed with the small
 // calls (the slots of both parities), members that disagree in it, and a member that stays away in
 // the middle of it. The pipelined calls' copies into the output with streaming stores at odd counts,
-// and where they start by default (buffers of 24 and 48 MiB). The multiproc tests run the same paths
+// and where they start by default (buffers of 20 and 40 MiB). The multiproc tests run the same paths
 // across processes, and faults.collective_loss_host_segment and faults.collective_loss_host_pipeline
 // a member that dies in them. Sanitized builds run fewer cases through the rounds (pipelined_cases,
 // pipelined_counts, and where streaming starts on 3 ranks only): about 40 s under TSan at load 5-8, 8 s
@@ -398,8 +398,8 @@ void streaming_starts_at_its_crossover(int world) {
   for (size_t r = 1; r < sums.size(); ++r) assert_true(sums[r] == sums[0]);
 }
 
-// Sanitized builds leave the 2-rank one (48 MiB buffers) to the ci build: the 3-rank one runs the same
-// code on 24 MiB.
+// Sanitized builds leave the 2-rank one (40 MiB buffers) to the ci build: the 3-rank one runs the same
+// code on 20 MiB.
 void streaming_starts_at_its_crossover_on_2_ranks(void **) {
   if (kSanitized) skip();
   streaming_starts_at_its_crossover(2);
