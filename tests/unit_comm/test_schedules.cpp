@@ -2,6 +2,8 @@
 // references, bit-identical on every member, and the shape of each schedule (steps, messages,
 // bytes, largest message) for 1 to 9 members.
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <random>
 #include <utility>
 #include <vector>
@@ -56,9 +58,9 @@ std::vector<std::pair<xffl_dtype_t, xffl_redop_t>> dtype_op_pairs() {
   return pairs;
 }
 
-// The same for the random floats of random_float_results_are_bit_identical_on_every_member: the four
-// float dtypes with SUM, AVG, MIN and PROD (every pair in the ci build, the k-th with the k-th when
-// sanitized).
+// The same for the random floats of random_float_results_are_bit_identical_on_every_member and the NaNs
+// of nan_payloads_are_the_same_bits_on_every_member: the four float dtypes with SUM, AVG, MIN and PROD
+// (every pair in the ci build, the k-th with the k-th when sanitized).
 std::vector<std::pair<xffl_dtype_t, xffl_redop_t>> float_dtype_op_pairs() {
   const xffl_dtype_t dtypes[] = {XFFL_F32, XFFL_F64, XFFL_F16, XFFL_BF16};
   const xffl_redop_t ops[] = {XFFL_SUM, XFFL_AVG, XFFL_MIN, XFFL_PROD};
@@ -284,6 +286,73 @@ void random_float_results_are_bit_identical_on_every_member(void **) {
       }
 }
 
+// A NaN of `dtype` with this payload (never 0) and sign, written bit by bit (a conversion could drop
+// the payload).
+void store_nan(unsigned char *at, xffl_dtype_t dtype, uint32_t payload, bool negative) {
+  switch (dtype) {
+    case XFFL_F32: {
+      const uint32_t bits = (negative ? 0x80000000u : 0u) | 0x7F800000u | (payload & 0x7FFFFFu) | 1u;
+      std::memcpy(at, &bits, 4);
+      return;
+    }
+    case XFFL_F64: {
+      const uint64_t bits = (negative ? 0x8000000000000000ull : 0ull) | 0x7FF0000000000000ull |
+                            (static_cast<uint64_t>(payload) << 20) | 1u;
+      std::memcpy(at, &bits, 8);
+      return;
+    }
+    case XFFL_F16:
+    case XFFL_BF16: {
+      const uint16_t exponent = dtype == XFFL_F16 ? 0x7C00u : 0x7F80u, mantissa = dtype == XFFL_F16 ? 0x3FFu : 0x7Fu;
+      const uint16_t bits = static_cast<uint16_t>((negative ? 0x8000u : 0u) | exponent | (payload & mantissa) | 1u);
+      std::memcpy(at, &bits, 2);
+      return;
+    }
+    default: fail_msg("store_nan: %s has no NaN", dtype_name(dtype));
+  }
+}
+
+// Where several members hold a NaN in one element, the result's bits (which NaN's payload it keeps)
+// are the same on every member too: a replica differing only there still differs. Recursive doubling
+// (13 elements) has both partners of a pair compute each element, the ring (4099) one member; every
+// float dtype, SUM, PROD, AVG and MIN; NaNs of distinct payloads and signs on every member, NaNs on one
+// member, infinities of both signs (their sum a NaN made by the operation), and numbers
+// (float_dtype_op_pairs: every float dtype with SUM, AVG, MIN and PROD).
+void nan_payloads_are_the_same_bits_on_every_member(void **) {
+  for (int n : {2, 3, 4, 5, 8})
+    for (size_t count : {size_t{13}, size_t{4099}})
+      for (const auto &[dtype, op] : float_dtype_op_pairs()) {
+          const size_t element = dtype_size(dtype);
+          std::vector<reference::Bytes> results(static_cast<size_t>(n));
+          expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+            const int me = t.index();
+            reference::Bytes buffer(count * element);
+            for (size_t i = 0; i < count; ++i) {
+              unsigned char *at = buffer.data() + i * element;
+              const uint32_t payload = static_cast<uint32_t>(me + 1) * 0x2F + static_cast<uint32_t>(i);
+              switch (i % 4) {
+                case 0: store_nan(at, dtype, payload, (me + static_cast<int>(i)) % 2 == 1); break;
+                case 1:
+                  if (static_cast<int>(i / 4) % n == me) store_nan(at, dtype, payload, false);
+                  else reference::store(at, dtype, 0.5f);
+                  break;
+                case 2: reference::store(at, dtype, me % 2 ? -INFINITY : INFINITY); break;
+                default: reference::store(at, dtype, 0.25f * static_cast<float>(me + 1)); break;
+              }
+            }
+            Tuning tuning;
+            tuning.chunk_bytes = 512;
+            tuning.small_allreduce_bytes = 1024;
+            algorithms::allreduce(t, buffer.data(), buffer.data(), count, dtype, op, tuning);
+            results[static_cast<size_t>(me)] = buffer;
+          }));
+          for (int m = 1; m < n; ++m)
+            if (results[static_cast<size_t>(m)] != results[0])
+              fail_msg("n=%d count=%zu %s %s: member %d holds other bits than member 0", n, count, dtype_name(dtype),
+                       redop_name(op), m);
+      }
+}
+
 void ring_has_2n_minus_2_steps_and_moves_2_n_minus_1_over_n_of_the_data(void **) {
   for (int n : {2, 3, 4, 7, 8}) {
     const size_t count = 1000;  // f32: 4000 bytes, ring (above 256)
@@ -399,6 +468,7 @@ int main(void) {
       cmocka_unit_test(allgather_and_broadcast_deliver_every_block),
       cmocka_unit_test(streamed_allgather_produces_before_sending_and_consumes_when_final),
       cmocka_unit_test(random_float_results_are_bit_identical_on_every_member),
+      cmocka_unit_test(nan_payloads_are_the_same_bits_on_every_member),
       cmocka_unit_test(ring_has_2n_minus_2_steps_and_moves_2_n_minus_1_over_n_of_the_data),
       cmocka_unit_test(recursive_doubling_folds_non_powers_of_two),
       cmocka_unit_test(broadcast_trees_and_chains_have_their_shape),

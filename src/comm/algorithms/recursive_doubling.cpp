@@ -1,3 +1,6 @@
+#include <cstring>
+#include <utility>
+
 #include "comm/algorithms/chunks.h"
 #include "comm/algorithms/schedules.h"
 #include "comm/algorithms/scratch.h"
@@ -8,7 +11,16 @@ namespace xffl::comm::algorithms {
 
 // Members 0 .. 2*extra-1 pair up (2i, 2i+1): the even one hands its data to the odd one and waits for
 // the result. The p remaining members renumber 0 .. p-1 and exchange with partner (v ^ mask) for
-// mask = 1, 2, 4, ...; both partners compute (lower block) op (upper block), so both hold the same bits.
+// mask = 1, 2, 4, ...; both partners compute (lower block) op (upper block) with the same loop, combine's
+// into-left form (out == left), so both hold the same bits: the lower one into the block it holds, the
+// upper one into the block it received, which it holds from then on (the two buffers swap; the result
+// ends in the caller's, copied there if it is in the scratch). Not the lower one into-left and the upper
+// one into-right: a sum or product of two NaNs keeps the payload of the operand the instruction takes
+// first, and the compiler orders the operands of a commuting operation as it likes in each loop (GCC 12
+// keeps the right's payload in the vectorised part of one form and the left's in its scalar tail), so the
+// replicas would differ in those NaNs' bits. One loop gives the same bits for the same operands at the
+// same positions: both partners run it on the same count, below the size of its AVX-512 copy
+// (wide_vectors.h) with the default crossovers.
 void recursive_doubling_allreduce(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t type,
                                   xffl_redop_t op, const Tuning &tuning) {
   const int n = p2p.size();
@@ -43,17 +55,21 @@ void recursive_doubling_allreduce(PointToPoint &p2p, void *buffer, size_t count,
   }
 
   auto real_index = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
+  void *held = buffer, *spare = incoming.data();  // this member's partial result; the partner's block
   for (int mask = 1; mask < p; mask <<= 1, ++step) {
     const int partner_virtual = virtual_index ^ mask;
     const int partner = real_index(partner_virtual);
-    recv_chunked(p2p, partner, incoming.data(), bytes, chunk, Step{step, total_steps});
-    send_chunked(p2p, partner, buffer, bytes, chunk, Step{step, total_steps});
+    recv_chunked(p2p, partner, spare, bytes, chunk, Step{step, total_steps});
+    send_chunked(p2p, partner, held, bytes, chunk, Step{step, total_steps});
     p2p.wait_all();
-    if (partner_virtual < virtual_index)
-      combine(buffer, incoming.data(), buffer, count, type, op);
-    else
-      combine(buffer, buffer, incoming.data(), count, type, op);
+    if (partner_virtual < virtual_index) {
+      combine(spare, spare, held, count, type, op);
+      std::swap(held, spare);
+    } else {
+      combine(held, held, spare, count, type, op);
+    }
   }
+  if (held != buffer) std::memcpy(buffer, held, bytes);
 
   if (me < 2 * extra) {
     send_chunked(p2p, me - 1, buffer, bytes, chunk, Step{total_steps - 1, total_steps});
