@@ -14,8 +14,9 @@
 
 Same sizes, iteration counts and timing rule for everyone (a barrier, then ITERS back-to-back calls;
 each rank's time per call, mean over ranks; busbw = algbw * 2(n-1)/n); small sizes take more calls, so
-that the timed calls of each size move at least --min-bytes (16 MiB: 1000 calls of 4 and 16 KiB, 256 of
-64 KiB, 64 of 256 KiB, 16 of 1 MiB), in launches of their own. No process is pinned: xffl-run
+that the timed calls of each size move at least --min-bytes (256 MiB: 1000 calls from 4 to 256 KiB, 256
+of 1 MiB, 64 of 4 MiB, 16 of 16 MiB; timed calls that take a few milliseconds in all are at the mercy of
+one wake-up or one other process on the 2 cores), in launches of their own. No process is pinned: xffl-run
 does not pin, so mpirun runs with --bind-to none and torch with one intra-op thread; with --bind every
 contestant's rank r runs on CPU r mod CPUs (taskset, the same for all), so that no run depends on where
 the scheduler happened to put the ranks (see README, "Where 4 ranks land"). The machine is
@@ -53,7 +54,7 @@ def parse_args():
     p.add_argument("--build-dir", default=os.path.join(SOURCE, "build-bench"))
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--min-bytes", type=int, default=16 * MIB,
+    p.add_argument("--min-bytes", type=int, default=256 * MIB,
                    help="at small sizes, time enough calls to move at least this many bytes (at most 1000 calls, "
                         "at least --iters; warmup a tenth of them, at least --warmup); 0: --iters at every size")
     p.add_argument("--repeat", type=int, default=5)
