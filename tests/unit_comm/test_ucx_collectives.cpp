@@ -2,8 +2,6 @@
 // 1, 2, 3, 4 and 8 at counts 0, 1, odd and multi-chunk (small tuning so both algorithms of each
 // collective run), a few MiB with the default tuning, and random floats bit-identical on all ranks
 // (NaN payloads too, over UCX messages as across hosts).
-#include <cstdint>
-#include <cstring>
 #include <random>
 
 #include "collective_checks.h"
@@ -90,31 +88,17 @@ void random_floats_are_bit_identical_on_every_rank(void **) {
   }
 }
 
-// NaNs with a distinct payload on every rank in the same elements: the result holds the same bits on
-// every rank, NaNs included, on the path across hosts (UCX messages: recursive doubling at 1001 f32, the
-// ring at 100003), on 2 and 5 ranks (5: a folded pair). A replica that differs only in a NaN's payload
-// still differs.
+// NaNs with a distinct payload on every rank in the same elements (harness::nan_f32_sums): the result
+// holds the same bits on every rank, NaNs included, on the path across hosts (UCX messages: recursive
+// doubling at 1001 f32, the ring at 100003), on 2 and 5 ranks (5: a folded pair). A replica that
+// differs only in a NaN's payload still differs.
 void nan_payloads_are_bit_identical_on_every_rank(void **) {
   harness::Options across_hosts;
   across_hosts.tuning.single_copy_on_host = xffl::comm::algorithms::SingleCopy::never;
   for (int world : {2, 5}) {
-    std::vector<std::vector<uint32_t>> results(static_cast<size_t>(world));
-    expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
-      auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 4);
-      std::vector<uint32_t> all;
-      for (size_t count : {size_t{1001}, size_t{100003}}) {
-        std::vector<uint32_t> bits(count);
-        for (size_t i = 0; i < count; ++i) {
-          const uint32_t payload = static_cast<uint32_t>(rank + 1) * 0x1357u + static_cast<uint32_t>(i);
-          const float number = 0.5f * static_cast<float>(rank + 1);
-          std::memcpy(&bits[i], &number, 4);
-          if (i % 5 != 4) bits[i] = ((rank + i) % 2 ? 0xFF800000u : 0x7F800000u) | (payload & 0x7FFFFFu) | 1u;
-        }
-        comm->allreduce(bits.data(), bits.data(), count, XFFL_F32, XFFL_SUM, nullptr);
-        all.insert(all.end(), bits.begin(), bits.end());
-      }
-      results[static_cast<size_t>(rank)] = std::move(all);
-    }, across_hosts));
+    std::string errors;
+    const auto results = harness::nan_f32_sums(world, {1001, 100003}, 4, across_hosts, &errors);
+    expect_ok(errors);
     for (int r = 1; r < world; ++r)
       if (results[static_cast<size_t>(r)] != results[0]) fail_msg("%d ranks: rank %d holds other bits than rank 0", world, r);
   }

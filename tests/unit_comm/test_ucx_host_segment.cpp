@@ -15,8 +15,6 @@
 // pipelined_counts, and where streaming starts on 3 ranks only): about 40 s under TSan at load 5-8, 8 s
 // of it the tests before the rounds; 23 s at load 1-3, 9 s of it where streaming starts (TSan's shadow
 // of the buffers; on 2 and 3 ranks, 16 and 32 MiB then).
-#include <cstdint>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -146,31 +144,17 @@ void random_floats_are_bit_identical_on_every_rank(void **) {
   for (size_t r = 1; r < results.size(); ++r) assert_true(results[r] == results[0]);
 }
 
-// NaNs with a distinct payload on every rank in the same elements, through the segment's slots (every
-// member reduces every element itself, the same loops on the same count) and through its pipelined
-// rounds (each element reduced by one member): the result holds the same bits on every rank, NaNs
-// included, with each rank's output at another alignment (4 bytes further per rank), on 4 ranks.
+// NaNs with a distinct payload on every rank in the same elements (harness::nan_f32_sums, each rank's
+// output at another alignment), through the segment's slots (every member reduces every element
+// itself, the same loops on the same count) and through its pipelined rounds (each element reduced by
+// one member): the result holds the same bits on every rank, NaNs included, on 4 ranks.
 void nan_payloads_are_bit_identical_on_every_rank(void **) {
-  const int world = 4;
-  const size_t pipelined = xffl::comm::algorithm_choice::host_pipeline_allreduce_from(world) / sizeof(float) * 3 + 12345;
-  std::vector<std::vector<uint32_t>> results(world);
-  expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
-    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 25);
-    for (size_t count : {size_t{1001}, pipelined}) {
-      std::vector<uint32_t> send(count), out(count + 16);
-      for (size_t i = 0; i < count; ++i) {
-        const uint32_t payload = static_cast<uint32_t>(rank + 1) * 0x1357u + static_cast<uint32_t>(i);
-        const float number = 0.5f * static_cast<float>(rank + 1);
-        std::memcpy(&send[i], &number, 4);
-        if (i % 5 != 4) send[i] = ((rank + i) % 2 ? 0xFF800000u : 0x7F800000u) | (payload & 0x7FFFFFu) | 1u;
-      }
-      uint32_t *recv = out.data() + rank;
-      comm->allreduce(send.data(), recv, count, XFFL_F32, XFFL_SUM, nullptr);
-      results[static_cast<size_t>(rank)].insert(results[static_cast<size_t>(rank)].end(), recv, recv + count);
-    }
-  }));
-  for (int r = 1; r < world; ++r)
-    if (results[static_cast<size_t>(r)] != results[0]) fail_msg("rank %d holds other bits than rank 0", r);
+  const size_t pipelined = xffl::comm::algorithm_choice::host_pipeline_allreduce_from(4) / sizeof(float) * 3 + 12345;
+  std::string errors;
+  const auto results = harness::nan_f32_sums(4, {1001, pipelined}, 25, harness::Options(), &errors);
+  expect_ok(errors);
+  for (size_t r = 1; r < results.size(); ++r)
+    if (results[r] != results[0]) fail_msg("rank %zu holds other bits than rank 0", r);
 }
 
 // Calls over UCX (single copy from 1 MiB on 3 members: the broadcast of 300000 i32; the 600000

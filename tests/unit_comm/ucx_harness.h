@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -108,6 +110,35 @@ inline std::vector<std::vector<float>> random_f32_sums(int world, size_t count, 
     for (float &x : data) x = value(random);
     comm->allreduce(data.data(), data.data(), data.size(), XFFL_F32, XFFL_SUM, nullptr);
     results[static_cast<size_t>(rank)] = data;
+  }, options);
+  return results;
+}
+
+// The same with NaNs: in 4 elements of 5, every rank holds a NaN of its own payload and sign (f32 bits),
+// in the rest a number of its own; SUM out of place, each rank's output 4 bytes further than the
+// previous rank's (other alignments), one call per count. Returns each rank's results, the counts one
+// after the other, for tests that every copy holds the same bits, NaNs included.
+inline std::vector<std::vector<uint32_t>> nan_f32_sums(int world, const std::vector<size_t> &counts,
+                                                       unsigned long long tag, const Options &options,
+                                                       std::string *errors) {
+  std::vector<std::vector<uint32_t>> results(static_cast<size_t>(world));
+  const std::vector<int> members = first_ranks(world);
+  *errors = run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+    (void)n;
+    auto comm = make_group(backend, members, rank, "world group", tag);
+    std::vector<uint32_t> &mine = results[static_cast<size_t>(rank)];
+    for (size_t count : counts) {
+      std::vector<uint32_t> send(count), out(count + static_cast<size_t>(world));
+      for (size_t i = 0; i < count; ++i) {
+        const float number = 0.5f * static_cast<float>(rank + 1);
+        std::memcpy(&send[i], &number, 4);
+        const uint32_t payload = static_cast<uint32_t>(rank + 1) * 0x1357u + static_cast<uint32_t>(i);
+        if (i % 5 != 4) send[i] = ((rank + i) % 2 ? 0xFF800000u : 0x7F800000u) | (payload & 0x7FFFFFu) | 1u;
+      }
+      uint32_t *recv = out.data() + rank;
+      comm->allreduce(send.data(), recv, count, XFFL_F32, XFFL_SUM, nullptr);
+      mine.insert(mine.end(), recv, recv + count);
+    }
   }, options);
   return results;
 }
