@@ -170,8 +170,9 @@ void combine_and_stream_typed(void *out_raw, void *copy_raw, const void *left_ra
     combine_typed<T, Op>(out, left, right, head);
     std::memcpy(copy, out, head * sizeof(T));
 #if XFFL_HAS_AVX512_COPY
-    const size_t i = use_avx512_for(count * sizeof(T)) ? combine_and_stream_lines_avx512<T, Op>(out, copy, left, right, head, count)
-                                  : combine_and_stream_lines<T, Op>(out, copy, left, right, head, count);
+    const size_t i = use_avx512_for(count * sizeof(T))
+                         ? combine_and_stream_lines_avx512<T, Op>(out, copy, left, right, head, count)
+                         : combine_and_stream_lines<T, Op>(out, copy, left, right, head, count);
 #else
     const size_t i = combine_and_stream_lines<T, Op>(out, copy, left, right, head, count);
 #endif

@@ -299,9 +299,10 @@ void combine_and_copy_gives_what_combine_gives_in_both(void **) { in_both_copies
 
 // Whether a and b hold the same `bytes` of `type`: the same bits, except that two float NaNs are the
 // same whatever their payloads. A sum or product of two NaNs keeps the payload of the operand x86
-// takes first, and a compiler may put either first in one loop and not in another (they commute).
-// One such pair in the first random patterns tried, between combine and combine_and_copy's lines;
-// GCC 12 put them in the same order in every loop on other patterns.
+// takes first, and the compiler puts either first, per loop and per part of a loop (they commute):
+// GCC 12's into-left loop keeps the right's payload in its vector body and the left's in its scalar
+// tail, the into-right loop the right's everywhere (why recursive doubling runs one form on both
+// partners: algorithms/recursive_doubling.cpp).
 bool same_values(xffl_dtype_t type, const unsigned char *a, const unsigned char *b, size_t bytes) {
   if (type != XFFL_F32 && type != XFFL_F64) return std::memcmp(a, b, bytes) == 0;
   const size_t size = type == XFFL_F32 ? 4 : 8;

@@ -1,11 +1,13 @@
 #include <cstring>
 #include <utility>
 
+#include "comm/algorithm_choice.h"
 #include "comm/algorithms/chunks.h"
 #include "comm/algorithms/schedules.h"
 #include "comm/algorithms/scratch.h"
 #include "comm/dtype.h"
 #include "comm/reduce.h"
+#include "comm/wide_vectors.h"
 
 namespace xffl::comm::algorithms {
 
@@ -19,8 +21,10 @@ namespace xffl::comm::algorithms {
 // first, and the compiler orders the operands of a commuting operation as it likes in each loop (GCC 12
 // keeps the right's payload in the vectorised part of one form and the left's in its scalar tail), so the
 // replicas would differ in those NaNs' bits. One loop gives the same bits for the same operands at the
-// same positions: both partners run it on the same count, below the size of its AVX-512 copy
-// (wide_vectors.h) with the default crossovers.
+// same positions: both partners run it on the same count, and below the size of its AVX-512 copy
+// (wide_vectors.h), so partners on hosts with and without AVX-512 run the same copy too.
+static_assert(algorithm_choice::small_allreduce_bytes < kAvx512From,
+              "recursive doubling's partners on hosts with and without AVX-512 would run different copies");
 void recursive_doubling_allreduce(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t type,
                                   xffl_redop_t op, const Tuning &tuning) {
   const int n = p2p.size();
