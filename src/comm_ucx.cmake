@@ -10,6 +10,7 @@ target_sources(xffl_obj PRIVATE
   comm/algorithms/chunks.cpp
   comm/algorithms/ring.cpp
   comm/algorithms/recursive_doubling.cpp
+  comm/algorithms/halving_doubling.cpp
   comm/algorithms/broadcast.cpp
   comm/algorithms/allgather.cpp
   comm/algorithms/collectives.cpp

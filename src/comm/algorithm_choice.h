@@ -22,12 +22,15 @@
 //     the rounds write the caller's output with streaming stores from host_stream_output_from(n)
 //     bytes of it (streaming_copy.h)
 //   members on several hosts (or reading peers' memory not allowed here): UCX messages,
-//     allreduce       bytes <= small_allreduce_bytes: recursive doubling, else the pipelined ring
+//     allreduce       bytes <= small_allreduce_bytes: recursive doubling;
+//                     bytes <= halving_allreduce_bytes(n): halving-doubling (Rabenseifner);
+//                     else the pipelined ring (groups that cross facilities and the wan backend:
+//                     no halving-doubling, its crossover was not measured over a WAN)
 //     broadcast       bytes <= small_broadcast_bytes: binomial tree, else the pipelined chain
 //     reduce_scatter, allgather: the pipelined ring
 //
-// A middle range of their own (Rabenseifner) is not there: on one host the single-copy schedule took
-// it over at the crossover measured; across hosts the ring is what it was.
+// On one host the middle sizes need no schedule of their own: the segment's rounds are already a
+// reduce-scatter and an all-gather in two flag waits a round.
 #ifndef XFFL_SRC_COMM_ALGORITHM_CHOICE_H
 #define XFFL_SRC_COMM_ALGORITHM_CHOICE_H
 
@@ -40,6 +43,27 @@ constexpr size_t kKiB = 1024;
 // Across hosts (UCX messages).
 constexpr size_t small_allreduce_bytes = 64 * kKiB;   // at most this: recursive doubling, else ring
 constexpr size_t small_broadcast_bytes = 256 * kKiB;  // at most this: binomial tree, else chain
+// Above small_allreduce_bytes and at most this (whole buffer): halving-doubling (Rabenseifner,
+// algorithms/schedules.h), else the ring, by member count. Measured 2026-12-04 with
+// bench/peers/across_hosts_allreduce (thread-ranks over UCX messages, each schedule forced at every
+// size, interleaved, 3-7 runs, load 1.5-6; bench/peers/README.md, "Across hosts: halving-doubling"),
+// the time per call of halving-doubling over the ring's:
+//   shared memory: 4 ranks 0.64-0.93 from 64 to 256 KiB, 0.87-1.08 from 512 KiB to 4 MiB, 0.78-0.93 at 8
+//   and 16 MiB, 0.95 / 1.05 at 32 / 64 MiB; 8 ranks 0.76-0.92 to 256 KiB, 0.86-1.08 to 4 MiB, 0.76-0.89
+//   at 8 and 16 MiB, 1.02 / 1.08 at 32 / 64 MiB; 5 ranks 0.80-0.92 to 512 KiB; 6 ranks 0.71-0.95 to
+//   256 KiB, 1.06-1.18 from 512 KiB to 4 MiB (the folded pairs send the whole buffer twice more);
+//   3 ranks 1.00-2.20 everywhere (a folded pair and one step of two: the ring's step count, more bytes);
+//   TCP over loopback: 4 ranks 0.58-0.93 from 32 KiB to 16 MiB, 8 ranks 0.45-0.86 from 64 KiB to 16 MiB,
+//   6 ranks 0.34-0.91 from 64 KiB to 4 MiB.
+// So: none below 4 members; powers of two to 16 MiB (where its scratch, half the buffer, is still the
+// ring's staging of 8 chunks), the others to 256 KiB. Recursive doubling keeps up to 64 KiB:
+// halving-doubling took 1.10-1.13x its time at 64 KiB and 0.90-0.98x at 128 KiB (shared memory, 4-8
+// ranks).
+constexpr bool is_power_of_two(int members) { return members > 0 && (members & (members - 1)) == 0; }
+constexpr size_t halving_allreduce_bytes(int members) {
+  if (members < 4) return 0;
+  return is_power_of_two(members) ? 16 * 1024 * kKiB : 256 * kKiB;
+}
 constexpr size_t ring_chunk_bytes = 1024 * kKiB;      // the ring's and chain's message (pipelining unit)
 constexpr int ring_window = 8;                        // receives the ring posts ahead
 // The same window on the wan crossing backend (comm/wan), between facilities: what a crossing keeps

@@ -36,7 +36,14 @@ Tuning tiny_tuning() {
   tuning.chunk_bytes = 64;  // many chunks and a full window even for small buffers
   tuning.window = 3;
   tuning.small_allreduce_bytes = 256;
+  tuning.halving_allreduce_bytes = 0;  // the ring past 256 bytes; halving_doubling() for the other
   tuning.small_broadcast_bytes = 256;
+  return tuning;
+}
+
+// `tuning` with halving-doubling in place of the ring past small_allreduce_bytes, for any member count.
+Tuning halving_doubling(Tuning tuning) {
+  tuning.halving_allreduce_bytes = SIZE_MAX;
   return tuning;
 }
 
@@ -99,17 +106,19 @@ void check_allreduce(int n, size_t count, xffl_dtype_t dtype, xffl_redop_t op, b
                redop_name(op), in_place ? "in place" : "out of place", m);
 }
 
+// Counts 0, 1 and 3 take recursive doubling, 301 (and 37 of 8-byte types) the ring, or halving-doubling.
 void allreduce_matches_reference_for_every_dtype_op_and_size(void **) {
-  const Tuning tuning = tiny_tuning();
-  for (int n : {1, 2, 3, 4, 5, 8})
-    for (const auto &[dtype, op] : dtype_op_pairs())
-      for (size_t count : {size_t{0}, size_t{1}, size_t{3}, size_t{37}, size_t{301}})
-        for (bool in_place : {false, true}) check_allreduce(n, count, dtype, op, in_place, tuning);
+  for (const Tuning &tuning : {tiny_tuning(), halving_doubling(tiny_tuning())}) {
+    for (int n : {1, 2, 3, 4, 5, 6, 8})
+      for (const auto &[dtype, op] : dtype_op_pairs())
+        for (size_t count : {size_t{0}, size_t{1}, size_t{3}, size_t{37}, size_t{301}})
+          for (bool in_place : {false, true}) check_allreduce(n, count, dtype, op, in_place, tuning);
 #ifdef XFFL_TEST_SANITIZED
-  for (xffl_dtype_t dtype : kDtypes)
-    for (xffl_redop_t op : kOps)
-      for (size_t count : {size_t{3}, size_t{301}}) check_allreduce(3, count, dtype, op, false, tuning);
+    for (xffl_dtype_t dtype : kDtypes)
+      for (xffl_redop_t op : kOps)
+        for (size_t count : {size_t{3}, size_t{301}}) check_allreduce(3, count, dtype, op, false, tuning);
 #endif
+  }
 }
 
 void reduce_scatter_matches_reference(void **) {
@@ -263,6 +272,7 @@ void streamed_allgather_produces_before_sending_and_consumes_when_final(void **)
 }
 
 void random_float_results_are_bit_identical_on_every_member(void **) {
+  for (bool halving : {false, true})
   for (int n : {2, 3, 5, 6, 7, 8})
     for (size_t count : {size_t{13}, size_t{4099}})
       for (const auto &[dtype, op] : float_dtype_op_pairs()) {
@@ -276,13 +286,14 @@ void random_float_results_are_bit_identical_on_every_member(void **) {
           Tuning tuning;
           tuning.chunk_bytes = 512;
           tuning.small_allreduce_bytes = 1024;
+          tuning.halving_allreduce_bytes = halving ? SIZE_MAX : 0;
           algorithms::allreduce(t, buffer.data(), buffer.data(), count, dtype, op, tuning);
           results[static_cast<size_t>(t.index())] = buffer;
         }));
         for (int m = 1; m < n; ++m)
           if (results[static_cast<size_t>(m)] != results[0])
-            fail_msg("n=%d count=%zu %s %s: member %d differs from member 0", n, count, dtype_name(dtype),
-                     redop_name(op), m);
+            fail_msg("n=%d count=%zu %s %s%s: member %d differs from member 0", n, count, dtype_name(dtype),
+                     redop_name(op), halving ? " halving-doubling" : "", m);
       }
 }
 
@@ -314,11 +325,13 @@ void store_nan(unsigned char *at, xffl_dtype_t dtype, uint32_t payload, bool neg
 
 // Where several members hold a NaN in one element, the result's bits (which NaN's payload it keeps)
 // are the same on every member too: a replica differing only there still differs. Recursive doubling
-// (13 elements) has both partners of a pair compute each element, the ring (4099) one member; every
+// (13 elements) has both partners of a pair compute each element, the ring and halving-doubling (4099)
+// one member; every
 // float dtype, SUM, PROD, AVG and MIN; NaNs of distinct payloads and signs on every member, NaNs on one
 // member, infinities of both signs (their sum a NaN made by the operation), and numbers
 // (float_dtype_op_pairs: every float dtype with SUM, AVG, MIN and PROD).
 void nan_payloads_are_the_same_bits_on_every_member(void **) {
+  for (bool halving : {false, true})
   for (int n : {2, 3, 4, 5, 8})
     for (size_t count : {size_t{13}, size_t{4099}})
       for (const auto &[dtype, op] : float_dtype_op_pairs()) {
@@ -343,13 +356,14 @@ void nan_payloads_are_the_same_bits_on_every_member(void **) {
             Tuning tuning;
             tuning.chunk_bytes = 512;
             tuning.small_allreduce_bytes = 1024;
+            tuning.halving_allreduce_bytes = halving ? SIZE_MAX : 0;
             algorithms::allreduce(t, buffer.data(), buffer.data(), count, dtype, op, tuning);
             results[static_cast<size_t>(me)] = buffer;
           }));
           for (int m = 1; m < n; ++m)
             if (results[static_cast<size_t>(m)] != results[0])
-              fail_msg("n=%d count=%zu %s %s: member %d holds other bits than member 0", n, count, dtype_name(dtype),
-                       redop_name(op), m);
+              fail_msg("n=%d count=%zu %s %s%s: member %d holds other bits than member 0", n, count,
+                       dtype_name(dtype), redop_name(op), halving ? " halving-doubling" : "", m);
       }
 }
 
@@ -376,6 +390,55 @@ void ring_has_2n_minus_2_steps_and_moves_2_n_minus_1_over_n_of_the_data(void **)
       assert_int_equal(s.bytes_sent, expected_bytes - own - right);
     }
   }
+}
+
+// 2 log2(p) steps, 2 more when folding. A member of the power of two sends (p - 1) / p of the buffer in
+// the reduce-scatter and as much in the all-gather, as a ring member does with n; one folded away sends
+// its buffer once, one folded in the result once more.
+void halving_doubling_has_2_log_p_steps_and_moves_2_p_minus_1_over_p_of_the_data(void **) {
+  for (int n : {2, 3, 4, 5, 6, 7, 8, 9}) {
+    int p = 1, log_p = 0;
+    while (p * 2 <= n) p *= 2, ++log_p;
+    const int extra = n - p;
+    const size_t count = 1000;  // a multiple of every p here: the blocks are equal
+    std::vector<fake::Stats> stats;
+    expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+      reference::Bytes buffer = reference::make_input(t.index(), count, XFFL_F32, XFFL_SUM);
+      algorithms::allreduce(t, buffer.data(), buffer.data(), count, XFFL_F32, XFFL_SUM, halving_doubling(tiny_tuning()));
+      if (buffer != reference::reduced(n, count, XFFL_F32, XFFL_SUM)) (xffl::fail)(XFFL_EINTERNAL, "wrong sum");
+    }, &stats));
+    const size_t buffer_bytes = count * 4, halves = 2 * buffer_bytes / static_cast<size_t>(p) * (p - 1);
+    for (int m = 0; m < n; ++m) {
+      const fake::Stats &s = stats[static_cast<size_t>(m)];
+      const bool folded_away = m < 2 * extra && m % 2 == 0;
+      const bool folded_in = m < 2 * extra && m % 2 == 1;
+      assert_int_equal(s.declared_total, 2 * log_p + (extra ? 2 : 0));
+      assert_true(s.largest_message <= 64);
+      assert_int_equal(s.bytes_sent, folded_away ? buffer_bytes : halves + (folded_in ? buffer_bytes : 0));
+    }
+  }
+}
+
+void allreduce_takes_its_schedule_by_size(void **) {
+  using algorithms::AllreduceSchedule;
+  Tuning tuning;
+  tuning.small_allreduce_bytes = 1024;
+  tuning.halving_allreduce_bytes = 8192;
+  assert_true(algorithms::allreduce_schedule(256, XFFL_F32, 4, tuning) == AllreduceSchedule::recursive_doubling);
+  assert_true(algorithms::allreduce_schedule(257, XFFL_F32, 4, tuning) == AllreduceSchedule::halving_doubling);
+  assert_true(algorithms::allreduce_schedule(2048, XFFL_F32, 4, tuning) == AllreduceSchedule::halving_doubling);
+  assert_true(algorithms::allreduce_schedule(2049, XFFL_F32, 4, tuning) == AllreduceSchedule::ring);
+  // Fewer elements than members: recursive doubling whatever the bytes.
+  assert_true(algorithms::allreduce_schedule(300, XFFL_F64, 301, tuning) == AllreduceSchedule::recursive_doubling);
+  tuning.halving_allreduce_bytes = 0;
+  assert_true(algorithms::allreduce_schedule(257, XFFL_F32, 4, tuning) == AllreduceSchedule::ring);
+  // Unset: algorithm_choice.h's table, which has none below 4 members.
+  tuning.halving_allreduce_bytes.reset();
+  assert_true(algorithms::allreduce_schedule(257, XFFL_F32, 3, tuning) == AllreduceSchedule::ring);
+  const size_t halving_upto = algorithm_choice::halving_allreduce_bytes(4) / 4;
+  assert_true(halving_upto > 256);
+  assert_true(algorithms::allreduce_schedule(halving_upto, XFFL_F32, 4, tuning) == AllreduceSchedule::halving_doubling);
+  assert_true(algorithms::allreduce_schedule(halving_upto + 1, XFFL_F32, 4, tuning) == AllreduceSchedule::ring);
 }
 
 void recursive_doubling_folds_non_powers_of_two(void **) {
@@ -470,6 +533,8 @@ int main(void) {
       cmocka_unit_test(random_float_results_are_bit_identical_on_every_member),
       cmocka_unit_test(nan_payloads_are_the_same_bits_on_every_member),
       cmocka_unit_test(ring_has_2n_minus_2_steps_and_moves_2_n_minus_1_over_n_of_the_data),
+      cmocka_unit_test(halving_doubling_has_2_log_p_steps_and_moves_2_p_minus_1_over_p_of_the_data),
+      cmocka_unit_test(allreduce_takes_its_schedule_by_size),
       cmocka_unit_test(recursive_doubling_folds_non_powers_of_two),
       cmocka_unit_test(broadcast_trees_and_chains_have_their_shape),
       cmocka_unit_test(barrier_takes_ceil_log2_rounds),

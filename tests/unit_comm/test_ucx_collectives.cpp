@@ -2,9 +2,12 @@
 // 1, 2, 3, 4 and 8 at counts 0, 1, odd and multi-chunk (small tuning so both algorithms of each
 // collective run), a few MiB with the default tuning, and random floats bit-identical on all ranks
 // (NaN payloads too, over UCX messages as across hosts).
+#include <cstdint>
 #include <random>
 
 #include "collective_checks.h"
+#include "comm/algorithm_choice.h"
+#include "comm/algorithms/collectives.h"
 #include "ucx_harness.h"
 
 // cmocka last: its fail() macro would rewrite xffl::fail in the headers above. It has no
@@ -90,17 +93,51 @@ void random_floats_are_bit_identical_on_every_rank(void **) {
 
 // NaNs with a distinct payload on every rank in the same elements (harness::nan_f32_sums): the result
 // holds the same bits on every rank, NaNs included, on the path across hosts (UCX messages: recursive
-// doubling at 1001 f32, the ring at 100003), on 2 and 5 ranks (5: a folded pair). A replica that
-// differs only in a NaN's payload still differs.
+// doubling at 1001 f32, the ring or halving-doubling at 100003), on 2, 4 and 5 ranks (5: a folded pair).
+// A replica that differs only in a NaN's payload still differs.
 void nan_payloads_are_bit_identical_on_every_rank(void **) {
   harness::Options across_hosts;
   across_hosts.tuning.single_copy_on_host = xffl::comm::algorithms::SingleCopy::never;
-  for (int world : {2, 5}) {
-    std::string errors;
-    const auto results = harness::nan_f32_sums(world, {1001, 100003}, 4, across_hosts, &errors);
-    expect_ok(errors);
-    for (int r = 1; r < world; ++r)
-      if (results[static_cast<size_t>(r)] != results[0]) fail_msg("%d ranks: rank %d holds other bits than rank 0", world, r);
+  for (bool halving : {false, true}) {
+    across_hosts.tuning.halving_allreduce_bytes = halving ? SIZE_MAX : 0;
+    for (int world : {2, 4, 5}) {
+      std::string errors;
+      const auto results = harness::nan_f32_sums(world, {1001, 100003}, 4, across_hosts, &errors);
+      expect_ok(errors);
+      for (int r = 1; r < world; ++r)
+        if (results[static_cast<size_t>(r)] != results[0])
+          fail_msg("%d ranks%s: rank %d holds other bits than rank 0", world, halving ? ", halving-doubling" : "", r);
+    }
+  }
+}
+
+// The middle sizes across hosts (UCX messages) with the default tuning, which takes halving-doubling
+// there (algorithm_choice.h): 4 ranks (a power of two) and 6 (two folded pairs), widened dtypes and
+// not, in place and not, counts that do not divide by the members, the largest size of the range.
+void middle_sizes_across_hosts(void **) {
+  harness::Options across_hosts;
+  across_hosts.tuning.single_copy_on_host = xffl::comm::algorithms::SingleCopy::never;
+  for (int world : {4, 6}) {
+    const size_t kib = 1024, largest = xffl::comm::algorithm_choice::halving_allreduce_bytes(world);
+    struct Case {
+      size_t count;
+      xffl_dtype_t dtype;
+      xffl_redop_t op;
+      bool in_place;
+    };
+    const Case cases[] = {{largest / 4, XFFL_F32, XFFL_SUM, false},
+                          {largest / 8 - 3, XFFL_F64, XFFL_MAX, true},
+                          {100 * kib + 1, XFFL_BF16, XFFL_AVG, true},
+                          {200 * kib + 7, XFFL_I8, XFFL_AVG, false},
+                          {40 * kib + 5, XFFL_I32, XFFL_MIN, false}};
+    for (const Case &c : cases)
+      if (xffl::comm::algorithms::allreduce_schedule(c.count, c.dtype, world, across_hosts.tuning) !=
+          xffl::comm::algorithms::AllreduceSchedule::halving_doubling)
+        fail_msg("%d ranks: %zu %s take another schedule than halving-doubling", world, c.count, checks::dtype_name(c.dtype));
+    expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+      auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 9);
+      for (const Case &c : cases) checks::allreduce(*comm, rank, n, c.count, c.dtype, c.op, c.in_place);
+    }, across_hosts));
   }
 }
 
@@ -116,6 +153,7 @@ int main(void) {
       cmocka_unit_test(a_few_mib_with_the_default_tuning),
       cmocka_unit_test(random_floats_are_bit_identical_on_every_rank),
       cmocka_unit_test(nan_payloads_are_bit_identical_on_every_rank),
+      cmocka_unit_test(middle_sizes_across_hosts),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "comm/algorithm_choice.h"
 #include "comm/algorithms/chunks.h"
 #include "comm/algorithms/schedules.h"
 #include "comm/algorithms/scratch.h"
@@ -23,39 +24,61 @@ unsigned char *at(void *base, size_t elements, size_t element_size) {
 
 }  // namespace
 
-bool allreduce_uses_ring(size_t count, xffl_dtype_t dtype, int members, const Tuning &tuning) {
-  return members >= 2 && count * dtype_size(dtype) > tuning.small_allreduce_bytes &&
-         count >= static_cast<size_t>(members);
+AllreduceSchedule allreduce_schedule(size_t count, xffl_dtype_t dtype, int members, const Tuning &tuning) {
+  const size_t bytes = count * dtype_size(dtype);
+  if (bytes <= tuning.small_allreduce_bytes || count < static_cast<size_t>(members))
+    return AllreduceSchedule::recursive_doubling;
+  if (bytes <= tuning.halving_allreduce_bytes.value_or(algorithm_choice::halving_allreduce_bytes(members)))
+    return AllreduceSchedule::halving_doubling;
+  return AllreduceSchedule::ring;
 }
+
+namespace {
+
+// Where the ring and halving-doubling read the contributions from and build the partial results:
+// send and recv themselves, or a copy of send widened to the accumulation type (f16 and bf16 to f32,
+// integer AVG to i64). finish(first, count) makes those elements final in recv: AVG's division, then
+// the narrowing.
+struct Accumulation {
+  Accumulation(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op)
+      : type(accumulation_dtype(dtype, op)),
+        wide(p2p, type != dtype ? count * dtype_size(type) : 0),
+        input(type != dtype ? static_cast<const void *>(wide.data()) : send),
+        partial(type != dtype ? static_cast<void *>(wide.data()) : recv) {
+    if (type != dtype) convert(send, dtype, wide.data(), type, count);
+    const size_t element = dtype_size(dtype), reduce_element = dtype_size(type);
+    const int members = p2p.size();
+    void *const reduced_in = partial;
+    const xffl_dtype_t reduce_type = type;
+    finish = [=](size_t first, size_t chunk) {
+      void *reduced = at(reduced_in, first, reduce_element);
+      if (op == XFFL_AVG) divide(reduced, chunk, reduce_type, members);
+      if (reduce_type != dtype) convert(reduced, reduce_type, at(recv, first, element), dtype, chunk);
+    };
+  }
+
+  const xffl_dtype_t type;
+  Scratch wide;  // send widened to type, when type is wider
+  const void *const input;
+  void *const partial;
+  std::function<void(size_t first, size_t count)> finish;
+};
+
+}  // namespace
 
 void ring_allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype,
                     xffl_redop_t op, const Tuning &tuning, const std::function<void(size_t, size_t)> &delivered) {
-  const int n = p2p.size();
-  const size_t element = dtype_size(dtype);
-  const xffl_dtype_t reduce_type = accumulation_dtype(dtype, op);
-  const size_t reduce_element = dtype_size(reduce_type);
-  const bool widened = reduce_type != dtype;
-
+  const Accumulation accumulation(p2p, send, recv, count, dtype, op);
   RingReduce job;
-  job.type = reduce_type;
+  job.input = accumulation.input;
+  job.partial = accumulation.partial;
+  job.type = accumulation.type;
   job.op = op;
+  job.finish = accumulation.finish;
   job.output = recv;
-  job.output_element_size = element;
+  job.output_element_size = dtype_size(dtype);
   job.delivered = delivered;
-  Scratch wide(p2p, widened ? count * reduce_element : 0);
-  if (widened) {
-    convert(send, dtype, wide.data(), reduce_type, count);
-    job.input = job.partial = wide.data();
-  } else {
-    job.input = send;
-    job.partial = recv;
-  }
-  job.finish = [&](size_t first, size_t chunk) {
-    void *reduced = at(job.partial, first, reduce_element);
-    if (op == XFFL_AVG) divide(reduced, chunk, reduce_type, n);
-    if (widened) convert(reduced, reduce_type, at(recv, first, element), dtype, chunk);
-  };
-  ring_reduce(p2p, RingChunks::for_allreduce(count, dtype, op, n, tuning), job, tuning);
+  ring_reduce(p2p, RingChunks::for_allreduce(count, dtype, op, p2p.size(), tuning), job, tuning);
 }
 
 void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
@@ -64,7 +87,22 @@ void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xf
   const size_t element = dtype_size(dtype);
   if (count == 0) return;
   if (n == 1) return copy_if_apart(send, recv, count * element);
-  if (allreduce_uses_ring(count, dtype, n, tuning)) return ring_allreduce(p2p, send, recv, count, dtype, op, tuning);
+  switch (allreduce_schedule(count, dtype, n, tuning)) {
+    case AllreduceSchedule::ring: return ring_allreduce(p2p, send, recv, count, dtype, op, tuning);
+    case AllreduceSchedule::halving_doubling: {
+      const Accumulation accumulation(p2p, send, recv, count, dtype, op);
+      HalvingDoubling job;
+      job.input = accumulation.input;
+      job.partial = accumulation.partial;
+      job.type = accumulation.type;
+      job.op = op;
+      job.finish = accumulation.finish;
+      job.output = recv;
+      job.output_element_size = element;
+      return halving_doubling_allreduce(p2p, count, job, tuning);
+    }
+    case AllreduceSchedule::recursive_doubling: break;
+  }
 
   const xffl_dtype_t reduce_type = accumulation_dtype(dtype, op);
   const bool widened = reduce_type != dtype;

@@ -17,12 +17,16 @@ namespace xffl::comm::algorithms {
 
 void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
                const Tuning &tuning);
-// Whether allreduce takes the pipelined ring (else recursive doubling) for this call: the same answer
-// on every member, from values every member knows.
-bool allreduce_uses_ring(size_t count, xffl_dtype_t dtype, int members, const Tuning &tuning);
 
-// The ring path of allreduce (requires allreduce_uses_ring). `delivered(first, count)`, when set, is
-// called as each chunk of recv becomes final, in the order of the delivery_order of
+// The schedule allreduce takes for a call (schedules.h): by its bytes, recursive doubling up to
+// tuning.small_allreduce_bytes, halving-doubling up to tuning.halving_allreduce_bytes, then the ring;
+// recursive doubling too when there are fewer elements than members. The same answer on every member,
+// from values every member knows.
+enum class AllreduceSchedule { recursive_doubling, halving_doubling, ring };
+AllreduceSchedule allreduce_schedule(size_t count, xffl_dtype_t dtype, int members, const Tuning &tuning);
+
+// The ring path of allreduce, for any count of at least `members` elements. `delivered(first, count)`,
+// when set, is called as each chunk of recv becomes final, in the order of the delivery_order of
 // RingChunks::for_allreduce (chunks.h).
 void ring_allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype,
                     xffl_redop_t op, const Tuning &tuning,

@@ -56,6 +56,10 @@ struct Tuning {
   // are a WAN's: on UCX, and on the wan backend (comm/wan, at least this; more for a large XFFL_WAN_BDP).
   int crossing_window = algorithm_choice::wan_ring_window;
   size_t small_allreduce_bytes = algorithm_choice::small_allreduce_bytes;  // at most this: recursive doubling, else ring
+  // Above small_allreduce_bytes and at most this: halving-doubling (Rabenseifner), else the ring;
+  // algorithm_choice::halving_allreduce_bytes(members) when not set, 0 for none. Groups that cross
+  // facilities and the wan backend set 0: their crossover was not measured over a WAN.
+  std::optional<size_t> halving_allreduce_bytes;
   size_t small_broadcast_bytes = algorithm_choice::small_broadcast_bytes;  // at most this: binomial tree, else chain
   SingleCopy single_copy_on_host = SingleCopy::by_size;
   // The most a member's part of one round of the pipelined allreduce on one host holds

@@ -16,6 +16,13 @@ namespace {
 int relative(int index, int root, int n) { return (index - root + n) % n; }
 int absolute(int relative_index, int root, int n) { return (relative_index + root) % n; }
 
+// Whether the sender relays the federated group's ring chunk by chunk as it delivers them (else it
+// takes allreduce's schedule and then broadcasts): past recursive doubling's sizes, as allreduce's ring
+// was before halving-doubling took the middle sizes. The sender and its receivers decide by this.
+bool relays_the_ring(size_t count, xffl_dtype_t dtype, int federated_size, const Tuning &tuning) {
+  return count * dtype_size(dtype) > tuning.small_allreduce_bytes && count >= static_cast<size_t>(federated_size);
+}
+
 }  // namespace
 
 void allreduce_and_relay(PointToPoint &federated, PointToPoint &relay, void *buffer, size_t count, xffl_dtype_t dtype,
@@ -24,7 +31,7 @@ void allreduce_and_relay(PointToPoint &federated, PointToPoint &relay, void *buf
   const int hops = relay.size() - 1;
   if (count == 0) return;
   if (hops == 0) return allreduce(federated, buffer, buffer, count, dtype, op, tuning);
-  if (!allreduce_uses_ring(count, dtype, n, tuning)) {
+  if (!relays_the_ring(count, dtype, n, tuning)) {
     allreduce(federated, buffer, buffer, count, dtype, op, tuning);
     return broadcast(relay, buffer, count, dtype, relay.index(), tuning);
   }
@@ -49,7 +56,7 @@ void allreduce_and_relay(PointToPoint &federated, PointToPoint &relay, void *buf
 void relay_receive(PointToPoint &relay, int root, void *buffer, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
                    int federated_size, int sender_index, const Tuning &tuning) {
   if (count == 0 || relay.size() == 1) return;
-  if (!allreduce_uses_ring(count, dtype, federated_size, tuning)) return broadcast(relay, buffer, count, dtype, root, tuning);
+  if (!relays_the_ring(count, dtype, federated_size, tuning)) return broadcast(relay, buffer, count, dtype, root, tuning);
 
   const size_t element = dtype_size(dtype);
   const int n = relay.size();

@@ -42,6 +42,25 @@ void ring_reduce(PointToPoint &p2p, const RingChunks &chunks, const RingReduce &
 void recursive_doubling_allreduce(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t type,
                                   xffl_redop_t op, const Tuning &tuning);
 
+// Rabenseifner's allreduce: a reduce-scatter by recursive halving, then an all-gather by recursive
+// doubling, over the largest power of two p <= n; the other n - p members are folded into their
+// neighbours first and sent the result last, as in recursive doubling. 2 log2(p) steps (+2 when
+// folding), each member sending (p - 1) / p of the buffer in each half as the ring does: for the sizes
+// between recursive doubling's and the ring's (algorithm_choice.h). One member reduces each element at
+// each step and the others copy its bits.
+struct HalvingDoubling {
+  const void *input = nullptr;  // my contribution (reduce type), count elements
+  void *partial = nullptr;      // where partial results are built (reduce type, same extent; may be input)
+  xffl_dtype_t type = XFFL_F32;
+  xffl_redop_t op = XFFL_SUM;
+  // Called once, with the block this member reduced, [first, first + count): writes its final values
+  // (AVG division, narrowing) into `output`.
+  std::function<void(size_t first, size_t count)> finish;
+  void *output = nullptr;  // every member's final values, same element positions (may be partial)
+  size_t output_element_size = 0;
+};
+void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const HalvingDoubling &job, const Tuning &tuning);
+
 // Binomial tree from root: ceil(log2 n) steps; for small messages.
 void binomial_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root, const Tuning &tuning);
 

@@ -37,7 +37,12 @@ algorithms::Tuning UcxCommunicator::tuning() const {
   algorithms::Tuning tuning = worker_->settings().tuning;
   // A crossing's ring sends its next chunk a WAN round trip after its neighbour sent one: 8 chunks in
   // flight held the UCX crossing of bench/facilities at 2.1x its bound, 32 at 1.6x.
-  if (group_.crosses_facilities) tuning.window = tuning.crossing_window;
+  if (group_.crosses_facilities) {
+    tuning.window = tuning.crossing_window;
+    // Halving-doubling's crossover was measured within a facility, not over a WAN: a crossing keeps the
+    // ring from recursive doubling's sizes on, as before it.
+    tuning.halving_allreduce_bytes = 0;
+  }
   return tuning;
 }
 

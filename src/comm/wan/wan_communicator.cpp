@@ -25,6 +25,7 @@ WanCommunicator::WanCommunicator(std::shared_ptr<WanHub> hub, const GroupSpec &g
       members_(group.members.to_vector()),
       links_(hub, group.members.to_vector(), group.my_index, GroupKey{group.tag, group.serial}, group.description) {
   tuning_.window = window_for(hub->settings().bdp_bytes, tuning_);
+  tuning_.halving_allreduce_bytes = 0;  // not measured over a WAN: the ring past recursive doubling, as before
 }
 
 template <typename Schedule>
