@@ -1,18 +1,26 @@
-// PointToPoint without a network: members are threads of one process and messages are copied
-// through mailboxes, one per (sender, receiver). Sends complete at once. Matching is UCX's: a
-// receive takes the oldest message of its sender with the same step (the step is part of the UCX
-// tag), and its size must agree. Counts what each member sent, so tests can check a schedule's shape.
+// PointToPoint without a network: members are threads of one process. Matching is UCX's: a receive
+// takes the oldest message of its sender with the same step (the step is part of the UCX tag), and its
+// size must agree. Sends are rendezvous, as UCX's large ones: a message stays in the sender's buffer
+// until the receive takes it, and the send completes only then. So a schedule that writes a buffer it
+// is still sending from, or frees it, before waiting for the send, delivers other bytes (and TSan and
+// ASan see it); one that waits for a send its peer can only receive later hangs here as it would on
+// UCX (the wait fails after 20 s instead). Like a UCX worker, any wait progresses every receive posted
+// so far, not only the one awaited. Counts what each member sent, so tests can check a schedule's shape.
 #ifndef XFFL_TESTS_UNIT_COMM_FAKE_TRANSPORT_H
 #define XFFL_TESTS_UNIT_COMM_FAKE_TRANSPORT_H
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "comm/algorithms/point_to_point.h"
@@ -25,8 +33,10 @@ using xffl::comm::algorithms::RequestId;
 using xffl::comm::algorithms::Step;
 
 struct Message {
-  std::vector<unsigned char> bytes;
+  const unsigned char *data = nullptr;  // the sender's buffer, read when a receive takes the message
+  size_t bytes = 0;
   int step = 0;
+  std::shared_ptr<bool> taken;  // set under the network's lock once a receive has copied it
 };
 
 class Network {
@@ -37,23 +47,41 @@ class Network {
   void put(int from, int to, Message message) {
     std::lock_guard<std::mutex> lock(mutex_);
     box(from, to).push_back(std::move(message));
-    arrived_.notify_all();
+    changed();
   }
 
-  Message take(int from, int to, int step) {
-    std::unique_lock<std::mutex> lock(mutex_);
+  // Copies the oldest message from `from` to `to` with `step` into data, if one is there: whether it did.
+  bool try_take(int from, int to, int step, void *data, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
     auto &mailbox = box(from, to);
-    auto match = mailbox.end();
-    auto found = [&] {
-      for (match = mailbox.begin(); match != mailbox.end(); ++match)
-        if (match->step == step) return true;
-      return false;
-    };
-    if (!arrived_.wait_for(lock, std::chrono::seconds(20), found))
-      (xffl::fail)(XFFL_ETIMEOUT, "fake network: member ", to, " waited 20 s for member ", from, " step ", step);
-    Message message = std::move(*match);
-    mailbox.erase(match);
-    return message;
+    for (auto match = mailbox.begin(); match != mailbox.end(); ++match) {
+      if (match->step != step) continue;
+      if (match->bytes != bytes)
+        (xffl::fail)(XFFL_EINTERNAL, "member ", to, " expected step ", step, " with ", bytes, " bytes from member ",
+                     from, ", got ", match->bytes);
+      if (bytes) std::memcpy(data, match->data, bytes);
+      *match->taken = true;
+      mailbox.erase(match);
+      changed();
+      return true;
+    }
+    return false;
+  }
+
+  bool taken(const std::shared_ptr<bool> &flag) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return *flag;
+  }
+
+  // A count that changes with every message put or taken.
+  uint64_t generation() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return generation_;
+  }
+  // Waits until the generation differs from `seen`; false at the deadline.
+  bool wait_for_change(uint64_t seen, std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_until(lock, deadline, [&] { return generation_ != seen; });
   }
 
   bool all_empty() {
@@ -65,9 +93,14 @@ class Network {
 
  private:
   std::deque<Message> &box(int from, int to) { return mailboxes_[static_cast<size_t>(from * size_ + to)]; }
+  void changed() {
+    ++generation_;
+    changed_.notify_all();
+  }
   int size_;
   std::mutex mutex_;
-  std::condition_variable arrived_;
+  std::condition_variable changed_;
+  uint64_t generation_ = 0;
   std::vector<std::deque<Message>> mailboxes_;
 };
 
@@ -80,34 +113,37 @@ class Transport final : public PointToPoint {
   RequestId send(int peer, const void *data, size_t bytes, Step step) override {
     check_step(step);
     Message message;
-    message.bytes.assign(static_cast<const unsigned char *>(data), static_cast<const unsigned char *>(data) + bytes);
+    message.data = static_cast<const unsigned char *>(data);
+    message.bytes = bytes;
     message.step = step.index;
+    message.taken = std::make_shared<bool>(false);
+    requests_.push_back(Pending{peer, nullptr, bytes, step, true, false, message.taken});
     network_.put(index_, peer, std::move(message));
     ++messages_sent;
     bytes_sent += bytes;
     if (bytes > largest_message) largest_message = bytes;
     if (step.index + 1 > steps_seen) steps_seen = step.index + 1;
-    requests_.push_back(Pending{peer, nullptr, bytes, step, true, true});
     return requests_.size() - 1;
   }
 
   RequestId recv(int peer, void *data, size_t bytes, Step step) override {
     check_step(step);
-    requests_.push_back(Pending{peer, data, bytes, step, false, false});
+    requests_.push_back(Pending{peer, data, bytes, step, false, false, nullptr});
     return requests_.size() - 1;
   }
 
   void wait(RequestId id) override {
-    // Messages of one sender and step match in order: complete the earlier such receives first.
-    while (!requests_[id].done) {
-      size_t oldest = id;
-      for (size_t k = 0; k < id; ++k)
-        if (!requests_[k].done && !requests_[k].is_send && requests_[k].peer == requests_[id].peer &&
-            requests_[k].step.index == requests_[id].step.index) {
-          oldest = k;
-          break;
-        }
-      deliver(requests_[oldest]);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (;;) {
+      const uint64_t seen = network_.generation();
+      progress();
+      Pending &request = requests_[id];
+      if (request.is_send && !request.done && network_.taken(request.taken)) request.done = true;
+      if (request.done) return;
+      if (!network_.wait_for_change(seen, deadline))
+        (xffl::fail)(XFFL_ETIMEOUT, "fake network: member ", index_, " waited 20 s for its ",
+                     request.is_send ? "send to" : "receive from", " member ", request.peer, " step ",
+                     request.step.index);
     }
   }
 
@@ -129,6 +165,7 @@ class Transport final : public PointToPoint {
     Step step;
     bool is_send;
     bool done;
+    std::shared_ptr<bool> taken;  // sends
   };
 
   void check_step(Step step) {
@@ -137,18 +174,28 @@ class Transport final : public PointToPoint {
     declared_total = step.total;
   }
 
-  void deliver(Pending &pending) {
-    Message message = network_.take(pending.peer, index_, pending.step.index);
-    if (message.bytes.size() != pending.bytes)
-      (xffl::fail)(XFFL_EINTERNAL, "member ", index_, " expected step ", pending.step.index, " with ", pending.bytes,
-                 " bytes from member ", pending.peer, ", got step ", message.step, " with ", message.bytes.size());
-    if (pending.bytes) std::memcpy(pending.data, message.bytes.data(), pending.bytes);
-    pending.done = true;
+  // Takes every message that has arrived for a receive posted so far, oldest receive first for each
+  // sender and step (messages of one sender and step match in the order both sides posted them).
+  void progress() {
+    std::set<std::pair<int, int>> blocked;  // (sender, step) whose oldest pending receive found nothing yet
+    for (; first_pending_ < requests_.size() && requests_[first_pending_].done; ++first_pending_) {
+    }
+    for (size_t k = first_pending_; k < requests_.size(); ++k) {
+      Pending &request = requests_[k];
+      if (request.is_send || request.done) continue;
+      const std::pair<int, int> key{request.peer, request.step.index};
+      if (blocked.count(key)) continue;
+      if (network_.try_take(request.peer, index_, request.step.index, request.data, request.bytes))
+        request.done = true;
+      else
+        blocked.insert(key);
+    }
   }
 
   Network &network_;
   int index_;
   std::vector<Pending> requests_;
+  size_t first_pending_ = 0;  // requests before it are all done
 };
 
 struct Stats {

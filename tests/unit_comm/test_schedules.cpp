@@ -441,6 +441,28 @@ void allreduce_takes_its_schedule_by_size(void **) {
   assert_true(algorithms::allreduce_schedule(halving_upto + 1, XFFL_F32, 4, tuning) == AllreduceSchedule::ring);
 }
 
+// The fake network is as strict as UCX's rendezvous sends, so that every schedule here is checked
+// against it: a receive gets what the sender's buffer holds when the receive takes it, not when it was
+// sent. A schedule that writes a buffer before its send completed delivers the new bytes here (the
+// sender below writes 2 after sending 1; the receiver takes the message only after the second one).
+void the_fake_network_reads_a_send_buffer_when_it_is_received(void **) {
+  int received = 0;
+  expect_ok(fake::run_members(2, [&](fake::Transport &t) {
+    int value = 1, token = 0;
+    if (t.index() == 0) {
+      const algorithms::RequestId first = t.send(1, &value, sizeof value, algorithms::Step{0, 2});
+      value = 2;  // what no schedule may do before waiting for the send
+      t.send(1, &token, sizeof token, algorithms::Step{1, 2});
+      t.wait(first);
+      t.wait_all();
+    } else {
+      t.wait(t.recv(0, &token, sizeof token, algorithms::Step{1, 2}));
+      t.wait(t.recv(0, &received, sizeof received, algorithms::Step{0, 2}));
+    }
+  }));
+  assert_int_equal(received, 2);
+}
+
 void recursive_doubling_folds_non_powers_of_two(void **) {
   for (int n : {2, 3, 4, 5, 6, 7, 8, 9}) {
     int p = 1, log_p = 0;
@@ -535,6 +557,7 @@ int main(void) {
       cmocka_unit_test(ring_has_2n_minus_2_steps_and_moves_2_n_minus_1_over_n_of_the_data),
       cmocka_unit_test(halving_doubling_has_2_log_p_steps_and_moves_2_p_minus_1_over_p_of_the_data),
       cmocka_unit_test(allreduce_takes_its_schedule_by_size),
+      cmocka_unit_test(the_fake_network_reads_a_send_buffer_when_it_is_received),
       cmocka_unit_test(recursive_doubling_folds_non_powers_of_two),
       cmocka_unit_test(broadcast_trees_and_chains_have_their_shape),
       cmocka_unit_test(barrier_takes_ceil_log2_rounds),
