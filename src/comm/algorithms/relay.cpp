@@ -17,8 +17,9 @@ int relative(int index, int root, int n) { return (index - root + n) % n; }
 int absolute(int relative_index, int root, int n) { return (relative_index + root) % n; }
 
 // Whether the sender relays the federated group's ring chunk by chunk as it delivers them (else it
-// takes allreduce's schedule and then broadcasts): past recursive doubling's sizes, as allreduce's ring
-// was before halving-doubling took the middle sizes. The sender and its receivers decide by this.
+// takes allreduce's schedule and then broadcasts): past recursive doubling's sizes, halving-doubling's
+// too, whose results become final only at its end while the ring's do chunk by chunk. The sender and
+// its receivers decide by this.
 bool relays_the_ring(size_t count, xffl_dtype_t dtype, int federated_size, const Tuning &tuning) {
   return count * dtype_size(dtype) > tuning.small_allreduce_bytes && count >= static_cast<size_t>(federated_size);
 }
