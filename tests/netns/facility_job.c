@@ -4,7 +4,8 @@
  * XFFL_BACKEND=ucx / XFFL_TIMEOUT.
  *
  *   facility_job check
- *     Federated averages over the link for each strategy the layout allows (HIERARCHICAL; FLAT when
+ *     Allreduces over WORLD, across the link (small, middle and multi-MiB sizes: every schedule across
+ *     hosts), exact and bit-identical on every rank. Federated averages over the link for each strategy the layout allows (HIERARCHICAL; FLAT when
  *     the facilities are equal), in f32, f64 and bf16, small and multi-MiB, one _many call and one
  *     weighted (1, 3) average. Each shard holds values that depend on facility and shard; the result
  *     must equal the mean exactly (the values are chosen so the mean is exact), and every copy of every
@@ -196,9 +197,50 @@ static void run_case(xffl_state_t *st, xffl_group_t *world, const struct average
   free(buf);
 }
 
+/* An allreduce over WORLD, whose members are on two hosts (the facilities' namespaces): the schedules
+ * across hosts, with UCX messages over the link (recursive doubling, halving-doubling, the ring, by
+ * size and member count, comm/algorithm_choice.h). Rank r holds small integers, so every partial sum is
+ * exact in f32 and bf16 (at most 6 ranks x 31); the result must be the exact sum (the maximum for MAX)
+ * and the same bytes on every rank. */
+static void check_world_allreduce(xffl_group_t *world, xffl_dtype_t dtype, xffl_redop_t op, size_t count) {
+  char what[96];
+  snprintf(what, sizeof what, "WORLD allreduce %s %s count %zu", dtype_name(dtype), op == XFFL_MAX ? "max" : "sum",
+           count);
+  const size_t esz = dtype_size(dtype);
+  unsigned char *buf = malloc(count * esz);
+  for (size_t i = 0; i < count; ++i) put(buf, i, dtype, (double)((i * (size_t)(3 + 2 * me.rank) + (size_t)me.rank * 7) % 32));
+  CHECK(xffl_allreduce(world, buf, buf, count, dtype, op, NULL));
+  for (size_t i = 0; i < count; ++i) {
+    double expected = 0;
+    for (int r = 0; r < me.world; ++r) {
+      const double v = (double)((i * (size_t)(3 + 2 * r) + (size_t)r * 7) % 32);
+      expected = op == XFFL_MAX ? (r == 0 || v > expected ? v : expected) : expected + v;
+    }
+    if (get(buf, i, dtype) != expected) {
+      fprintf(stderr, "rank %d: %s: element %zu is %g, not %g\n", me.rank, what, i, get(buf, i, dtype), expected);
+      exit(1);
+    }
+  }
+  int64_t mine = (int64_t)fnv1a(buf, count * esz);
+  int64_t *all = malloc(sizeof(int64_t) * (size_t)me.world);
+  CHECK(xffl_allgather(world, &mine, all, 1, XFFL_I64, NULL));
+  for (int r = 0; r < me.world; ++r)
+    if (all[r] != mine) {
+      fprintf(stderr, "rank %d: %s: rank %d holds other bytes\n", me.rank, what, r);
+      exit(1);
+    }
+  free(all);
+  free(buf);
+  ++checks;
+}
+
 static int run_checks(xffl_state_t *st) {
   xffl_group_t *world = NULL;
   CHECK(xffl_get_group(st, XFFL_GROUP_WORLD, 0, &world));
+  check_world_allreduce(world, XFFL_F64, XFFL_MAX, 1001);
+  check_world_allreduce(world, XFFL_F32, XFFL_SUM, 40003);
+  check_world_allreduce(world, XFFL_BF16, XFFL_SUM, 100003);
+  check_world_allreduce(world, XFFL_F32, XFFL_SUM, 300007);
   const xffl_dtype_t dtypes[] = {XFFL_F32, XFFL_F64, XFFL_BF16};
   const size_t counts[] = {1001, (size_t)1 << 20};
   const int strategies = me.symmetric ? 2 : 1; /* FLAT needs equal facilities */
