@@ -35,48 +35,46 @@ AllreduceSchedule allreduce_schedule(size_t count, xffl_dtype_t dtype, int membe
 
 namespace {
 
-// Where the ring and halving-doubling read the contributions from and build the partial results:
-// send and recv themselves, or a copy of send widened to the accumulation type (f16 and bf16 to f32,
-// integer AVG to i64). finish(first, count) makes those elements final in recv: AVG's division, then
-// the narrowing.
-struct Accumulation {
-  Accumulation(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op)
-      : type(accumulation_dtype(dtype, op)),
-        wide(p2p, type != dtype ? count * dtype_size(type) : 0),
-        input(type != dtype ? static_cast<const void *>(wide.data()) : send),
-        partial(type != dtype ? static_cast<void *>(wide.data()) : recv) {
-    if (type != dtype) convert(send, dtype, wide.data(), type, count);
+// The job of the ring and halving-doubling for an allreduce of send into recv: they read the
+// contributions from, and build the partial results in, send and recv themselves, or a copy of send
+// widened to the accumulation type (f16 and bf16 to f32, integer AVG to i64); finish(first, count)
+// makes those elements final in recv: AVG's division, then the narrowing.
+class AllreduceJob {
+ public:
+  AllreduceJob(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op)
+      : wide_(p2p, accumulation_dtype(dtype, op) != dtype ? count * dtype_size(accumulation_dtype(dtype, op)) : 0) {
+    const xffl_dtype_t type = accumulation_dtype(dtype, op);
+    const bool widened = type != dtype;
+    if (widened) convert(send, dtype, wide_.data(), type, count);
+    job_.input = widened ? static_cast<const void *>(wide_.data()) : send;
+    job_.partial = widened ? static_cast<void *>(wide_.data()) : recv;
+    job_.type = type;
+    job_.op = op;
+    job_.output = recv;
+    job_.output_element_size = dtype_size(dtype);
     const size_t element = dtype_size(dtype), reduce_element = dtype_size(type);
     const int members = p2p.size();
-    void *const reduced_in = partial;
-    const xffl_dtype_t reduce_type = type;
-    finish = [=](size_t first, size_t chunk) {
-      void *reduced = at(reduced_in, first, reduce_element);
-      if (op == XFFL_AVG) divide(reduced, chunk, reduce_type, members);
-      if (reduce_type != dtype) convert(reduced, reduce_type, at(recv, first, element), dtype, chunk);
+    void *const partial = job_.partial;
+    job_.finish = [=](size_t first, size_t chunk) {
+      void *reduced = at(partial, first, reduce_element);
+      if (op == XFFL_AVG) divide(reduced, chunk, type, members);
+      if (widened) convert(reduced, type, at(recv, first, element), dtype, chunk);
     };
   }
+  const ReduceJob &job() const { return job_; }
 
-  const xffl_dtype_t type;
-  Scratch wide;  // send widened to type, when type is wider
-  const void *const input;
-  void *const partial;
-  std::function<void(size_t first, size_t count)> finish;
+ private:
+  Scratch wide_;  // send widened, when the accumulation type is wider
+  ReduceJob job_;
 };
 
 }  // namespace
 
 void ring_allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype,
                     xffl_redop_t op, const Tuning &tuning, const std::function<void(size_t, size_t)> &delivered) {
-  const Accumulation accumulation(p2p, send, recv, count, dtype, op);
+  const AllreduceJob allreduce(p2p, send, recv, count, dtype, op);
   RingReduce job;
-  job.input = accumulation.input;
-  job.partial = accumulation.partial;
-  job.type = accumulation.type;
-  job.op = op;
-  job.finish = accumulation.finish;
-  job.output = recv;
-  job.output_element_size = dtype_size(dtype);
+  static_cast<ReduceJob &>(job) = allreduce.job();
   job.delivered = delivered;
   ring_reduce(p2p, RingChunks::for_allreduce(count, dtype, op, p2p.size(), tuning), job, tuning);
 }
@@ -89,18 +87,8 @@ void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xf
   if (n == 1) return copy_if_apart(send, recv, count * element);
   switch (allreduce_schedule(count, dtype, n, tuning)) {
     case AllreduceSchedule::ring: return ring_allreduce(p2p, send, recv, count, dtype, op, tuning);
-    case AllreduceSchedule::halving_doubling: {
-      const Accumulation accumulation(p2p, send, recv, count, dtype, op);
-      HalvingDoubling job;
-      job.input = accumulation.input;
-      job.partial = accumulation.partial;
-      job.type = accumulation.type;
-      job.op = op;
-      job.finish = accumulation.finish;
-      job.output = recv;
-      job.output_element_size = element;
-      return halving_doubling_allreduce(p2p, count, job, tuning);
-    }
+    case AllreduceSchedule::halving_doubling:
+      return halving_doubling_allreduce(p2p, count, AllreduceJob(p2p, send, recv, count, dtype, op).job(), tuning);
     case AllreduceSchedule::recursive_doubling: break;
   }
 

@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "comm/algorithms/chunks.h"
+#include "comm/algorithms/folding.h"
 #include "comm/algorithms/schedules.h"
 #include "comm/algorithms/scratch.h"
 #include "comm/dtype.h"
@@ -27,9 +28,9 @@ std::vector<RequestId> post_range(PointToPoint &p2p, bool send, int peer, const 
 
 }  // namespace
 
-// Members 0 .. 2*extra-1 pair up (2i, 2i+1) as in recursive doubling: the even one hands its input to
-// the odd one, which reduces the two (the even's on the left), and gets the final output back last.
-// The p remaining members renumber 0 .. p-1 and cut the buffer into p balanced blocks.
+// Over the largest power of two p, the other members folded in first as in recursive doubling
+// (folding.h): the one folded in reduces its neighbour's input with its own (the neighbour's on the
+// left) and sends it the final output last. The p members cut the buffer into p balanced blocks.
 // Reduce-scatter, mask = p/2, p/4, .. 1: partner v ^ mask; of the blocks [lo, hi) a member still
 // reduces, the lower partner keeps the lower half and sends the upper, the upper partner the reverse;
 // each reduces what it keeps with what it receives, chunk by chunk as the chunks arrive, and so ends
@@ -38,23 +39,16 @@ std::vector<RequestId> post_range(PointToPoint &p2p, bool send, int peer, const 
 // vector width each runs. finish() makes block v final in the output. All-gather, mask = 1, 2, ..
 // p/2: partners swap the blocks each holds final, which doubles them. Each member sends and receives
 // (p - 1) / p of the buffer in each half, as the ring does, in 2 log2(p) steps instead of 2 (n - 1).
-void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const HalvingDoubling &job, const Tuning &tuning) {
-  const int n = p2p.size();
+void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const ReduceJob &job, const Tuning &tuning) {
   const int me = p2p.index();
-  int p = 1;
-  while (p * 2 <= n) p *= 2;
-  const int extra = n - p;
-  int log_p = 0;
-  while ((1 << log_p) < p) ++log_p;
-  const int total_steps = 2 * log_p + (extra ? 2 : 0);
+  const Folding fold(p2p.size(), me);
+  const int p = fold.p;
+  const int total_steps = 2 * fold.log_p + (fold.extra ? 2 : 0);
   const size_t element = dtype_size(job.type);
   const size_t output_element = job.output_element_size;
   const size_t per_chunk = chunk_elements(tuning.chunk_bytes, element);
   const size_t per_output_chunk = chunk_elements(tuning.chunk_bytes, output_element);
-  const bool folded_away = me < 2 * extra && me % 2 == 0;
-  const bool folded_in = me < 2 * extra && me % 2 == 1;
-
-  if (folded_away) {
+  if (fold.folded_away) {
     post_range(p2p, true, me + 1, job.input, 0, count, element, per_chunk, Step{0, total_steps});
     post_range(p2p, false, me + 1, job.output, 0, count, output_element, per_output_chunk,
                Step{total_steps - 1, total_steps});
@@ -65,13 +59,13 @@ void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const HalvingDo
   const std::vector<size_t> bounds = balanced_bounds(count, p);
   // What arrives at once: the folded-in member's whole buffer, else the first half it keeps (the
   // lower half holds the larger blocks).
-  Scratch incoming(p2p, (folded_in ? count : bounds[static_cast<size_t>(p / 2)]) * element);
+  Scratch incoming(p2p, (fold.folded_in ? count : bounds[static_cast<size_t>(p / 2)]) * element);
   const auto *input = static_cast<const unsigned char *>(job.input);
   auto *partial = static_cast<unsigned char *>(job.partial);
   const unsigned char *held = input;  // where this member's partial results are: its input until it reduced
   int step = 0;
 
-  if (folded_in) {
+  if (fold.folded_in) {
     const std::vector<RequestId> arrivals =
         post_range(p2p, false, me - 1, incoming.data(), 0, count, element, per_chunk, Step{0, total_steps});
     for (size_t c = 0; c < arrivals.size(); ++c) {
@@ -82,14 +76,12 @@ void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const HalvingDo
     }
     held = partial;
   }
-  if (extra) step = 1;
-
-  const int virtual_index = me < 2 * extra ? me / 2 : me - extra;
-  auto real_index = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
+  if (fold.extra) step = 1;
+  const int virtual_index = fold.virtual_index;
 
   int lo = 0, hi = p;  // the blocks this member still reduces, then the blocks it holds final
   for (int mask = p / 2; mask >= 1; mask >>= 1, ++step) {
-    const int partner = real_index(virtual_index ^ mask);
+    const int partner = fold.real_index(virtual_index ^ mask);
     const bool lower = (virtual_index & mask) == 0;
     const int mid = lo + mask;
     const int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
@@ -120,7 +112,7 @@ void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const HalvingDo
   job.finish(my_first, bounds[static_cast<size_t>(hi)] - my_first);
 
   for (int mask = 1; mask < p; mask <<= 1, ++step) {
-    const int partner = real_index(virtual_index ^ mask);
+    const int partner = fold.real_index(virtual_index ^ mask);
     const bool upper = (virtual_index & mask) != 0;
     const int their_lo = upper ? lo - mask : hi, their_hi = upper ? lo : hi + mask;
     const size_t their_first = bounds[static_cast<size_t>(their_lo)];
@@ -135,7 +127,7 @@ void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const HalvingDo
     hi = std::max(hi, their_hi);
   }
 
-  if (folded_in) {
+  if (fold.folded_in) {
     post_range(p2p, true, me - 1, job.output, 0, count, output_element, per_output_chunk,
                Step{total_steps - 1, total_steps});
     p2p.wait_all();

@@ -3,6 +3,7 @@
 
 #include "comm/algorithm_choice.h"
 #include "comm/algorithms/chunks.h"
+#include "comm/algorithms/folding.h"
 #include "comm/algorithms/schedules.h"
 #include "comm/algorithms/scratch.h"
 #include "comm/dtype.h"
@@ -11,10 +12,10 @@
 
 namespace xffl::comm::algorithms {
 
-// Members 0 .. 2*extra-1 pair up (2i, 2i+1): the even one hands its data to the odd one and waits for
-// the result. The p remaining members renumber 0 .. p-1 and exchange with partner (v ^ mask) for
-// mask = 1, 2, 4, ...; both partners compute (lower block) op (upper block) with the same loop, combine's
-// into-left form (out == left), so both hold the same bits: the lower one into the block it holds, the
+// Over the largest power of two p, the other members folded in first (folding.h): the p members
+// exchange with partner (v ^ mask) for mask = 1, 2, 4, ...; both partners compute (lower block) op
+// (upper block) with the same loop, combine's into-left form (out == left), so both hold the same
+// bits: the lower one into the block it holds, the
 // upper one into the block it received, which it holds from then on (the two buffers swap; the result
 // ends in the caller's, copied there if it is in the scratch). Not the lower one into-left and the upper
 // one into-right: a sum or product of two NaNs keeps the payload of the operand the instruction takes
@@ -27,46 +28,33 @@ static_assert(algorithm_choice::small_allreduce_bytes < kAvx512From,
               "recursive doubling's partners on hosts with and without AVX-512 would run different copies");
 void recursive_doubling_allreduce(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t type,
                                   xffl_redop_t op, const Tuning &tuning) {
-  const int n = p2p.size();
   const int me = p2p.index();
-  int p = 1;
-  while (p * 2 <= n) p *= 2;
-  const int extra = n - p;
-  int log_p = 0;
-  while ((1 << log_p) < p) ++log_p;
-  const int total_steps = log_p + (extra ? 2 : 0);
+  const Folding fold(p2p.size(), me);
+  const int total_steps = fold.log_p + (fold.extra ? 2 : 0);
   const size_t bytes = count * dtype_size(type);
   const size_t chunk = tuning.chunk_bytes;
+  if (fold.folded_away) {
+    send_chunked(p2p, me + 1, buffer, bytes, chunk, Step{0, total_steps});
+    recv_chunked(p2p, me + 1, buffer, bytes, chunk, Step{total_steps - 1, total_steps});
+    p2p.wait_all();
+    return;
+  }
   Scratch incoming(p2p, bytes);
-  int step = 0;
-
-  int virtual_index;
-  if (me < 2 * extra) {
-    if (me % 2 == 0) {
-      send_chunked(p2p, me + 1, buffer, bytes, chunk, Step{0, total_steps});
-      recv_chunked(p2p, me + 1, buffer, bytes, chunk, Step{total_steps - 1, total_steps});
-      p2p.wait_all();
-      return;
-    }
+  if (fold.folded_in) {
     recv_chunked(p2p, me - 1, incoming.data(), bytes, chunk, Step{0, total_steps});
     p2p.wait_all();
     combine(buffer, incoming.data(), buffer, count, type, op);
-    virtual_index = me / 2;
-    step = 1;
-  } else {
-    virtual_index = me - extra;
-    if (extra) step = 1;
   }
+  int step = fold.extra ? 1 : 0;
 
-  auto real_index = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
   void *held = buffer, *spare = incoming.data();  // this member's partial result; the partner's block
-  for (int mask = 1; mask < p; mask <<= 1, ++step) {
-    const int partner_virtual = virtual_index ^ mask;
-    const int partner = real_index(partner_virtual);
+  for (int mask = 1; mask < fold.p; mask <<= 1, ++step) {
+    const int partner_virtual = fold.virtual_index ^ mask;
+    const int partner = fold.real_index(partner_virtual);
     recv_chunked(p2p, partner, spare, bytes, chunk, Step{step, total_steps});
     send_chunked(p2p, partner, held, bytes, chunk, Step{step, total_steps});
     p2p.wait_all();
-    if (partner_virtual < virtual_index) {
+    if (partner_virtual < fold.virtual_index) {
       combine(spare, spare, held, count, type, op);
       std::swap(held, spare);
     } else {
@@ -75,7 +63,7 @@ void recursive_doubling_allreduce(PointToPoint &p2p, void *buffer, size_t count,
   }
   if (held != buffer) std::memcpy(buffer, held, bytes);
 
-  if (me < 2 * extra) {
+  if (fold.folded_in) {
     send_chunked(p2p, me - 1, buffer, bytes, chunk, Step{total_steps - 1, total_steps});
     p2p.wait_all();
   }

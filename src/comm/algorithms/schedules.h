@@ -15,20 +15,26 @@
 
 namespace xffl::comm::algorithms {
 
+// What a reducing schedule (the ring, halving-doubling) reads, where it builds the partial results and
+// where the final values go.
+struct ReduceJob {
+  const void *input = nullptr;  // my contribution (reduce type), the whole extent
+  void *partial = nullptr;      // where partial results are built (reduce type, same extent; may be input)
+  xffl_dtype_t type = XFFL_F32;
+  xffl_redop_t op = XFFL_SUM;
+  // Called for the elements [first, first + count) this member reduced, once they are fully reduced
+  // and before they are gathered: writes their final values (AVG division, narrowing) into `output`.
+  std::function<void(size_t first, size_t count)> finish;
+  void *output = nullptr;  // gather target, same element positions (may be partial); the ring: nullptr
+                           // for a reduce-scatter alone
+  size_t output_element_size = 0;
+};
+
 // Ring reduce-scatter, optionally followed by the ring all-gather, pipelined chunk by chunk: a chunk
 // is forwarded as soon as it is reduced, receives are posted `window` chunks ahead into staging.
 // The segments and chunks are those of `chunks` (chunks.h): member i ends the reduce-scatter owning
-// segment i. 2(n-1) steps with the all-gather, n-1 without.
-struct RingReduce {
-  const void *input = nullptr;  // my contribution (reduce type), chunks.bounds().back() elements
-  void *partial = nullptr;      // where partial sums are built (reduce type, same extent; may be input)
-  xffl_dtype_t type = XFFL_F32;
-  xffl_redop_t op = XFFL_SUM;
-  // Called once per fully reduced chunk of my own segment, [first, first + count) in elements,
-  // before it is gathered: writes the final values (AVG division, narrowing) into `output`.
-  std::function<void(size_t first, size_t count)> finish;
-  void *output = nullptr;       // all-gather target, same element positions; nullptr: reduce-scatter only
-  size_t output_element_size = 0;
+// segment i, finished chunk by chunk. 2(n-1) steps with the all-gather, n-1 without.
+struct RingReduce : ReduceJob {
   // Optional, with the all-gather: called once per chunk as soon as `output` holds its final values,
   // in the order of RingChunks::delivery_order (a relay forwards chunks from here while the ring goes on).
   std::function<void(size_t first, size_t count)> delivered;
@@ -47,19 +53,8 @@ void recursive_doubling_allreduce(PointToPoint &p2p, void *buffer, size_t count,
 // neighbours first and sent the result last, as in recursive doubling. 2 log2(p) steps (+2 when
 // folding), each member sending (p - 1) / p of the buffer in each half as the ring does: for the sizes
 // between recursive doubling's and the ring's (algorithm_choice.h). One member reduces each element at
-// each step and the others copy its bits.
-struct HalvingDoubling {
-  const void *input = nullptr;  // my contribution (reduce type), count elements
-  void *partial = nullptr;      // where partial results are built (reduce type, same extent; may be input)
-  xffl_dtype_t type = XFFL_F32;
-  xffl_redop_t op = XFFL_SUM;
-  // Called once, with the block this member reduced, [first, first + count): writes its final values
-  // (AVG division, narrowing) into `output`.
-  std::function<void(size_t first, size_t count)> finish;
-  void *output = nullptr;  // every member's final values, same element positions (may be partial)
-  size_t output_element_size = 0;
-};
-void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const HalvingDoubling &job, const Tuning &tuning);
+// each step and the others copy its bits. job.finish is called once, with the block this member reduced.
+void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const ReduceJob &job, const Tuning &tuning);
 
 // Binomial tree from root: ceil(log2 n) steps; for small messages.
 void binomial_broadcast(PointToPoint &p2p, void *buffer, size_t bytes, int root, const Tuning &tuning);
