@@ -42,8 +42,8 @@ namespace {
 class AllreduceJob {
  public:
   AllreduceJob(PointToPoint &p2p, const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t op)
-      : wide_(p2p, accumulation_dtype(dtype, op) != dtype ? count * dtype_size(accumulation_dtype(dtype, op)) : 0) {
-    const xffl_dtype_t type = accumulation_dtype(dtype, op);
+      : type_(accumulation_dtype(dtype, op)), wide_(p2p, type_ != dtype ? count * dtype_size(type_) : 0) {
+    const xffl_dtype_t type = type_;
     const bool widened = type != dtype;
     if (widened) convert(send, dtype, wide_.data(), type, count);
     job_.input = widened ? static_cast<const void *>(wide_.data()) : send;
@@ -64,7 +64,8 @@ class AllreduceJob {
   const ReduceJob &job() const { return job_; }
 
  private:
-  Scratch wide_;  // send widened, when the accumulation type is wider
+  xffl_dtype_t type_;  // the accumulation type
+  Scratch wide_;       // send widened to it, when it is wider
   ReduceJob job_;
 };
 

@@ -63,7 +63,6 @@ void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const ReduceJob
   const auto *input = static_cast<const unsigned char *>(job.input);
   auto *partial = static_cast<unsigned char *>(job.partial);
   const unsigned char *held = input;  // where this member's partial results are: its input until it reduced
-  int step = 0;
 
   if (fold.folded_in) {
     const std::vector<RequestId> arrivals =
@@ -76,7 +75,7 @@ void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const ReduceJob
     }
     held = partial;
   }
-  if (fold.extra) step = 1;
+  int step = fold.extra ? 1 : 0;
   const int virtual_index = fold.virtual_index;
 
   int lo = 0, hi = p;  // the blocks this member still reduces, then the blocks it holds final

@@ -21,7 +21,7 @@ int absolute(int relative_index, int root, int n) { return (relative_index + roo
 // too, whose results become final only at its end while the ring's do chunk by chunk. The sender and
 // its receivers decide by this.
 bool relays_the_ring(size_t count, xffl_dtype_t dtype, int federated_size, const Tuning &tuning) {
-  return count * dtype_size(dtype) > tuning.small_allreduce_bytes && count >= static_cast<size_t>(federated_size);
+  return allreduce_schedule(count, dtype, federated_size, tuning) != AllreduceSchedule::recursive_doubling;
 }
 
 }  // namespace
