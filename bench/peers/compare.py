@@ -21,11 +21,14 @@ does not pin, so mpirun runs with --bind-to none and torch with one intra-op thr
 contestant's rank r runs on CPU r mod CPUs (taskset, the same for all), so that no run depends on where
 the scheduler happened to put the ranks (see README, "Where 4 ranks land"). The machine is
 shared, so each cell is run --repeat times, interleaved across implementations, and the median is
-shown (the best is in --verbose). Writes nothing but the build directory; prints the tables.
+shown (the best is in --verbose). Writes nothing but the build directory (and --save); prints the tables.
 
 usage: compare.py [--build-dir DIR] [--baseline-build-dir DIR] [--iters N] [--warmup N] [--repeat R]
                   [--ranks 2,4] [--ucx-tls TLS] [--no-gloo] [--skip-groups] [--boost] [--malloc-thp] [--bind]
-                  [--skip-build] [--verbose]
+                  [--skip-build] [--verbose] [--save FILE] [--against FILE ...]
+
+--save writes this run's ratios (JSON); --against compares them cell by cell with an earlier run's
+(drift.py: issue 13's "the same ratios within 10% on another day").
 """
 import argparse
 import json
@@ -37,6 +40,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import drift
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
@@ -78,6 +83,10 @@ def parse_args():
     p.add_argument("--max-size", default="256M",
                    help="largest size measured (4K, 16K, ... 256M): the small sizes alone take minutes, not ten")
     p.add_argument("--skip-build", action="store_true")
+    p.add_argument("--save", metavar="FILE", help="write this run's ratios as JSON (drift.py's format)")
+    p.add_argument("--against", metavar="FILE", action="append", default=[],
+                   help="a run's ratios (JSON, drift.py's format) to compare this run with, cell by cell; "
+                        "repeatable (bench/peers/reference/ holds earlier runs)")
     p.add_argument("--verbose", action="store_true")
     return p.parse_args()
 
@@ -404,6 +413,29 @@ def median(values):
 IMPLS = ("xffl", "before", "mpi", "gloo")
 
 
+def run_ratios(args, ranks, samples, cpu, share):
+    """This run's ratios in drift.py's format: busbw xffl/MPI and CPU MPI/xffl by rank count and size."""
+    def table(of):
+        return {str(n): {size_name(s): of(n, s) for s in SIZES} for n in ranks}
+    return {
+        "label": f"compare.py at {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, --repeat {args.repeat} "
+                 f"--iters {args.iters} --warmup {args.warmup}{' --bind' if args.bind else ''}",
+        "busbw_xffl_over_mpi": table(lambda n, s: ratio(median(samples[("xffl", n, s)]), median(samples[("mpi", n, s)]))),
+        "cpu_mpi_over_xffl": table(lambda n, s: ratio(median(cpu[("mpi", n, s)]), median(cpu[("xffl", n, s)]))),
+        "memcpy_share": share,
+    }
+
+
+def compare_with_earlier_runs(args, ratios):
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump(ratios, f, indent=1)
+            f.write("\n")
+    for path in args.against:
+        with open(path) as f:
+            drift.report(json.load(f), ratios)
+
+
 def measure(args, boosted):
     ranks = [int(r) for r in args.ranks.split(",")]
     have_torch = not args.no_gloo and subprocess.run([TORCH_PYTHON, "-c", "import torch.distributed"],
@@ -496,6 +528,7 @@ def measure(args, boosted):
     # mean too, for information (the goal stays the line above).
     mean_share = ratio(median(samples.get(("xffl", 2, 64 * MIB), [])), median(memcpy_mean)) if 2 in ranks else None
     print(f"  (against the probe's mean copy, median over the runs: {fmt(mean_share, 0)})")
+    compare_with_earlier_runs(args, run_ratios(args, ranks, samples, cpu, share))
     if args.skip_groups:
         return
 

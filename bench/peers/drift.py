@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""How far one run of compare.py moved from another: issue 13's "a second run on another day gives the
+same ratios within 10%", cell by cell.
+
+A run's ratios are a small JSON document (compare.py --save writes one; bench/peers/reference/ holds
+runs transcribed from bench/peers/README.md):
+
+  {"label": "...", "busbw_xffl_over_mpi": {"2": {"4 KiB": 1.64, ...}, "4": {...}},
+   "cpu_mpi_over_xffl": {"2": {"4 KiB": 1.42, ...}, ...},        (optional)
+   "memcpy_share": 0.54}                                           (xffl 64 MiB on 2 ranks / memcpy probe)
+
+Judged: every busbw ratio xffl / Open MPI and the memcpy share, each within the tolerance of the
+reference's (|this / reference - 1| <= 10%). The CPU ratios are shown, not judged: the README's tables
+give CPU per call to the microsecond, too coarse at 2-3 us for a 10% comparison.
+
+usage: drift.py REFERENCE.json THIS.json [--tolerance 0.10]
+(compare.py --against REFERENCE.json prints the same after its own tables.)
+"""
+import argparse
+import json
+import sys
+
+TOLERANCE = 0.10
+
+
+def change(this, reference):
+    """this / reference - 1, or None where either is missing."""
+    if this is None or not reference:
+        return None
+    return this / reference - 1
+
+
+def cells(run, key):
+    """{(ranks, size): value} of one table of a run; sizes keep the order they were written in."""
+    table = run.get(key) or {}
+    return {(int(n), size): value for n, row in table.items() for size, value in row.items()}
+
+
+def within(delta, tolerance):
+    return delta is not None and abs(delta) <= tolerance
+
+
+def percent(delta):
+    return "n/a" if delta is None else f"{delta * 100:+.0f}%"
+
+
+def number(value):
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def report(reference, this, tolerance=TOLERANCE, out=sys.stdout):
+    """Prints the cell-by-cell table and the verdict; returns True when every judged ratio is within."""
+    print(f"\n## against {reference.get('label', 'the reference')} (within {tolerance * 100:.0f}% wanted)\n",
+          file=out)
+    ref_busbw, this_busbw = cells(reference, "busbw_xffl_over_mpi"), cells(this, "busbw_xffl_over_mpi")
+    ref_cpu, this_cpu = cells(reference, "cpu_mpi_over_xffl"), cells(this, "cpu_mpi_over_xffl")
+    print("| ranks | size | busbw xffl/MPI, reference | this run | change | CPU MPI/xffl, reference | this run |",
+          file=out)
+    print("|---:|---:|---:|---:|---:|---:|---:|", file=out)
+    outside = []
+    for key in ref_busbw:
+        delta = change(this_busbw.get(key), ref_busbw[key])
+        if not within(delta, tolerance):
+            outside.append(f"{key[0]} ranks {key[1]} ({percent(delta)})")
+        print(f"| {key[0]} | {key[1]} | {number(ref_busbw[key])} | {number(this_busbw.get(key))} | "
+              f"{percent(delta)}{'' if within(delta, tolerance) else ' OUTSIDE'} | {number(ref_cpu.get(key))} | "
+              f"{number(this_cpu.get(key))} |", file=out)
+    share_delta = change(this.get("memcpy_share"), reference.get("memcpy_share"))
+    if reference.get("memcpy_share") is not None and not within(share_delta, tolerance):
+        outside.append(f"memcpy share ({percent(share_delta)})")
+    print(f"\nmemcpy share (xffl 64 MiB on 2 ranks / probe): reference {number(reference.get('memcpy_share'))}, "
+          f"this run {number(this.get('memcpy_share'))}, {percent(share_delta)}", file=out)
+    largest = max((abs(d) for d in (change(this_busbw.get(k), ref_busbw[k]) for k in ref_busbw) if d is not None),
+                  default=None)
+    print(f"largest busbw change: {'n/a' if largest is None else f'{largest * 100:.0f}%'}", file=out)
+    if outside:
+        print(f"verdict: {len(outside)} outside {tolerance * 100:.0f}%: {', '.join(outside)}", file=out)
+    else:
+        print(f"verdict: every ratio within {tolerance * 100:.0f}% of the reference", file=out)
+    return not outside
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("reference")
+    p.add_argument("this")
+    p.add_argument("--tolerance", type=float, default=TOLERANCE)
+    args = p.parse_args()
+    with open(args.reference) as f:
+        reference = json.load(f)
+    with open(args.this) as f:
+        this = json.load(f)
+    return 0 if report(reference, this, args.tolerance) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
