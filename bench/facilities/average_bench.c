@@ -2,15 +2,17 @@
  * One rank of the two-facility averaging benchmark (bench/facilities/run.sh starts it in its facility's
  * namespace with torchrun's variables, as tests/netns does).
  *
- *   facilities-average-bench COUNT hier|flat ITERATIONS
+ *   facilities-average-bench COUNT hier|flat|world ITERATIONS
  *
- * Averages COUNT f32 elements (this rank's shard) with xffl_federated_average: one warm-up (endpoints
- * connected, TCP windows open), then ITERATIONS timed averages, each between two world barriers.
+ * Averages COUNT f32 elements (this rank's shard) with xffl_federated_average (hier, flat), or sums them
+ * over WORLD with xffl_allreduce (world: the schedules of a group whose members span both facilities,
+ * world_allreduce.sh): one warm-up (endpoints connected, TCP windows open), then ITERATIONS timed
+ * calls, each between two world barriers.
  * Rank 0 reads its facility's veth counters (FACILITY_VETH, /sys/class/net/<if>/statistics) around
  * the first timed average: every byte between the facilities crosses that one veth, in one
  * direction or the other. Rank 0 prints one line per iteration:
  *   RESULT impl=xffl strategy=hier count=N iteration=I seconds=S link_tx=B link_rx=B
- * seconds is the slowest rank's time from leaving the barrier to the end of its average.
+ * seconds is the slowest rank's time from leaving the barrier to the end of its call.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -50,13 +52,20 @@ static double now_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* The call timed: a federated average, or a sum over WORLD (in place; the values only grow). */
+static xffl_status_t timed_call(int world_sum, xffl_state_t *st, xffl_group_t *world, float *shard, size_t count) {
+  if (world_sum) return xffl_allreduce(world, shard, shard, count, XFFL_F32, XFFL_SUM, NULL);
+  return xffl_federated_average(st, shard, count, XFFL_F32, NULL);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 4 || (strcmp(argv[2], "hier") != 0 && strcmp(argv[2], "flat") != 0)) {
-    fprintf(stderr, "usage: facilities-average-bench COUNT hier|flat ITERATIONS\n");
+  if (argc != 4 || (strcmp(argv[2], "hier") != 0 && strcmp(argv[2], "flat") != 0 && strcmp(argv[2], "world") != 0)) {
+    fprintf(stderr, "usage: facilities-average-bench COUNT hier|flat|world ITERATIONS\n");
     return 2;
   }
   const size_t count = (size_t)strtoull(argv[1], NULL, 10);
   const int flat = strcmp(argv[2], "flat") == 0;
+  const int world_sum = strcmp(argv[2], "world") == 0;
   const int iterations = atoi(argv[3]);
   const char *veth = getenv("FACILITY_VETH");
 
@@ -74,7 +83,7 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < count; ++i) shard[i] = (float)((i + (size_t)my_rank) % 1000) * 0.001f;
 
-  CHECK(xffl_federated_average(st, shard, count, XFFL_F32, NULL)); /* warm-up */
+  CHECK(timed_call(world_sum, st, world, shard, count)); /* warm-up */
   for (int it = 0; it < iterations; ++it) {
     CHECK(xffl_barrier(world));
     long long tx0 = 0, rx0 = 0;
@@ -84,7 +93,7 @@ int main(int argc, char **argv) {
     }
     CHECK(xffl_barrier(world));
     const double start = now_s();
-    CHECK(xffl_federated_average(st, shard, count, XFFL_F32, NULL));
+    CHECK(timed_call(world_sum, st, world, shard, count));
     double elapsed = now_s() - start;
     CHECK(xffl_allreduce(world, &elapsed, &elapsed, 1, XFFL_F64, XFFL_MAX, NULL));
     if (my_rank == 0) {
