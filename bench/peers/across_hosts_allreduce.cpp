@@ -122,12 +122,18 @@ std::string size_name(size_t bytes) {
   return std::to_string(bytes >> 10) + "K";
 }
 
+int usage(const char *program) {
+  std::fprintf(stderr, "usage: %s [--ranks 4,8] [--min 16K] [--max 16M] [--repeat 5] [--iters-bytes 64M]\n", program);
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   Settings settings;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
+    if (i + 1 == argc) return usage(argv[0]);  // every flag takes a value
     if (flag == "--ranks") {
       settings.ranks.clear();
       for (char *part = std::strtok(argv[i + 1], ","); part; part = std::strtok(nullptr, ","))
@@ -141,9 +147,7 @@ int main(int argc, char **argv) {
     } else if (flag == "--iters-bytes") {
       settings.iters_bytes = parse_size(argv[i + 1]);
     } else {
-      std::fprintf(stderr, "usage: %s [--ranks 4,8] [--min 16K] [--max 16M] [--repeat 5] [--iters-bytes 64M]\n",
-                   argv[0]);
-      return 2;
+      return usage(argv[0]);
     }
   }
   std::vector<size_t> sizes;

@@ -59,6 +59,12 @@ constexpr size_t small_broadcast_bytes = 256 * kKiB;  // at most this: binomial 
 // ring's staging of 8 chunks), the others to 256 KiB. Recursive doubling keeps up to 64 KiB:
 // halving-doubling took 1.10-1.13x its time at 64 KiB and 0.90-0.98x at 128 KiB (shared memory, 4-8
 // ranks).
+// Members on two facilities (WORLD of a multi-facility job; groups marked as crossing keep the ring):
+// halving-doubling exchanges with its nearest partners first (halving_doubling.cpp), so only the
+// smallest blocks cross the link. Over the simulated link (1 Gbit/s, 20 ms round trip, 2 + 2 ranks;
+// bench/facilities/world_allreduce.sh, bench/facilities/README.md "A sum over WORLD across the link"):
+// 0.66-0.75 of the ring's time from 256 KiB to 16 MiB, with 2/3 of the ring's bytes on the link;
+// farthest partners first had moved 4/3 of them and taken 1.12x the ring's time at 16 MiB.
 constexpr bool is_power_of_two(int members) { return members > 0 && (members & (members - 1)) == 0; }
 constexpr size_t halving_allreduce_bytes(int members) {
   if (members < 4) return 0;

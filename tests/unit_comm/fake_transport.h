@@ -106,7 +106,8 @@ class Network {
 
 class Transport final : public PointToPoint {
  public:
-  Transport(Network &network, int index) : network_(network), index_(index) {}
+  Transport(Network &network, int index)
+      : bytes_sent_to(static_cast<size_t>(network.size()), 0), network_(network), index_(index) {}
   int size() const override { return network_.size(); }
   int index() const override { return index_; }
 
@@ -121,6 +122,7 @@ class Transport final : public PointToPoint {
     network_.put(index_, peer, std::move(message));
     ++messages_sent;
     bytes_sent += bytes;
+    bytes_sent_to.at(static_cast<size_t>(peer)) += bytes;
     if (bytes > largest_message) largest_message = bytes;
     if (step.index + 1 > steps_seen) steps_seen = step.index + 1;
     return requests_.size() - 1;
@@ -153,6 +155,7 @@ class Transport final : public PointToPoint {
 
   size_t messages_sent = 0;
   size_t bytes_sent = 0;
+  std::vector<size_t> bytes_sent_to;  // by peer
   size_t largest_message = 0;
   int steps_seen = 0;
   int declared_total = 0;
@@ -201,6 +204,7 @@ class Transport final : public PointToPoint {
 struct Stats {
   size_t messages_sent = 0;
   size_t bytes_sent = 0;
+  std::vector<size_t> bytes_sent_to;  // by peer
   size_t largest_message = 0;
   int steps_seen = 0;
   int declared_total = 0;
@@ -227,7 +231,7 @@ inline std::string run_members(int n, const std::function<void(Transport &)> &bo
   if (stats) {
     stats->clear();
     for (const Transport &t : transports)
-      stats->push_back(Stats{t.messages_sent, t.bytes_sent, t.largest_message, t.steps_seen, t.declared_total});
+      stats->push_back(Stats{t.messages_sent, t.bytes_sent, t.bytes_sent_to, t.largest_message, t.steps_seen, t.declared_total});
   }
   for (const auto &error : errors)
     if (!error.empty()) return error;

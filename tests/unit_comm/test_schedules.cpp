@@ -10,6 +10,7 @@
 
 #include "comm/algorithms/chunks.h"
 #include "comm/algorithms/collectives.h"
+#include "comm/algorithms/folding.h"
 #include "comm/algorithms/schedules.h"
 #include "fake_transport.h"
 #include "reference.h"
@@ -419,6 +420,39 @@ void halving_doubling_has_2_log_p_steps_and_moves_2_p_minus_1_over_p_of_the_data
   }
 }
 
+// Nearest partners first: in each half a member exchanges half the buffer with the member next to it,
+// a quarter with the one two away, .. 1/p with the farthest. A group's consecutive members share a
+// node (a facility), so the large exchanges stay there. With members folded in (6, 7), the same
+// between the p that remain, by their indices among the p, and the folded pairs swap whole buffers.
+void halving_doubling_sends_the_most_to_its_nearest_members(void **) {
+  for (int n : {2, 4, 6, 7, 8, 16}) {
+    const size_t count = 4096;  // a multiple of every p here: the blocks are equal
+    const size_t buffer_bytes = count * 4;
+    std::vector<fake::Stats> stats;
+    expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+      reference::Bytes buffer = reference::make_input(t.index(), count, XFFL_F32, XFFL_SUM);
+      algorithms::allreduce(t, buffer.data(), buffer.data(), count, XFFL_F32, XFFL_SUM, halving_doubling(tiny_tuning()));
+      if (buffer != reference::reduced(n, count, XFFL_F32, XFFL_SUM)) (xffl::fail)(XFFL_EINTERNAL, "wrong sum");
+    }, &stats));
+    for (int m = 0; m < n; ++m) {
+      const algorithms::Folding fold(n, m);
+      std::vector<size_t> expected(static_cast<size_t>(n), 0);
+      if (fold.folded_away) {
+        expected[static_cast<size_t>(m + 1)] = buffer_bytes;
+      } else {
+        if (fold.folded_in) expected[static_cast<size_t>(m - 1)] = buffer_bytes;
+        for (int mask = 1; mask < fold.p; mask <<= 1)  // 1 / (2 mask) of the buffer in each half
+          expected[static_cast<size_t>(fold.real_index(fold.virtual_index ^ mask))] = buffer_bytes / static_cast<size_t>(mask);
+      }
+      for (int peer = 0; peer < n; ++peer)
+        if (stats[static_cast<size_t>(m)].bytes_sent_to[static_cast<size_t>(peer)] != expected[static_cast<size_t>(peer)])
+          fail_msg("%d members: member %d sent %zu bytes to member %d, not %zu", n, m,
+                   stats[static_cast<size_t>(m)].bytes_sent_to[static_cast<size_t>(peer)], peer,
+                   expected[static_cast<size_t>(peer)]);
+    }
+  }
+}
+
 void allreduce_takes_its_schedule_by_size(void **) {
   using algorithms::AllreduceSchedule;
   Tuning tuning;
@@ -556,6 +590,7 @@ int main(void) {
       cmocka_unit_test(nan_payloads_are_the_same_bits_on_every_member),
       cmocka_unit_test(ring_has_2n_minus_2_steps_and_moves_2_n_minus_1_over_n_of_the_data),
       cmocka_unit_test(halving_doubling_has_2_log_p_steps_and_moves_2_p_minus_1_over_p_of_the_data),
+      cmocka_unit_test(halving_doubling_sends_the_most_to_its_nearest_members),
       cmocka_unit_test(allreduce_takes_its_schedule_by_size),
       cmocka_unit_test(the_fake_network_reads_a_send_buffer_when_it_is_received),
       cmocka_unit_test(recursive_doubling_folds_non_powers_of_two),

@@ -31,14 +31,21 @@ std::vector<RequestId> post_range(PointToPoint &p2p, bool send, int peer, const 
 // Over the largest power of two p, the other members folded in first as in recursive doubling
 // (folding.h): the one folded in reduces its neighbour's input with its own (the neighbour's on the
 // left) and sends it the final output last. The p members cut the buffer into p balanced blocks.
-// Reduce-scatter, mask = p/2, p/4, .. 1: partner v ^ mask; of the blocks [lo, hi) a member still
-// reduces, the lower partner keeps the lower half and sends the upper, the upper partner the reverse;
-// each reduces what it keeps with what it receives, chunk by chunk as the chunks arrive, and so ends
-// owning block v alone. One member reduces each element at each step (lower partner's operand on the
-// left), so the others only ever copy its bits: every member ends with the same bits whatever loop or
-// vector width each runs. finish() makes block v final in the output. All-gather, mask = 1, 2, ..
-// p/2: partners swap the blocks each holds final, which doubles them. Each member sends and receives
-// (p - 1) / p of the buffer in each half, as the ring does, in 2 log2(p) steps instead of 2 (n - 1).
+// Reduce-scatter, mask = 1, 2, .. p/2: partner v ^ mask, with whom this member shares the blocks
+// [lo, hi) it still reduces; the lower partner keeps the lower half and sends the upper, the upper
+// partner the reverse; each reduces what it keeps with what it receives, chunk by chunk as the chunks
+// arrive, and so ends owning one block alone (block bit-reverse(v)). One member reduces each element at
+// each step (lower partner's operand on the left), so the others only ever copy its bits: every member
+// ends with the same bits whatever loop or vector width each runs. finish() makes that block final in
+// the output. All-gather, mask = p/2, .. 2, 1: partners swap the blocks each holds final, which doubles
+// them. Each member sends and receives (p - 1) / p of the buffer in each half, as the ring does, in
+// 2 log2(p) steps instead of 2 (n - 1).
+// Nearest partners first (as MPICH's allreduce): half the buffer goes to the member next to this
+// one, a quarter to the one two away, and only 1/p to the farthest. A group lists its members in rank
+// order and the ranks of a node (of a facility) are consecutive, so the large exchanges stay on a node
+// and only the small ones cross to another: with two facilities of two ranks, each member sends a
+// quarter of the buffer across the link in each half instead of half of it
+// (bench/facilities/world_allreduce.sh).
 void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const ReduceJob &job, const Tuning &tuning) {
   const int me = p2p.index();
   const Folding fold(p2p.size(), me);
@@ -79,10 +86,10 @@ void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const ReduceJob
   const int virtual_index = fold.virtual_index;
 
   int lo = 0, hi = p;  // the blocks this member still reduces, then the blocks it holds final
-  for (int mask = p / 2; mask >= 1; mask >>= 1, ++step) {
+  for (int mask = 1; mask < p; mask <<= 1, ++step) {
     const int partner = fold.real_index(virtual_index ^ mask);
     const bool lower = (virtual_index & mask) == 0;
-    const int mid = lo + mask;
+    const int mid = lo + (hi - lo) / 2;
     const int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
     const int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
     const size_t keep_first = bounds[static_cast<size_t>(keep_lo)];
@@ -110,10 +117,11 @@ void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const ReduceJob
   const size_t my_first = bounds[static_cast<size_t>(lo)];
   job.finish(my_first, bounds[static_cast<size_t>(hi)] - my_first);
 
-  for (int mask = 1; mask < p; mask <<= 1, ++step) {
+  for (int mask = p / 2; mask >= 1; mask >>= 1, ++step) {
     const int partner = fold.real_index(virtual_index ^ mask);
-    const bool upper = (virtual_index & mask) != 0;
-    const int their_lo = upper ? lo - mask : hi, their_hi = upper ? lo : hi + mask;
+    const bool upper = (virtual_index & mask) != 0;  // this member kept the upper half at this mask
+    const int held_blocks = hi - lo;
+    const int their_lo = upper ? lo - held_blocks : hi, their_hi = upper ? lo : hi + held_blocks;
     const size_t their_first = bounds[static_cast<size_t>(their_lo)];
     const size_t mine_first = bounds[static_cast<size_t>(lo)];
     const Step at{step, total_steps};

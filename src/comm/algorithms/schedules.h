@@ -48,12 +48,14 @@ void ring_reduce(PointToPoint &p2p, const RingChunks &chunks, const RingReduce &
 void recursive_doubling_allreduce(PointToPoint &p2p, void *buffer, size_t count, xffl_dtype_t type,
                                   xffl_redop_t op, const Tuning &tuning);
 
-// Rabenseifner's allreduce: a reduce-scatter by recursive halving, then an all-gather by recursive
-// doubling, over the largest power of two p <= n; the other n - p members are folded into their
-// neighbours first and sent the result last, as in recursive doubling. 2 log2(p) steps (+2 when
-// folding), each member sending (p - 1) / p of the buffer in each half as the ring does: for the sizes
-// between recursive doubling's and the ring's (algorithm_choice.h). One member reduces each element at
-// each step and the others copy its bits. job.finish is called once, with the block this member reduced.
+// Rabenseifner's allreduce: a reduce-scatter by recursive halving (the data halves while the
+// partner's distance doubles: the nearest partner first, with the most data), then an all-gather by
+// recursive doubling (the reverse), over the largest power of two p <= n; the other n - p members are
+// folded into their neighbours first and sent the result last, as in recursive doubling. 2 log2(p)
+// steps (+2 when folding), each member sending (p - 1) / p of the buffer in each half as the ring
+// does: for the sizes between recursive doubling's and the ring's (algorithm_choice.h). One member
+// reduces each element at each step and the others copy its bits. job.finish is called once, with the
+// block this member reduced.
 void halving_doubling_allreduce(PointToPoint &p2p, size_t count, const ReduceJob &job, const Tuning &tuning);
 
 // Binomial tree from root: ceil(log2 n) steps; for small messages.
