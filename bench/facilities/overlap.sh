@@ -28,16 +28,7 @@ count=$((model_mib * 1024 * 1024 / 4 / hsdp))   # f32 elements of one rank's sha
 
 relay=$build/tests/netns/netns_delay_relay
 job=$build/bench/facilities/facilities-overlap-bench
-for binary in "$relay" "$job"; do
-  [ -x "$binary" ] || { echo "missing $binary: build the netns_delay_relay and facilities-overlap-bench targets" >&2; exit 2; }
-done
-if ! why=$(facilities_can_run); then
-  echo "cannot run: $why" >&2
-  exit 77
-fi
-trap facilities_down EXIT
-trap 'exit 130' INT TERM
-facilities_up "$relay" "$rate" "$delay_ms" || { echo "could not build the facilities" >&2; exit 1; }
+facilities_bench_up "$relay" "$rate" "$delay_ms" "$job"
 echo "link: $rate each way (tbf), ${delay_ms} ms each way (relay); facilities of $per_facility ranks, hsdp $hsdp;" \
   "model $model_mib MiB f32, shard $((model_mib / hsdp)) MiB per rank"
 

@@ -43,16 +43,7 @@ relay=$build/tests/netns/netns_delay_relay
 job=$build/bench/facilities/facilities-average-bench
 mpi_job=$build/bench/facilities/facilities-mpi-average-bench
 stream=$build/bench/facilities/facilities-tcp-stream
-for binary in "$relay" "$job" "$stream"; do
-  [ -x "$binary" ] || { echo "missing $binary: build the netns_delay_relay and facilities-* targets" >&2; exit 2; }
-done
-if ! why=$(facilities_can_run); then
-  echo "cannot run: $why" >&2
-  exit 77
-fi
-trap facilities_down EXIT
-trap 'exit 130' INT TERM
-facilities_up "$relay" "$rate" "$delay_ms" || { echo "could not build the facilities" >&2; exit 1; }
+facilities_bench_up "$relay" "$rate" "$delay_ms" "$job" "$stream"
 echo "link: $rate each way (tbf), ${delay_ms} ms each way (relay); facilities of $per_facility ranks, hsdp $hsdp" \
   "(R = $replicas replicas per facility); model $model_mib MiB f32, shard $((model_mib / hsdp)) MiB per rank"
 

@@ -33,16 +33,7 @@ model_bytes=$((model_mib * 1024 * 1024))
 relay=$build/tests/netns/netns_delay_relay
 job=$build/bench/facilities/facilities-average-bench
 stream=$build/bench/facilities/facilities-tcp-stream
-for binary in "$relay" "$job" "$stream"; do
-  [ -x "$binary" ] || { echo "missing $binary: build netns_delay_relay and the facilities-* targets" >&2; exit 2; }
-done
-if ! why=$(facilities_can_run); then
-  echo "cannot run: $why" >&2
-  exit 77
-fi
-trap facilities_down EXIT
-trap 'exit 130' INT TERM
-facilities_up "$relay" "$rate" "$delay_ms" || { echo "could not build the facilities" >&2; exit 1; }
+facilities_bench_up "$relay" "$rate" "$delay_ms" "$job" "$stream"
 facilities_cap_window $((window_kib << 10)) || { echo "could not cap the window" >&2; exit 1; }
 echo "link: $rate each way, ${delay_ms} ms each way (RTT $((2 * delay_ms)) ms), window cap ${window_kib} KiB per" \
   "connection (one stream at most $(awk -v w="$window_kib" -v d="$delay_ms" 'BEGIN{printf "%.0f", w*1024*8/(2*d/1000)/1e6}') Mbit/s);" \

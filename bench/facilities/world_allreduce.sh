@@ -36,16 +36,7 @@ relay=$build/tests/netns/netns_delay_relay
 declare -A job=([after]=$build/bench/facilities/facilities-average-bench)
 builds=(after)
 [ -n "$before" ] && { job[before]=$before/bench/facilities/facilities-average-bench; builds=(before after); }
-for binary in "$relay" "${job[@]}"; do
-  [ -x "$binary" ] || { echo "missing $binary: build netns_delay_relay and facilities-average-bench" >&2; exit 2; }
-done
-if ! why=$(facilities_can_run); then
-  echo "cannot run: $why" >&2
-  exit 77
-fi
-trap facilities_down EXIT
-trap 'exit 130' INT TERM
-facilities_up "$relay" "$rate" "$delay_ms" || { echo "could not build the facilities" >&2; exit 1; }
+facilities_bench_up "$relay" "$rate" "$delay_ms" "${job[@]}"
 echo "link: $rate each way (tbf), ${delay_ms} ms each way (relay); WORLD of $world ranks, facilities ($layout);" \
   "sum of f32, $iterations timed calls a launch, $repeat launches a size and build"
 results=$FAC_WORKDIR/results

@@ -14,6 +14,10 @@
 #   facilities_launch_rank R W SIZES HSDP TIMEOUT LOG -- PROG ARGS
 #                                  starts rank R in its facility's namespace; pid appended to FAC_PIDS
 #   facilities_down                kills what facilities_* started, deletes the namespaces (idempotent)
+#   facilities_bench_up RELAY RATE DELAY_MS BINARY...
+#                                  bench/facilities's start: exits 2 naming a binary not built, 77 where
+#                                  facilities cannot run here, 1 where they could not be built; else the
+#                                  facilities are up and facilities_down runs at exit
 #   facilities_cap_window BYTES    caps every TCP connection's window in both namespaces (sysctl
 #                                  net.ipv4.tcp_rmem / tcp_wmem maximum), so that one stream cannot fill
 #                                  the link: window / RTT is its rate
@@ -255,6 +259,22 @@ facilities_kill_ranks() {
   for pid in "${FAC_PIDS[@]}"; do kill -KILL "$pid" 2> /dev/null; done
   for pid in "${FAC_PIDS[@]}"; do wait "$pid" 2> /dev/null; done
   FAC_PIDS=()
+}
+
+# bench/facilities's scripts start with this (see the list at the top).
+facilities_bench_up() {
+  local relay=$1 rate=$2 delay_ms=$3 binary why
+  shift 3
+  for binary in "$relay" "$@"; do
+    [ -x "$binary" ] || { echo "missing $binary: build netns_delay_relay and the facilities-* targets" >&2; exit 2; }
+  done
+  if ! why=$(facilities_can_run); then
+    echo "cannot run: $why" >&2
+    exit 77
+  fi
+  trap facilities_down EXIT
+  trap 'exit 130' INT TERM
+  facilities_up "$relay" "$rate" "$delay_ms" || { echo "could not build the facilities" >&2; exit 1; }
 }
 
 # Deleting a namespace removes its devices (veths, TUN, bridge); one ip process deletes them all.

@@ -393,6 +393,17 @@ void ring_has_2n_minus_2_steps_and_moves_2_n_minus_1_over_n_of_the_data(void **)
   }
 }
 
+// n members sum `count` f32 with halving-doubling, each checking the exact result; what each sent.
+std::vector<fake::Stats> halving_doubling_sum(int n, size_t count) {
+  std::vector<fake::Stats> stats;
+  expect_ok(fake::run_members(n, [&](fake::Transport &t) {
+    reference::Bytes buffer = reference::make_input(t.index(), count, XFFL_F32, XFFL_SUM);
+    algorithms::allreduce(t, buffer.data(), buffer.data(), count, XFFL_F32, XFFL_SUM, halving_doubling(tiny_tuning()));
+    if (buffer != reference::reduced(n, count, XFFL_F32, XFFL_SUM)) (xffl::fail)(XFFL_EINTERNAL, "wrong sum");
+  }, &stats));
+  return stats;
+}
+
 // 2 log2(p) steps, 2 more when folding. A member of the power of two sends (p - 1) / p of the buffer in
 // the reduce-scatter and as much in the all-gather, as a ring member does with n; one folded away sends
 // its buffer once, one folded in the result once more.
@@ -402,12 +413,7 @@ void halving_doubling_has_2_log_p_steps_and_moves_2_p_minus_1_over_p_of_the_data
     while (p * 2 <= n) p *= 2, ++log_p;
     const int extra = n - p;
     const size_t count = 1000;  // a multiple of every p here: the blocks are equal
-    std::vector<fake::Stats> stats;
-    expect_ok(fake::run_members(n, [&](fake::Transport &t) {
-      reference::Bytes buffer = reference::make_input(t.index(), count, XFFL_F32, XFFL_SUM);
-      algorithms::allreduce(t, buffer.data(), buffer.data(), count, XFFL_F32, XFFL_SUM, halving_doubling(tiny_tuning()));
-      if (buffer != reference::reduced(n, count, XFFL_F32, XFFL_SUM)) (xffl::fail)(XFFL_EINTERNAL, "wrong sum");
-    }, &stats));
+    const std::vector<fake::Stats> stats = halving_doubling_sum(n, count);
     const size_t buffer_bytes = count * 4, halves = 2 * buffer_bytes / static_cast<size_t>(p) * (p - 1);
     for (int m = 0; m < n; ++m) {
       const fake::Stats &s = stats[static_cast<size_t>(m)];
@@ -428,12 +434,7 @@ void halving_doubling_sends_the_most_to_its_nearest_members(void **) {
   for (int n : {2, 4, 6, 7, 8, 16}) {
     const size_t count = 4096;  // a multiple of every p here: the blocks are equal
     const size_t buffer_bytes = count * 4;
-    std::vector<fake::Stats> stats;
-    expect_ok(fake::run_members(n, [&](fake::Transport &t) {
-      reference::Bytes buffer = reference::make_input(t.index(), count, XFFL_F32, XFFL_SUM);
-      algorithms::allreduce(t, buffer.data(), buffer.data(), count, XFFL_F32, XFFL_SUM, halving_doubling(tiny_tuning()));
-      if (buffer != reference::reduced(n, count, XFFL_F32, XFFL_SUM)) (xffl::fail)(XFFL_EINTERNAL, "wrong sum");
-    }, &stats));
+    const std::vector<fake::Stats> stats = halving_doubling_sum(n, count);
     for (int m = 0; m < n; ++m) {
       const algorithms::Folding fold(n, m);
       std::vector<size_t> expected(static_cast<size_t>(n), 0);
