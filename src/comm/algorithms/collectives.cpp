@@ -90,17 +90,15 @@ void allreduce(PointToPoint &p2p, const void *send, void *recv, size_t count, xf
     case AllreduceSchedule::ring: return ring_allreduce(p2p, send, recv, count, dtype, op, tuning);
     case AllreduceSchedule::halving_doubling:
       return halving_doubling_allreduce(p2p, count, AllreduceJob(p2p, send, recv, count, dtype, op).job(), tuning);
-    case AllreduceSchedule::recursive_doubling: break;
+    case AllreduceSchedule::recursive_doubling: {
+      // Recursive doubling reduces in place: the contributions go where the partial results are built.
+      const AllreduceJob allreduce(p2p, send, recv, count, dtype, op);
+      const ReduceJob &job = allreduce.job();
+      copy_if_apart(job.input, job.partial, count * dtype_size(job.type));
+      recursive_doubling_allreduce(p2p, job.partial, count, job.type, op, tuning);
+      return job.finish(0, count);
+    }
   }
-
-  const xffl_dtype_t reduce_type = accumulation_dtype(dtype, op);
-  const bool widened = reduce_type != dtype;
-  Scratch wide(p2p, widened ? count * dtype_size(reduce_type) : 0);
-  void *buffer = widened ? static_cast<void *>(wide.data()) : recv;
-  convert(send, dtype, buffer, reduce_type, count);
-  recursive_doubling_allreduce(p2p, buffer, count, reduce_type, op, tuning);
-  if (op == XFFL_AVG) divide(buffer, count, reduce_type, n);
-  if (widened) convert(buffer, reduce_type, recv, dtype, count);
 }
 
 void reduce_scatter(PointToPoint &p2p, const void *send, void *recv, size_t recv_count, xffl_dtype_t dtype,
