@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "comm/algorithms/collectives.h"
+#include "options.h"  // xffl-bench's: parse_size
 #include "ucx_harness.h"
 
 namespace {
@@ -32,15 +33,6 @@ struct Settings {
   int repeat = 5;
   size_t iters_bytes = 64 * 1024 * 1024;  // timed calls per size: at least this many bytes, 5 .. 1000 calls
 };
-
-size_t parse_size(const char *text) {
-  char *end = nullptr;
-  size_t value = std::strtoull(text, &end, 10);
-  if (*end == 'K' || *end == 'k') value <<= 10;
-  if (*end == 'M' || *end == 'm') value <<= 20;
-  if (*end == 'G' || *end == 'g') value <<= 30;
-  return value;
-}
 
 const char *name(AllreduceSchedule schedule) {
   switch (schedule) {
@@ -131,24 +123,29 @@ int usage(const char *program) {
 
 int main(int argc, char **argv) {
   Settings settings;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (i + 1 == argc) return usage(argv[0]);  // every flag takes a value
-    if (flag == "--ranks") {
-      settings.ranks.clear();
-      for (char *part = std::strtok(argv[i + 1], ","); part; part = std::strtok(nullptr, ","))
-        settings.ranks.push_back(std::atoi(part));
-    } else if (flag == "--min") {
-      settings.min_bytes = parse_size(argv[i + 1]);
-    } else if (flag == "--max") {
-      settings.max_bytes = parse_size(argv[i + 1]);
-    } else if (flag == "--repeat") {
-      settings.repeat = std::atoi(argv[i + 1]);
-    } else if (flag == "--iters-bytes") {
-      settings.iters_bytes = parse_size(argv[i + 1]);
-    } else {
-      return usage(argv[0]);
+  try {
+    for (int i = 1; i < argc; i += 2) {
+      const std::string flag = argv[i];
+      if (i + 1 == argc) return usage(argv[0]);  // every flag takes a value
+      if (flag == "--ranks") {
+        settings.ranks.clear();
+        for (char *part = std::strtok(argv[i + 1], ","); part; part = std::strtok(nullptr, ","))
+          settings.ranks.push_back(std::atoi(part));
+      } else if (flag == "--min") {
+        settings.min_bytes = xffl_bench::parse_size(flag, argv[i + 1]);
+      } else if (flag == "--max") {
+        settings.max_bytes = xffl_bench::parse_size(flag, argv[i + 1]);
+      } else if (flag == "--repeat") {
+        settings.repeat = std::atoi(argv[i + 1]);
+      } else if (flag == "--iters-bytes") {
+        settings.iters_bytes = xffl_bench::parse_size(flag, argv[i + 1]);
+      } else {
+        return usage(argv[0]);
+      }
     }
+  } catch (const xffl_bench::UsageError &error) {
+    std::fprintf(stderr, "%s\n", error.what());
+    return usage(argv[0]);
   }
   std::vector<size_t> sizes;
   for (size_t bytes = settings.min_bytes; bytes <= settings.max_bytes; bytes *= 2) sizes.push_back(bytes);

@@ -5,8 +5,8 @@
  *
  *   facility_job check
  *     Allreduces over WORLD, across the link (small, middle and multi-MiB sizes: every schedule across
- *     hosts), exact and bit-identical on every rank. Federated averages over the link for each strategy the layout allows (HIERARCHICAL; FLAT when
- *     the facilities are equal), in f32, f64 and bf16, small and multi-MiB, one _many call and one
+ *     hosts), exact and bit-identical on every rank. Federated averages over the link for each
+ *     strategy the layout allows (HIERARCHICAL; FLAT when the facilities are equal), in f32, f64 and bf16, small and multi-MiB, one _many call and one
  *     weighted (1, 3) average. Each shard holds values that depend on facility and shard; the result
  *     must equal the mean exactly (the values are chosen so the mean is exact), and every copy of every
  *     shard must be bit-identical (checksums allgathered over WORLD). For HIERARCHICAL the non-senders
@@ -202,18 +202,20 @@ static void run_case(xffl_state_t *st, xffl_group_t *world, const struct average
  * size and member count, comm/algorithm_choice.h). Rank r holds small integers, so every partial sum is
  * exact in f32 and bf16 (at most 6 ranks x 31); the result must be the exact sum (the maximum for MAX)
  * and the same bytes on every rank. */
+static double world_value(int rank, size_t i) { return (double)((i * (size_t)(3 + 2 * rank) + (size_t)rank * 7) % 32); }
+
 static void check_world_allreduce(xffl_group_t *world, xffl_dtype_t dtype, xffl_redop_t op, size_t count) {
   char what[96];
   snprintf(what, sizeof what, "WORLD allreduce %s %s count %zu", dtype_name(dtype), op == XFFL_MAX ? "max" : "sum",
            count);
   const size_t esz = dtype_size(dtype);
   unsigned char *buf = malloc(count * esz);
-  for (size_t i = 0; i < count; ++i) put(buf, i, dtype, (double)((i * (size_t)(3 + 2 * me.rank) + (size_t)me.rank * 7) % 32));
+  for (size_t i = 0; i < count; ++i) put(buf, i, dtype, world_value(me.rank, i));
   CHECK(xffl_allreduce(world, buf, buf, count, dtype, op, NULL));
   for (size_t i = 0; i < count; ++i) {
     double expected = 0;
     for (int r = 0; r < me.world; ++r) {
-      const double v = (double)((i * (size_t)(3 + 2 * r) + (size_t)r * 7) % 32);
+      const double v = world_value(r, i);
       expected = op == XFFL_MAX ? (r == 0 || v > expected ? v : expected) : expected + v;
     }
     if (get(buf, i, dtype) != expected) {
