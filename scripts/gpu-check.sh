@@ -32,7 +32,10 @@ export NCCL_DEBUG=${NCCL_DEBUG:-WARN}  # NCCL's own warnings go into the logs be
 {
   date -u
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>&1 || echo "nvidia-smi: not available"
-  ls /usr/local/cuda/lib64/libnccl* 2>&1
+  command -v nvcc >/dev/null 2>&1 && nvcc --version | tail -2
+  c++ --version 2>&1 | head -1
+  cmake --version 2>&1 | head -1
+  head -2 /etc/os-release 2>/dev/null
 } > "$out/machine.txt"
 
 gpus=0
@@ -48,29 +51,97 @@ if [ "$gpus" -eq 0 ] && [ "${XFFL_GPU_CHECK_WITHOUT_GPU:-0}" != 1 ]; then
 fi
 
 step "prerequisites"
+have_openssl() { [ -f /usr/include/openssl/evp.h ] || [ -f "${OPENSSL_ROOT_DIR:-/nonexistent}/include/openssl/evp.h" ]; }
 missing=""
 need() {  # need COMMAND-OR-CHECK DEBIAN-PACKAGE DESCRIPTION
   if ! eval "$1" >/dev/null 2>&1; then missing="$missing $2"; say "missing: $3 (Debian package $2)"; fi
 }
-need "cmake --version" cmake "CMake >= 3.25"
-need "pkg-config --version" pkg-config "pkg-config"
-need "c++ --version" g++ "a C++17 compiler"
-need "test -f /usr/include/openssl/evp.h" libssl-dev "OpenSSL headers"
-if [ -n "$missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  say "installing:$missing"
-  (timeout 20 apt-get update && timeout 40 apt-get install -y --no-install-recommends $missing) > "$out/apt.txt" 2>&1 \
-    || say "apt-get could not install them (see apt.txt)"
+check_prerequisites() {
   missing=""
   need "cmake --version" cmake "CMake >= 3.25"
   need "pkg-config --version" pkg-config "pkg-config"
   need "c++ --version" g++ "a C++17 compiler"
-  need "test -f /usr/include/openssl/evp.h" libssl-dev "OpenSSL headers"
+  need have_openssl libssl-dev "OpenSSL headers"
+}
+
+# A machine that reaches no package mirror (a lent GPU machine): scripts/gpu-deps.sh, run where one
+# answers, leaves Debian's packages in .gpu-deps/. Each group the machine lacks is unpacked under the build
+# folder (never into /), its pkg-config and CMake files pointed there, and found through the usual
+# variables. Groups the machine has are left alone, so its own libraries are the ones used
+# (XFFL_GPU_DEPS=all unpacks and uses every group: to try the folder on a machine that has them).
+offline=$root/.gpu-deps
+deps=$build/deps
+unpack() {  # unpack PACKAGE... from $offline into $deps; fails when one is not there
+  local package file
+  for package in "$@"; do
+    file=$(ls "$offline/${package}"_*.deb 2>/dev/null | head -1)
+    [ -n "$file" ] || { say "  $package: not in $offline"; return 1; }
+    if command -v dpkg-deb >/dev/null 2>&1; then
+      dpkg-deb -x "$file" "$deps" || return 1
+    else
+      (cd "$deps" && ar p "$file" data.tar.xz | tar xJ) || return 1
+    fi
+  done
+}
+if [ -d "$offline" ]; then
+  mkdir -p "$deps"
+  unpacked=""
+  all=0; [ "${XFFL_GPU_DEPS:-}" = all ] && all=1
+  if [ $all = 1 ] || ! command -v pkg-config >/dev/null 2>&1; then
+    unpack pkgconf pkgconf-bin libpkgconf3 && unpacked="$unpacked pkg-config"
+    export PATH=$deps/usr/bin:$PATH
+  fi
+  if [ $all = 1 ] || ! have_openssl; then
+    unpack libssl-dev libssl3 && unpacked="$unpacked openssl" && export OPENSSL_ROOT_DIR=$deps/usr
+  fi
+  if [ $all = 1 ] || ! PATH=$deps/usr/bin:$PATH pkg-config --exists ucx 2>/dev/null; then
+    unpack libucx0 libucx-dev libnuma1 && unpacked="$unpacked ucx"
+  fi
+  if [ $all = 1 ] || ! PATH=$deps/usr/bin:$PATH pkg-config --exists cmocka 2>/dev/null; then
+    unpack libcmocka0 libcmocka-dev && unpacked="$unpacked cmocka"
+  fi
+  if [ -n "$unpacked" ]; then
+    say "unpacked from .gpu-deps under $deps:$unpacked"
+    # Debian's files name /usr as their prefix: point them at the unpacked tree.
+    grep -rlE -e '/usr' --include='*.pc' --include='*.cmake' "$deps" 2>/dev/null \
+      | xargs -r sed -i -E "s#(^prefix *= *|\")/usr#\1$deps/usr#; s#-([LI])/usr/#-\1$deps/usr/#g"
+    lib=$deps/usr/lib/x86_64-linux-gnu
+    export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export PKG_CONFIG_PATH=$lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+    export CMAKE_PREFIX_PATH=$deps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+    # Debian keeps OpenSSL's configuration.h under the multiarch folder, a default include path only in /usr.
+    export CPATH=$deps/usr/include/x86_64-linux-gnu:$deps/usr/include${CPATH:+:$CPATH}
+  fi
+fi
+
+check_prerequisites
+if [ -n "$missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  say "installing:$missing"
+  (timeout 20 apt-get update && timeout 40 apt-get install -y --no-install-recommends $missing) > "$out/apt.txt" 2>&1 \
+    || say "apt-get could not install them (see apt.txt)"
+  check_prerequisites
 fi
 if [ -n "$missing" ]; then step "FAILED: prerequisites missing:$missing"; exit 1; fi
 cmake_version=$(cmake --version | head -1 | awk '{print $3}')
 if [ "$(printf '%s\n3.25\n' "$cmake_version" | sort -V | head -1)" != 3.25 ]; then
   step "FAILED: CMake $cmake_version is older than 3.25"; exit 1
 fi
+
+# NCCL: under the CUDA toolkit or the system's library folders (CMake finds it there), or else the one
+# PyTorch's wheels bring (nvidia-nccl-cu13: nccl.h and libnccl.so.2 only, which find_library's name
+# "nccl" does not match), named to CMake.
+cuda_root=${CUDAToolkit_ROOT:-/usr/local/cuda}
+if [ ! -d "$cuda_root" ] && command -v nvcc >/dev/null 2>&1; then cuda_root=$(dirname "$(dirname "$(command -v nvcc)")"); fi
+found_args=""
+if ! ls "$cuda_root"/lib64/libnccl.so* /usr/lib/x86_64-linux-gnu/libnccl.so* /usr/lib64/libnccl.so* >/dev/null 2>&1; then
+  wheel=$(python3 -c 'import importlib.util as u; s = u.find_spec("nvidia.nccl"); print(list(s.submodule_search_locations)[0])' 2>/dev/null)
+  library=$(ls "$wheel"/lib/libnccl.so* 2>/dev/null | head -1)
+  if [ -n "$wheel" ] && [ -f "$wheel/include/nccl.h" ] && [ -n "$library" ]; then
+    found_args="-DXFFL_NCCL_INCLUDE_DIR=$wheel/include -DXFFL_NCCL_LIBRARY=$library"
+    say "NCCL from the Python wheel: $library"
+  fi
+fi
+[ -z "${OPENSSL_ROOT_DIR:-}" ] || found_args="$found_args -DOPENSSL_ROOT_DIR=$OPENSSL_ROOT_DIR"
 
 step "configure (XFFL_WITH_CUDA=ON)"
 extra=""
@@ -88,7 +159,7 @@ else
 fi
 say "ucx found: $have_ucx, cmocka found: $have_cmocka"
 if ! timeout 60 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DXFFL_WITH_CUDA=ON \
-      -DXFFL_BUILD_EXAMPLES=OFF -DCUDAToolkit_ROOT=/usr/local/cuda $extra > "$out/configure.txt" 2>&1; then
+      -DXFFL_BUILD_EXAMPLES=OFF -DCUDAToolkit_ROOT="$cuda_root" $found_args $extra > "$out/configure.txt" 2>&1; then
   step "FAILED: configure (see configure.txt)"; tail -20 "$out/configure.txt" | tee -a "$summary"; exit 1
 fi
 step "build"
