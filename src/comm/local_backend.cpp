@@ -13,20 +13,20 @@ namespace {
 class SelfCommunicator final : public Communicator {
  public:
   void allreduce(const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t, void *) override {
-    copy(send, recv, count * dtype_size(dtype));
+    move_bytes(send, recv, count * dtype_size(dtype));
   }
   void broadcast(void *, size_t, xffl_dtype_t, int, void *) override {}
   void allgather(const void *send, void *recv, size_t count, xffl_dtype_t dtype, void *) override {
-    copy(send, recv, count * dtype_size(dtype));
+    move_bytes(send, recv, count * dtype_size(dtype));
   }
   void reduce_scatter(const void *send, void *recv, size_t count, xffl_dtype_t dtype, xffl_redop_t,
                       void *) override {
-    copy(send, recv, count * dtype_size(dtype));
+    move_bytes(send, recv, count * dtype_size(dtype));
   }
   void barrier() override {}
 
  private:
-  static void copy(const void *from, void *to, size_t bytes) {
+  static void move_bytes(const void *from, void *to, size_t bytes) {
     if (bytes && from != to) std::memmove(to, from, bytes);
   }
 };
