@@ -2,9 +2,11 @@
 # The one prepared run for a machine with a GPU (e.g. one H200): builds xffl with CUDA and NCCL in its
 # own build directory, runs the gpu tests (worlds of 1, 2, 4 and 8 ranks where that many devices exist),
 # the NCCL unit tests, XFFL_FACILITY_FAULTS=continue on device memory (three facility jobs and the
-# built-in federation store) and the GPU benchmark, and writes one summary, $OUT/summary.txt (or
+# built-in federation store), the C API case with XFFL_ENQUEUE_ONLY=1, the one-GPU cases under
+# compute-sanitizer's memcheck, and the GPU benchmark, and writes one summary, $OUT/summary.txt (or
 # ./gpu-results/summary.txt), with the details beside it. Budget: under 10 minutes on one H200 with 16
-# cores: every step is bounded by `timeout`, and the bounds add up to 9.8 minutes at most.
+# cores: every step is bounded by `timeout`, and memcheck takes only what the other bounds leave of 9.5
+# minutes. On an H200 (2026-12-04) the whole run took 75 s before memcheck was added.
 #   scripts/gpu-check.sh            (from the repository root)
 #
 # Prerequisites: CMake >= 3.25, pkg-config, a C++17 compiler, OpenSSL's headers (libssl-dev), and CUDA
@@ -133,7 +135,11 @@ fi
 cuda_root=${CUDAToolkit_ROOT:-/usr/local/cuda}
 if [ ! -d "$cuda_root" ] && command -v nvcc >/dev/null 2>&1; then cuda_root=$(dirname "$(dirname "$(command -v nvcc)")"); fi
 found_args=""
-if ! ls "$cuda_root"/lib64/libnccl.so* /usr/lib/x86_64-linux-gnu/libnccl.so* /usr/lib64/libnccl.so* >/dev/null 2>&1; then
+have_nccl=0
+for library in "$cuda_root"/lib64/libnccl.so /usr/lib/x86_64-linux-gnu/libnccl.so /usr/lib64/libnccl.so; do
+  [ -e "$library" ] && have_nccl=1
+done
+if [ $have_nccl = 0 ]; then
   wheel=$(python3 -c 'import importlib.util as u; s = u.find_spec("nvidia.nccl"); print(list(s.submodule_search_locations)[0])' 2>/dev/null)
   library=$(ls "$wheel"/lib/libnccl.so* 2>/dev/null | head -1)
   if [ -n "$wheel" ] && [ -f "$wheel/include/nccl.h" ] && [ -n "$library" ]; then
@@ -187,8 +193,8 @@ fi
 # or more devices exist: NCCL refuses two ranks of one communicator on one device). Facility 2 leaves
 # after its first average (its lease revoked); 0 and 1 go on among themselves. Every round of
 # gpu_test_collectives continue_facility checks the exact mean over the live facilities read back from
-# device memory. Written on a machine without a GPU: not yet run on one.
-step "continue on device memory: three facility jobs, facility 2 leaves after round 1 (UNTESTED until run on a GPU)"
+# device memory. First run on a GPU (one H200) on 2026-12-04: passed.
+step "continue on device memory: three facility jobs, facility 2 leaves after round 1"
 per=1; hsdp_args=""
 if [ "$gpus" -ge 2 ]; then per=2; hsdp_args="--hsdp 1"; fi
 continue_status=0
@@ -222,6 +228,35 @@ for f in 0 1; do  # the survivors reach round 3 among themselves
   grep -q "round 3 epoch [0-9]* live 0,1: exact" "$out/continue-facility$f.txt" || continue_status=1
 done
 [ $continue_status = 0 ] && say "continue on device memory: passed" || { say "continue on device memory: FAILED"; status=1; }
+
+# The C API case again with XFFL_ENQUEUE_ONLY=1: each call returns once its work is enqueued, and the
+# test reads every result on the caller's stream (the bucket copies, the allreduce and the copies back
+# must be ordered on it with no host wait between them).
+step "enqueue-only: the C API case with XFFL_ENQUEUE_ONLY=1"
+XFFL_ENQUEUE_ONLY=1 timeout 60 "$build/tests/gpu/gpu_test_collectives" federated > "$out/enqueue-only.txt" 2>&1
+rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 77 ] || { say "enqueue-only: FAILED, exit $rc (see enqueue-only.txt)"; status=1; }
+grep -hE "passed|FAIL|SKIP" "$out/enqueue-only.txt" | tee -a "$summary"
+
+# compute-sanitizer's memcheck over the one-GPU cases: an out-of-bounds or misaligned device access, a
+# leak of device memory, or a CUDA call that fails, by xffl or by NCCL on xffl's buffers. Each case is
+# bounded by what is left of this script's 9.5 minutes (NCCL's kernels are instrumented as they load).
+sanitizer=$(command -v compute-sanitizer || ls "$cuda_root/bin/compute-sanitizer" 2>/dev/null)
+step "compute-sanitizer memcheck: world1, federated, staged"
+if [ -z "$sanitizer" ]; then
+  say "compute-sanitizer not found: memcheck skipped"
+else
+  for mode in world1 federated staged; do
+    left=$((570 - SECONDS - 110))  # the benchmark below keeps its 100 s
+    if [ $left -lt 30 ]; then say "memcheck $mode: skipped, too little time left"; continue; fi
+    timeout $((left < 120 ? left : 120)) "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
+      --print-limit 20 "$build/tests/gpu/gpu_test_collectives" $mode > "$out/memcheck-$mode.txt" 2>&1
+    rc=$?
+    summary_line=$(grep -m1 "ERROR SUMMARY" "$out/memcheck-$mode.txt")
+    say "memcheck $mode: exit $rc, ${summary_line:-no summary (see memcheck-$mode.txt)}"
+    [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1
+  done
+fi
 
 step "GPU benchmark (xffl allreduce vs raw NCCL, same run)"
 timeout 100 "$build/bench/gpu/xffl-bench-nccl" --min-bytes 1048576 --max-bytes 1073741824 --iters 20 --warmup 5 \
