@@ -241,6 +241,24 @@ grep -hE "passed|FAIL|SKIP" "$out/enqueue-only.txt" | tee -a "$summary"
 # compute-sanitizer's memcheck over the one-GPU cases: an out-of-bounds or misaligned device access, a
 # leak of device memory, or a CUDA call that fails, by xffl or by NCCL on xffl's buffers. Each case is
 # bounded by what is left of this script's 9.5 minutes (NCCL's kernels are instrumented as they load).
+# NCCL asks for the attributes of each of its kernels at initialization (cudaFuncGetAttributes) and takes
+# "no kernel image is available" for a kernel not built for this chip as an answer; memcheck reports each
+# such answer as an API error (4 per communicator with NCCL 2.28 on an H200). Those are counted apart:
+# API error 209 on cudaFuncGetAttributes whose first frame past libcuda is libnccl. Any other error fails.
+memcheck_errors() {  # memcheck_errors LOG: prints "ERRORS NCCL_PROBES" (-1 errors: no summary)
+  awk '
+    /ERROR SUMMARY: [0-9]+ error/ { for (i = 1; i <= NF; i++) if ($i == "SUMMARY:") total = $(i + 1) }
+    /^========= [^ =]/ && !/COMPUTE-SANITIZER|ERROR SUMMARY|LEAK SUMMARY/ {
+      if (probe) probes++
+      probe = 0; in_block = 1; frame = ""
+      candidate = ($0 ~ /cudaErrorNoKernelImageForDevice/ && $0 ~ /cudaFuncGetAttributes/)
+      next
+    }
+    in_block && /Host Frame:/ && frame == "" && !/libcuda\.so/ { frame = $0; probe = candidate && frame ~ /libnccl\.so/ }
+    /^========= *$/ { in_block = 0; if (probe) probes++; probe = 0 }
+    END { if (probe) probes++; print (total == "" ? -1 : total) + 0, probes + 0 }
+  ' "$1"
+}
 sanitizer=$(command -v compute-sanitizer || ls "$cuda_root/bin/compute-sanitizer" 2>/dev/null)
 step "compute-sanitizer memcheck: world1, federated, staged"
 if [ -z "$sanitizer" ]; then
@@ -249,12 +267,20 @@ else
   for mode in world1 federated staged; do
     left=$((570 - SECONDS - 110))  # the benchmark below keeps its 100 s
     if [ $left -lt 30 ]; then say "memcheck $mode: skipped, too little time left"; continue; fi
-    timeout $((left < 120 ? left : 120)) "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
-      --print-limit 20 "$build/tests/gpu/gpu_test_collectives" $mode > "$out/memcheck-$mode.txt" 2>&1
+    timeout $((left < 120 ? left : 120)) "$sanitizer" --tool memcheck --leak-check full \
+      --print-limit 100 "$build/tests/gpu/gpu_test_collectives" $mode > "$out/memcheck-$mode.txt" 2>&1
     rc=$?
-    summary_line=$(grep -m1 "ERROR SUMMARY" "$out/memcheck-$mode.txt")
-    say "memcheck $mode: exit $rc, ${summary_line:-no summary (see memcheck-$mode.txt)}"
-    [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1
+    read -r errors probes < <(memcheck_errors "$out/memcheck-$mode.txt")
+    if [ $rc -eq 77 ]; then
+      say "memcheck $mode: skipped (the case exits 77)"
+    elif [ $rc -ne 0 ] || [ "$errors" -lt 0 ]; then  # without --error-exitcode, the exit status is the case's
+      say "memcheck $mode: FAILED, the case exited $rc, $errors error(s) (see memcheck-$mode.txt)"; status=1
+    elif [ "$errors" -gt "$probes" ]; then
+      say "memcheck $mode: FAILED, $((errors - probes)) error(s) besides NCCL's $probes kernel probe(s) (see memcheck-$mode.txt)"
+      status=1
+    else
+      say "memcheck $mode: passed, no error besides NCCL's $probes kernel probe(s)"
+    fi
   done
 fi
 
