@@ -3,8 +3,11 @@
 // columns for: raw NCCL (iterations enqueued, one sync), xffl stream-ordered (the same), and xffl in
 // its default mode (each call waits for its result under the watchdog) next to a raw loop that also
 // syncs every call. busbw = algbw * 2(n-1)/n; with one rank that factor is 0, so algbw is compared.
+// The two waiting columns also give the rank thread's CPU time per call: cudaStreamSynchronize spins
+// (CUDA's default schedule with more cores than GPUs), xffl's watchdog yields and then sleeps.
 // Also: communicators created per rank and GPU memory the communicators take.
 #include <cuda_runtime.h>
+#include <time.h>
 #include <nccl.h>
 
 #include <chrono>
@@ -70,6 +73,7 @@ class Barrier {
 struct Row {
   size_t bytes = 0;
   double raw_us = 0, raw_sync_us = 0, xffl_ordered_us = 0, xffl_wait_us = 0;
+  double raw_sync_cpu_us = 0, xffl_wait_cpu_us = 0;  // the rank thread's CPU time per call
 };
 
 struct RankResult {
@@ -78,15 +82,25 @@ struct RankResult {
   size_t comm_bytes = 0;
 };
 
+double thread_cpu_us() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) / 1e3;
+}
+
+// Wall time per call; the calling thread's CPU time per call in *cpu_us when given.
 template <typename Body>
-double time_us(cudaStream_t stream, int iters, Body body, bool sync_each) {
+double time_us(cudaStream_t stream, int iters, Body body, bool sync_each, double *cpu_us = nullptr) {
+  const double cpu_start = thread_cpu_us();
   auto start = Clock::now();
   for (int i = 0; i < iters; ++i) {
     body();
     if (sync_each) cuda(cudaStreamSynchronize(stream), "sync");
   }
   cuda(cudaStreamSynchronize(stream), "sync");
-  return std::chrono::duration<double, std::micro>(Clock::now() - start).count() / iters;
+  const double wall = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / iters;
+  if (cpu_us) *cpu_us = (thread_cpu_us() - cpu_start) / iters;
+  return wall;
 }
 
 void run_rank(int rank, int world, const Options &options, std::shared_ptr<Exchange> exchange, ncclUniqueId raw_id,
@@ -124,9 +138,9 @@ void run_rank(int rank, int world, const Options &options, std::shared_ptr<Excha
     row.xffl_ordered_us = time_us(stream, options.iters, xffl_call, false);
     backend.set_stream_ordered(false);
     barrier.wait();
-    row.raw_sync_us = time_us(stream, options.iters, raw_call, true);
+    row.raw_sync_us = time_us(stream, options.iters, raw_call, true, &row.raw_sync_cpu_us);
     barrier.wait();
-    row.xffl_wait_us = time_us(stream, options.iters, xffl_call, false);
+    row.xffl_wait_us = time_us(stream, options.iters, xffl_call, false, &row.xffl_wait_cpu_us);
     barrier.wait();
     result.rows.push_back(row);
   }
@@ -180,14 +194,15 @@ int main(int argc, char **argv) {
   std::printf("# xffl NCCL allreduce vs raw NCCL, f32 sum, %d rank(s) on %d GPU(s), NCCL %d, %d iterations\n", world,
               devices, nccl_version, options.iters);
   std::printf("# %s in GB/s (world size 1: busbw's factor 2(n-1)/n is 0, algbw is compared instead)\n", bw);
-  std::printf("%12s %12s %12s %8s %12s %12s %8s\n", "bytes", "raw", "xffl_async", "ratio", "raw_sync", "xffl_wait",
-              "ratio");
+  std::printf("# cpu_*: rank 0's thread CPU time per call in us while it waits (raw_sync: cudaStreamSynchronize)\n");
+  std::printf("%12s %12s %12s %8s %12s %12s %8s %12s %12s\n", "bytes", "raw", "xffl_async", "ratio", "raw_sync",
+              "xffl_wait", "ratio", "cpu_raw_sync", "cpu_xffl");
   const RankResult &r0 = results[0];
   for (const Row &row : r0.rows) {
     auto gbps = [&](double us) { return static_cast<double>(row.bytes) / us / 1e3 * factor; };
-    std::printf("%12zu %12.2f %12.2f %8.3f %12.2f %12.2f %8.3f\n", row.bytes, gbps(row.raw_us), gbps(row.xffl_ordered_us),
-                row.raw_us / row.xffl_ordered_us, gbps(row.raw_sync_us), gbps(row.xffl_wait_us),
-                row.raw_sync_us / row.xffl_wait_us);
+    std::printf("%12zu %12.2f %12.2f %8.3f %12.2f %12.2f %8.3f %12.1f %12.1f\n", row.bytes, gbps(row.raw_us),
+                gbps(row.xffl_ordered_us), row.raw_us / row.xffl_ordered_us, gbps(row.raw_sync_us),
+                gbps(row.xffl_wait_us), row.raw_sync_us / row.xffl_wait_us, row.raw_sync_cpu_us, row.xffl_wait_cpu_us);
   }
   for (int rank = 0; rank < world; ++rank)
     std::printf("# rank %d: xffl communicators created %d; GPU memory taken by both communicators and the pool: "

@@ -13,25 +13,31 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Spins briefly (collectives often finish within microseconds), then sleeps with a growing pause so
-// a long wait does not burn a core that the training code may need.
+// Yields for the first millisecond (a collective often ends within microseconds, and a thread woken
+// from sleep comes 50 us late or more: the kernel's default timer slack), then sleeps a sixteenth of the
+// time waited so far, at most 1 ms. So the wait ends at most about 6% (plus the slack) after the work,
+// whatever its length, and a long wait wakes about 1000 times a second instead of burning a core the
+// training code may need. (A fixed count of yields followed by doubling sleeps overshot a 0.5 ms
+// allreduce on an H200 by 50-110 us: 0.83-0.93 of cudaStreamSynchronize's rate at 1 GiB.)
 class Poller {
  public:
-  explicit Poller(int timeout_ms) : deadline_(Clock::now() + std::chrono::milliseconds(timeout_ms)) {}
+  explicit Poller(int timeout_ms)
+      : start_(Clock::now()), deadline_(start_ + std::chrono::milliseconds(timeout_ms)) {}
   bool expired() const { return Clock::now() >= deadline_; }
   void pause() {
-    if (++polls_ < 256) {
+    const Clock::duration waited = Clock::now() - start_;
+    if (waited < kYieldFor) {
       std::this_thread::yield();
       return;
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(sleep_us_));
-    sleep_us_ = std::min(sleep_us_ * 2, 1000);
+    std::this_thread::sleep_for(std::min<Clock::duration>(waited / 16, kLongestSleep));
   }
 
  private:
+  static constexpr std::chrono::microseconds kYieldFor{1000};
+  static constexpr std::chrono::microseconds kLongestSleep{1000};
+  Clock::time_point start_;
   Clock::time_point deadline_;
-  int polls_ = 0;
-  int sleep_us_ = 10;
 };
 
 std::string who(const WaitSubject &subject) { return "rank " + std::to_string(subject.rank) + ": "; }
