@@ -16,7 +16,9 @@
  * is enqueued on `stream` (NULL: the pool stream of the group's instance) and, before it returns,
  * waited for on the host, bounded by the timeout: a peer that died or hangs gives XFFL_EPEER or
  * XFFL_ETIMEOUT from the call that met it (after ncclCommAbort), never a hang in the caller's own
- * cudaStreamSynchronize. XFFL_OPT_ENQUEUE_ONLY = 1 gives NCCL's own behaviour instead: the call returns
+ * cudaStreamSynchronize. The host's wait yields the core for the first millisecond (as
+ * cudaStreamSynchronize spins) and then sleeps in pauses of a sixteenth of the time waited, at most 1 ms.
+ * XFFL_OPT_ENQUEUE_ONLY = 1 gives NCCL's own behaviour instead: the call returns
  * once enqueued, and a peer's failure surfaces later. Waiting is the default because without a
  * watchdog thread that aborts communicators past the timeout (torch's design, planned), an
  * enqueue-only collective whose peer died would hang the caller's next synchronization forever. Work

@@ -54,7 +54,8 @@ XFFL_API xffl_status_t xffl_request_test(xffl_request_t *req, int *done);
 /**
  * @brief Waits until the request is done and returns its result.
  *
- * The wait sleeps (it does not spin the caller's core). It is bounded as the blocking call is: every
+ * The wait sleeps (it does not spin the caller's core; with NCCL the request's thread waits for the
+ * stream as the blocking call does). It is bounded as the blocking call is: every
  * wait of the schedule ends within the timeout (XFFL_OPT_TIMEOUT_MS), so a peer that is gone gives
  * XFFL_EPEER or XFFL_ETIMEOUT with a message naming the rank, the group and what was awaited, never
  * a hang.

@@ -1489,7 +1489,8 @@ extern "C" {
 extern "C" {
     #[doc = " @brief Waits until the request is done and returns its result."]
     #[doc = ""]
-    #[doc = " The wait sleeps (it does not spin the caller's core). It is bounded as the blocking call is: every"]
+    #[doc = " The wait sleeps (it does not spin the caller's core; with NCCL the request's thread waits for the"]
+    #[doc = " stream as the blocking call does). It is bounded as the blocking call is: every"]
     #[doc = " wait of the schedule ends within the timeout (XFFL_OPT_TIMEOUT_MS), so a peer that is gone gives"]
     #[doc = " XFFL_EPEER or XFFL_ETIMEOUT with a message naming the rank, the group and what was awaited, never"]
     #[doc = " a hang."]
