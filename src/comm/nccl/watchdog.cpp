@@ -17,8 +17,9 @@ using Clock = std::chrono::steady_clock;
 // from sleep comes 50 us late or more: the kernel's default timer slack), then sleeps a sixteenth of the
 // time waited so far, at most 1 ms. So the wait ends at most about 6% (plus the slack) after the work,
 // whatever its length, and a long wait wakes about 1000 times a second instead of burning a core the
-// training code may need. (A fixed count of yields followed by doubling sleeps overshot a 0.5 ms
-// allreduce on an H200 by 50-110 us: 0.83-0.93 of cudaStreamSynchronize's rate at 1 GiB.)
+// training code may need. (A fixed count of yields followed by doubling sleeps could end a whole pause
+// after the work: on an H200 a 2 ms allreduce ran at 0.69 of cudaStreamSynchronize's rate; now 0.97-0.99.
+// bench/gpu/README.md.)
 class Poller {
  public:
   explicit Poller(int timeout_ms)
