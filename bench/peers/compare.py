@@ -252,8 +252,9 @@ def gloo_allreduce(args, n):
 
 
 def memcpy_probe(args):
+    """(best GB/s, mean GB/s, us per page fault of a fresh 64 MiB malloc block) of one probe run."""
     doc = json.loads(run_json([tool(args, "bench/peers/memcpy_probe"), "-s", "64", "-n", "20", "-w", "3"]))
-    return doc["best_gbps"], doc["mean_gbps"]
+    return doc["best_gbps"], doc["mean_gbps"], doc.get("fault_us_per_page")
 
 
 # --- 2. time to usable groups -------------------------------------------------------------------
@@ -413,11 +414,16 @@ def median(values):
 IMPLS = ("xffl", "before", "mpi", "gloo")
 
 
-def run_ratios(args, ranks, samples, cpu, share):
-    """This run's ratios in drift.py's format: busbw xffl/MPI and CPU MPI/xffl by rank count and size."""
+def run_ratios(args, ranks, samples, cpu, share, memcpy_gbps, fault_us):
+    """This run's ratios in drift.py's format: busbw xffl/MPI and CPU MPI/xffl by rank count and size, each
+    side's busbw, and the machine's probes."""
     def table(of):
         return {str(n): {size_name(s): of(n, s) for s in SIZES} for n in ranks}
     return {
+        "busbw_xffl": table(lambda n, s: median(samples[("xffl", n, s)])),
+        "busbw_mpi": table(lambda n, s: median(samples[("mpi", n, s)])),
+        "memcpy_best_gbps": memcpy_gbps,
+        "fault_us_per_page": fault_us,
         "label": f"compare.py at {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, --repeat {args.repeat} "
                  f"--iters {args.iters} --warmup {args.warmup}{' --bind' if args.bind else ''}",
         "busbw_xffl_over_mpi": table(lambda n, s: ratio(median(samples[("xffl", n, s)]), median(samples[("mpi", n, s)]))),
@@ -452,7 +458,7 @@ def measure(args, boosted):
     samples = {(impl, n, size): [] for impl in IMPLS for n in ranks for size in SIZES}
     cpu = {key: [] for key in samples}
     loads = {(impl, n): [] for impl in IMPLS for n in ranks}
-    memcpy_best, memcpy_mean = [], []
+    memcpy_best, memcpy_mean, fault_us = [], [], []
     for rep in range(args.repeat):
         for n in ranks:
             # Interleaved, so that the machine's moods hit everyone alike, and in an order that turns
@@ -467,9 +473,10 @@ def measure(args, boosted):
                     busbw, cpu_us = got.get(size, (None, None)) if got else (None, None)
                     samples[(impl, n, size)].append(busbw)
                     cpu[(impl, n, size)].append(cpu_us)
-        b, m = memcpy_probe(args)
+        b, m, f = memcpy_probe(args)
         memcpy_best.append(b)
         memcpy_mean.append(m)
+        fault_us.append(f)
 
     tls = args.ucx_tls if args.ucx_tls is not None else os.environ.get("UCX_TLS", "(UCX default)")
     shown = [impl for impl in IMPLS if impl in impls]
@@ -483,7 +490,8 @@ def measure(args, boosted):
         for impl in shown:
             print(f"  {n} ranks {impl:6s}: " + " ".join(f"{v:.1f}" for v in loads[(impl, n)]))
     print(f"memcpy probe (1 thread, 64 MiB): median of best {median(memcpy_best):.2f} GB/s, best "
-          f"{max(memcpy_best):.2f}, mean {statistics.mean(memcpy_mean):.2f} GB/s\n")
+          f"{max(memcpy_best):.2f}, mean {statistics.mean(memcpy_mean):.2f} GB/s; a page fault (fresh 64 MiB from "
+          f"malloc): {fmt(median(fault_us), 0)} us, median of the runs\n")
     header = " | ".join(f"{impl:>8s}" for impl in shown)
     print(f"| ranks |    size | {header} | xffl/MPI | xffl/before | xffl/memcpy |")
     print("|------:|--------:|" + "---------:|" * len(shown) + "---------:|------------:|------------:|")
@@ -528,7 +536,8 @@ def measure(args, boosted):
     # mean too, for information (the goal stays the line above).
     mean_share = ratio(median(samples.get(("xffl", 2, 64 * MIB), [])), median(memcpy_mean)) if 2 in ranks else None
     print(f"  (against the probe's mean copy, median over the runs: {fmt(mean_share, 0)})")
-    compare_with_earlier_runs(args, run_ratios(args, ranks, samples, cpu, share))
+    compare_with_earlier_runs(args, run_ratios(args, ranks, samples, cpu, share, median(memcpy_best),
+                                               median(fault_us)))
     if args.skip_groups:
         return
 

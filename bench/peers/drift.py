@@ -7,11 +7,16 @@ runs transcribed from bench/peers/README.md):
 
   {"label": "...", "busbw_xffl_over_mpi": {"2": {"4 KiB": 1.64, ...}, "4": {...}},
    "cpu_mpi_over_xffl": {"2": {"4 KiB": 1.42, ...}, ...},        (optional)
-   "memcpy_share": 0.54}                                           (xffl 64 MiB on 2 ranks / memcpy probe)
+   "memcpy_share": 0.54,                                           (xffl 64 MiB on 2 ranks / memcpy probe)
+   "busbw_xffl": {...}, "busbw_mpi": {...},                        (optional: each side's GB/s)
+   "memcpy_best_gbps": 14.85, "fault_us_per_page": 17.7}           (optional: the machine's probes)
 
 Judged: every busbw ratio xffl / Open MPI and the memcpy share, each within the tolerance of the
 reference's (|this / reference - 1| <= 10%). The CPU ratios are shown, not judged: the README's tables
-give CPU per call to the microsecond, too coarse at 2-3 us for a 10% comparison.
+give CPU per call to the microsecond, too coarse at 2-3 us for a 10% comparison. Where both runs carry
+each side's busbw, the table also says which side moved (xffl's change, Open MPI's), and the machine's
+probes are printed side by side: a ratio can move because the machine did (a page fault's cost moves
+Open MPI's 64 MiB tenfold), which the verdict alone does not tell apart from a change in xffl.
 
 usage: drift.py REFERENCE.json THIS.json [--tolerance 0.10]
 (compare.py --against REFERENCE.json prints the same after its own tables.)
@@ -54,22 +59,27 @@ def report(reference, this, tolerance=TOLERANCE, out=sys.stdout):
           file=out)
     ref_busbw, this_busbw = cells(reference, "busbw_xffl_over_mpi"), cells(this, "busbw_xffl_over_mpi")
     ref_cpu, this_cpu = cells(reference, "cpu_mpi_over_xffl"), cells(this, "cpu_mpi_over_xffl")
-    print("| ranks | size | busbw xffl/MPI, reference | this run | change | CPU MPI/xffl, reference | this run |",
-          file=out)
-    print("|---:|---:|---:|---:|---:|---:|---:|", file=out)
+    sides = {side: (cells(reference, f"busbw_{side}"), cells(this, f"busbw_{side}")) for side in ("xffl", "mpi")}
+    print("| ranks | size | busbw xffl/MPI, reference | this run | change | xffl's busbw moved | MPI's busbw moved "
+          "| CPU MPI/xffl, reference | this run |", file=out)
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|", file=out)
     outside = []
     for key in ref_busbw:
         delta = change(this_busbw.get(key), ref_busbw[key])
         if not within(delta, tolerance):
             outside.append(f"{key[0]} ranks {key[1]} ({percent(delta)})")
+        moved = " | ".join(percent(change(sides[side][1].get(key), sides[side][0].get(key))) for side in ("xffl", "mpi"))
         print(f"| {key[0]} | {key[1]} | {number(ref_busbw[key])} | {number(this_busbw.get(key))} | "
-              f"{percent(delta)}{'' if within(delta, tolerance) else ' OUTSIDE'} | {number(ref_cpu.get(key))} | "
-              f"{number(this_cpu.get(key))} |", file=out)
+              f"{percent(delta)}{'' if within(delta, tolerance) else ' OUTSIDE'} | {moved} | "
+              f"{number(ref_cpu.get(key))} | {number(this_cpu.get(key))} |", file=out)
     share_delta = change(this.get("memcpy_share"), reference.get("memcpy_share"))
     if reference.get("memcpy_share") is not None and not within(share_delta, tolerance):
         outside.append(f"memcpy share ({percent(share_delta)})")
     print(f"\nmemcpy share (xffl 64 MiB on 2 ranks / probe): reference {number(reference.get('memcpy_share'))}, "
           f"this run {number(this.get('memcpy_share'))}, {percent(share_delta)}", file=out)
+    print(f"machine: memcpy probe (best, GB/s) reference {number(reference.get('memcpy_best_gbps'))}, this run "
+          f"{number(this.get('memcpy_best_gbps'))}; a page fault (us) reference "
+          f"{number(reference.get('fault_us_per_page'))}, this run {number(this.get('fault_us_per_page'))}", file=out)
     largest = max((abs(d) for d in (change(this_busbw.get(k), ref_busbw[k]) for k in ref_busbw) if d is not None),
                   default=None)
     print(f"largest busbw change: {'n/a' if largest is None else f'{largest * 100:.0f}%'}", file=out)
