@@ -6,14 +6,15 @@
 # compute-sanitizer's memcheck, and the GPU benchmark, and writes one summary, $OUT/summary.txt (or
 # ./gpu-results/summary.txt), with the details beside it. Budget: under 10 minutes on one H200 with 16
 # cores: every step is bounded by `timeout`, and memcheck takes only what the other bounds leave of 9.5
-# minutes. On an H200 (2026-12-04) the whole run took 75 s before memcheck was added.
+# minutes. On one H200 (2026-12-04) the whole run took 117-129 s, memcheck included.
 #   scripts/gpu-check.sh            (from the repository root)
 #
 # Prerequisites: CMake >= 3.25, pkg-config, a C++17 compiler, OpenSSL's headers (libssl-dev), and CUDA
-# with NCCL in /usr/local/cuda (or CUDAToolkit_ROOT). Debian's UCX and cmocka are optional: without them
-# the UCX-staged case and the NCCL unit tests are left out (they run on every CPU build anyway). What is
-# missing is installed with apt-get where this is root and a package mirror answers; otherwise the
-# summary names it and the run stops.
+# with NCCL (under the toolkit, CUDAToolkit_ROOT or /usr/local/cuda, in the system's library folders, or
+# PyTorch's nvidia-nccl wheel). Debian's UCX and cmocka are optional: without them the UCX-staged case and
+# the NCCL unit tests are left out (they run on every CPU build anyway). What is missing is taken from
+# .gpu-deps/ (scripts/gpu-deps.sh, for a machine with no package mirror), else installed with apt-get
+# where this is root and a mirror answers; otherwise the summary names it and the run stops.
 #
 # Exit status: 0 when every step passed on a GPU; 77 when no GPU is visible (nothing ran on a GPU, and
 # the summary says so first); 1 when anything failed, including a GPU that nvidia-smi sees but on which
