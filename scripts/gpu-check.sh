@@ -54,7 +54,9 @@ if [ "$gpus" -eq 0 ] && [ "${XFFL_GPU_CHECK_WITHOUT_GPU:-0}" != 1 ]; then
 fi
 
 step "prerequisites"
-have_openssl() { [ -f /usr/include/openssl/evp.h ] || [ -f "${OPENSSL_ROOT_DIR:-/nonexistent}/include/openssl/evp.h" ]; }
+offline=$root/.gpu-deps  # Debian's packages for a machine with no mirror (below)
+deps=$build/deps         # where they are unpacked
+have_openssl() { [ -f /usr/include/openssl/evp.h ] || [ -f "$deps/usr/include/openssl/evp.h" ]; }
 missing=""
 need() {  # need COMMAND-OR-CHECK DEBIAN-PACKAGE DESCRIPTION
   if ! eval "$1" >/dev/null 2>&1; then missing="$missing $2"; say "missing: $3 (Debian package $2)"; fi
@@ -70,10 +72,9 @@ check_prerequisites() {
 # A machine that reaches no package mirror (a lent GPU machine): scripts/gpu-deps.sh, run where one
 # answers, leaves Debian's packages in .gpu-deps/. Each group the machine lacks is unpacked under the build
 # folder (never into /), its pkg-config and CMake files pointed there, and found through the usual
-# variables. Groups the machine has are left alone, so its own libraries are the ones used
-# (XFFL_GPU_DEPS=all unpacks and uses every group: to try the folder on a machine that has them).
-offline=$root/.gpu-deps
-deps=$build/deps
+# variables (CMAKE_PREFIX_PATH finds OpenSSL's headers and library there too). Groups the machine has
+# are left alone, so its own libraries are the ones used (XFFL_GPU_DEPS=all unpacks and uses every
+# group: to try the folder on a machine that has them).
 unpack() {  # unpack PACKAGE... from $offline into $deps; fails when one is not there
   local package file
   for package in "$@"; do
@@ -90,17 +91,17 @@ if [ -d "$offline" ]; then
   mkdir -p "$deps"
   unpacked=""
   all=0; [ "${XFFL_GPU_DEPS:-}" = all ] && all=1
+  export PATH=$deps/usr/bin:$PATH  # the unpacked pkg-config, where it is unpacked
   if [ $all = 1 ] || ! command -v pkg-config >/dev/null 2>&1; then
     unpack pkgconf pkgconf-bin libpkgconf3 && unpacked="$unpacked pkg-config"
-    export PATH=$deps/usr/bin:$PATH
   fi
   if [ $all = 1 ] || ! have_openssl; then
-    unpack libssl-dev libssl3 && unpacked="$unpacked openssl" && export OPENSSL_ROOT_DIR=$deps/usr
+    unpack libssl-dev libssl3 && unpacked="$unpacked openssl"
   fi
-  if [ $all = 1 ] || ! PATH=$deps/usr/bin:$PATH pkg-config --exists ucx 2>/dev/null; then
+  if [ $all = 1 ] || ! pkg-config --exists ucx 2>/dev/null; then
     unpack libucx0 libucx-dev libnuma1 && unpacked="$unpacked ucx"
   fi
-  if [ $all = 1 ] || ! PATH=$deps/usr/bin:$PATH pkg-config --exists cmocka 2>/dev/null; then
+  if [ $all = 1 ] || ! pkg-config --exists cmocka 2>/dev/null; then
     unpack libcmocka0 libcmocka-dev && unpacked="$unpacked cmocka"
   fi
   if [ -n "$unpacked" ]; then
@@ -135,7 +136,7 @@ fi
 # "nccl" does not match), named to CMake.
 cuda_root=${CUDAToolkit_ROOT:-/usr/local/cuda}
 if [ ! -d "$cuda_root" ] && command -v nvcc >/dev/null 2>&1; then cuda_root=$(dirname "$(dirname "$(command -v nvcc)")"); fi
-found_args=""
+nccl_args=""
 have_nccl=0
 for library in "$cuda_root"/lib64/libnccl.so /usr/lib/x86_64-linux-gnu/libnccl.so /usr/lib64/libnccl.so; do
   [ -e "$library" ] && have_nccl=1
@@ -144,11 +145,10 @@ if [ $have_nccl = 0 ]; then
   wheel=$(python3 -c 'import importlib.util as u; s = u.find_spec("nvidia.nccl"); print(list(s.submodule_search_locations)[0])' 2>/dev/null)
   library=$(ls "$wheel"/lib/libnccl.so* 2>/dev/null | head -1)
   if [ -n "$wheel" ] && [ -f "$wheel/include/nccl.h" ] && [ -n "$library" ]; then
-    found_args="-DXFFL_NCCL_INCLUDE_DIR=$wheel/include -DXFFL_NCCL_LIBRARY=$library"
+    nccl_args="-DXFFL_NCCL_INCLUDE_DIR=$wheel/include -DXFFL_NCCL_LIBRARY=$library"
     say "NCCL from the Python wheel: $library"
   fi
 fi
-[ -z "${OPENSSL_ROOT_DIR:-}" ] || found_args="$found_args -DOPENSSL_ROOT_DIR=$OPENSSL_ROOT_DIR"
 
 step "configure (XFFL_WITH_CUDA=ON)"
 extra=""
@@ -166,7 +166,7 @@ else
 fi
 say "ucx found: $have_ucx, cmocka found: $have_cmocka"
 if ! timeout 60 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DXFFL_WITH_CUDA=ON \
-      -DXFFL_BUILD_EXAMPLES=OFF -DCUDAToolkit_ROOT="$cuda_root" $found_args $extra > "$out/configure.txt" 2>&1; then
+      -DXFFL_BUILD_EXAMPLES=OFF -DCUDAToolkit_ROOT="$cuda_root" $nccl_args $extra > "$out/configure.txt" 2>&1; then
   step "FAILED: configure (see configure.txt)"; tail -20 "$out/configure.txt" | tee -a "$summary"; exit 1
 fi
 step "build"
@@ -242,23 +242,10 @@ grep -hE "passed|FAIL|SKIP" "$out/enqueue-only.txt" | tee -a "$summary"
 # compute-sanitizer's memcheck over the one-GPU cases: an out-of-bounds or misaligned device access, a
 # leak of device memory, or a CUDA call that fails, by xffl or by NCCL on xffl's buffers. Each case is
 # bounded by what is left of this script's 9.5 minutes (NCCL's kernels are instrumented as they load).
-# NCCL asks for the attributes of each of its kernels at initialization (cudaFuncGetAttributes) and takes
-# "no kernel image is available" for a kernel not built for this chip as an answer; memcheck reports each
-# such answer as an API error (4 per communicator with NCCL 2.28 on an H200). Those are counted apart:
-# API error 209 on cudaFuncGetAttributes whose first frame past libcuda is libnccl. Any other error fails.
+# NCCL's own kernel probes at initialization are counted apart (scripts/memcheck-errors.awk says how);
+# any other error fails.
 memcheck_errors() {  # memcheck_errors LOG: prints "ERRORS NCCL_PROBES" (-1 errors: no summary)
-  awk '
-    /ERROR SUMMARY: [0-9]+ error/ { for (i = 1; i <= NF; i++) if ($i == "SUMMARY:") total = $(i + 1) }
-    /^========= [^ =]/ && !/COMPUTE-SANITIZER|ERROR SUMMARY|LEAK SUMMARY/ {
-      if (probe) probes++
-      probe = 0; in_block = 1; frame = ""
-      candidate = ($0 ~ /cudaErrorNoKernelImageForDevice/ && $0 ~ /cudaFuncGetAttributes/)
-      next
-    }
-    in_block && /Host Frame:/ && frame == "" && !/libcuda\.so/ { frame = $0; probe = candidate && frame ~ /libnccl\.so/ }
-    /^========= *$/ { in_block = 0; if (probe) probes++; probe = 0 }
-    END { if (probe) probes++; print (total == "" ? -1 : total) + 0, probes + 0 }
-  ' "$1"
+  awk -f "$root/scripts/memcheck-errors.awk" "$1"
 }
 sanitizer=$(command -v compute-sanitizer || ls "$cuda_root/bin/compute-sanitizer" 2>/dev/null)
 step "compute-sanitizer memcheck: world1, federated, staged"
@@ -274,8 +261,10 @@ else
     read -r errors probes < <(memcheck_errors "$out/memcheck-$mode.txt")
     if [ $rc -eq 77 ]; then
       say "memcheck $mode: skipped (the case exits 77)"
-    elif [ $rc -ne 0 ] || [ "$errors" -lt 0 ]; then  # without --error-exitcode, the exit status is the case's
-      say "memcheck $mode: FAILED, the case exited $rc, $errors error(s) (see memcheck-$mode.txt)"; status=1
+    elif [ $rc -ne 0 ]; then  # without --error-exitcode, the exit status is the case's
+      say "memcheck $mode: FAILED, the case exited $rc (see memcheck-$mode.txt)"; status=1
+    elif [ "$errors" -lt 0 ]; then
+      say "memcheck $mode: FAILED, no error summary: memcheck did not finish (see memcheck-$mode.txt)"; status=1
     elif [ "$errors" -gt "$probes" ]; then
       say "memcheck $mode: FAILED, $((errors - probes)) error(s) besides NCCL's $probes kernel probe(s) (see memcheck-$mode.txt)"
       status=1
