@@ -3,7 +3,8 @@
 
 1. allreduce, f32, 4 KiB .. 256 MiB (x4) on 2 and 4 ranks: busbw of xffl-bench (UCX backend, under
    xffl-run), Open MPI (mpirun) and PyTorch's gloo (/usr/bin/python3, N processes started here as
-   torchrun would), plus a single-thread memcpy of 64 MiB as this machine's limit; the median of
+   torchrun would), plus a single-thread memcpy of 64 MiB as this machine's limit and, right before
+   each run, a cross-core exchange probe (1 MiB each way between two CPUs: the machine's state); the median of
    --repeat runs, the load average at each run, CPU per call (the load-independent figure) and the
    ratios xffl/MPI. With --baseline-build-dir, the xffl-bench of another build (the tree before a
    change) runs interleaved with this one, as "before". Goals (issue 13): busbw >= MPI at every size,
@@ -97,7 +98,8 @@ def log(args, text):
 
 
 def build(args):
-    targets = ["xffl-run", "xffl-bench", "xffl-topo", "memcpy_probe", "xffl_groups_ready", "mpi_allreduce"]
+    targets = ["xffl-run", "xffl-bench", "xffl-topo", "memcpy_probe", "exchange_probe", "xffl_groups_ready",
+               "mpi_allreduce"]
     if not os.path.exists(os.path.join(args.build_dir, "CMakeCache.txt")):
         subprocess.run(["cmake", "-S", SOURCE, "-B", args.build_dir, "-DCMAKE_BUILD_TYPE=Release"], check=True,
                        stdout=subprocess.DEVNULL)
@@ -249,6 +251,15 @@ def mpi_allreduce(args, n):
 def gloo_allreduce(args, n):
     return each_size_run(args, lambda size_args: busbw_by_size(
         json.loads(launch_torch("gloo_allreduce.py", n, size_args, args)[0])))
+
+
+def exchange_probe(args):
+    """GB/s read across per core when two threads on two CPUs take turns through 1 MiB of shared memory
+    (exchange_probe.c), or None (fewer than two CPUs; a build without the probe)."""
+    exe = tool(args, "bench/peers/exchange_probe")
+    if not os.path.exists(exe):
+        return None
+    return json.loads(run_json([exe, "-s", "1024", "-n", "200", "-w", "20"]))["exchange_gbps"]
 
 
 def memcpy_probe(args):
@@ -414,9 +425,9 @@ def median(values):
 IMPLS = ("xffl", "before", "mpi", "gloo")
 
 
-def run_ratios(args, ranks, samples, cpu, share, memcpy_gbps, fault_us):
+def run_ratios(args, ranks, samples, cpu, share, memcpy_gbps, fault_us, exchange_gbps):
     """This run's ratios in drift.py's format: busbw xffl/MPI and CPU MPI/xffl by rank count and size, each
-    side's busbw, and the machine's probes."""
+    side's busbw, and the machine's probes (exchange_gbps: every cross-core probe of the run)."""
     def table(of):
         return {str(n): {size_name(s): of(n, s) for s in SIZES} for n in ranks}
     return {
@@ -424,6 +435,8 @@ def run_ratios(args, ranks, samples, cpu, share, memcpy_gbps, fault_us):
         "busbw_mpi": table(lambda n, s: median(samples[("mpi", n, s)])),
         "memcpy_best_gbps": memcpy_gbps,
         "fault_us_per_page": fault_us,
+        "exchange_gbps": median(exchange_gbps),
+        "exchange_gbps_range": [min(exchange_gbps), max(exchange_gbps)] if exchange_gbps else None,
         "label": f"compare.py at {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, --repeat {args.repeat} "
                  f"--iters {args.iters} --warmup {args.warmup}{' --bind' if args.bind else ''}",
         "busbw_xffl_over_mpi": table(lambda n, s: ratio(median(samples[("xffl", n, s)]), median(samples[("mpi", n, s)]))),
@@ -458,6 +471,7 @@ def measure(args, boosted):
     samples = {(impl, n, size): [] for impl in IMPLS for n in ranks for size in SIZES}
     cpu = {key: [] for key in samples}
     loads = {(impl, n): [] for impl in IMPLS for n in ranks}
+    exchange = {(impl, n): [] for impl in IMPLS for n in ranks}  # the cross-core probe right before each run
     memcpy_best, memcpy_mean, fault_us = [], [], []
     for rep in range(args.repeat):
         for n in ranks:
@@ -467,8 +481,10 @@ def measure(args, boosted):
             order = order[rep % len(order):] + order[:rep % len(order)]
             for impl, run in order:
                 loads[(impl, n)].append(os.getloadavg()[0])
+                exchange[(impl, n)].append(exchange_probe(args))
                 got = run(args, n)
-                log(args, f"rep {rep} {impl} n={n} load {loads[(impl, n)][-1]:.1f}: {got}")
+                log(args, f"rep {rep} {impl} n={n} load {loads[(impl, n)][-1]:.1f} exchange probe "
+                          f"{fmt(exchange[(impl, n)][-1], 0)} GB/s: {got}")
                 for size in SIZES:
                     busbw, cpu_us = got.get(size, (None, None)) if got else (None, None)
                     samples[(impl, n, size)].append(busbw)
@@ -489,6 +505,11 @@ def measure(args, boosted):
     for n in ranks:
         for impl in shown:
             print(f"  {n} ranks {impl:6s}: " + " ".join(f"{v:.1f}" for v in loads[(impl, n)]))
+    print("cross-core exchange probe (1 MiB each way between two CPUs, GB/s) right before each run; it "
+          "moves about 4x with where the host places the two CPUs (README, 'Two states of the machine'):")
+    for n in ranks:
+        for impl in shown:
+            print(f"  {n} ranks {impl:6s}: " + " ".join(fmt(v, 0) for v in exchange[(impl, n)]))
     print(f"memcpy probe (1 thread, 64 MiB): median of best {median(memcpy_best):.2f} GB/s, best "
           f"{max(memcpy_best):.2f}, mean {statistics.mean(memcpy_mean):.2f} GB/s; a page fault (fresh 64 MiB from "
           f"malloc): {fmt(median(fault_us), 0)} us, median of the runs\n")
@@ -536,8 +557,9 @@ def measure(args, boosted):
     # mean too, for information (the goal stays the line above).
     mean_share = ratio(median(samples.get(("xffl", 2, 64 * MIB), [])), median(memcpy_mean)) if 2 in ranks else None
     print(f"  (against the probe's mean copy, median over the runs: {fmt(mean_share, 0)})")
+    probes = [v for values in exchange.values() for v in values if v is not None]
     compare_with_earlier_runs(args, run_ratios(args, ranks, samples, cpu, share, median(memcpy_best),
-                                               median(fault_us)))
+                                               median(fault_us), probes))
     if args.skip_groups:
         return
 

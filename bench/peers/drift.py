@@ -9,14 +9,18 @@ runs transcribed from bench/peers/README.md):
    "cpu_mpi_over_xffl": {"2": {"4 KiB": 1.42, ...}, ...},        (optional)
    "memcpy_share": 0.54,                                           (xffl 64 MiB on 2 ranks / memcpy probe)
    "busbw_xffl": {...}, "busbw_mpi": {...},                        (optional: each side's GB/s)
-   "memcpy_best_gbps": 14.85, "fault_us_per_page": 17.7}           (optional: the machine's probes)
+   "memcpy_best_gbps": 14.85, "fault_us_per_page": 17.7,           (optional: the machine's probes)
+   "exchange_gbps": 4.9, "exchange_gbps_range": [4.3, 19.8]}        (optional: the cross-core probe,
+                                                                    median and range over the run's)
 
 Judged: every busbw ratio xffl / Open MPI and the memcpy share, each within the tolerance of the
 reference's (|this / reference - 1| <= 10%). The CPU ratios are shown, not judged: the README's tables
 give CPU per call to the microsecond, too coarse at 2-3 us for a 10% comparison. Where both runs carry
 each side's busbw, the table also says which side moved (xffl's change, Open MPI's), and the machine's
 probes are printed side by side: a ratio can move because the machine did (a page fault's cost moves
-Open MPI's 64 MiB tenfold), which the verdict alone does not tell apart from a change in xffl.
+Open MPI's 64 MiB tenfold; the cross-core probe, where the host placed the two CPUs, moves xffl's 2-rank
+busbw from 1 to 64 MiB up to fourfold), which the verdict alone does not tell apart from a change in
+xffl. Compare runs whose exchange probes agree (README, "Two states of the machine").
 
 usage: drift.py REFERENCE.json THIS.json [--tolerance 0.10]
 (compare.py --against REFERENCE.json prints the same after its own tables.)
@@ -53,6 +57,11 @@ def number(value):
     return "n/a" if value is None else f"{value:.2f}"
 
 
+def exchange_text(run):
+    spread = run.get("exchange_gbps_range")
+    return number(run.get("exchange_gbps")) + (f" [{number(spread[0])}-{number(spread[1])}]" if spread else "")
+
+
 def report(reference, this, tolerance=TOLERANCE, out=sys.stdout):
     """Prints the cell-by-cell table and the verdict; returns True when every judged ratio is within."""
     print(f"\n## against {reference.get('label', 'the reference')} (within {tolerance * 100:.0f}% wanted)\n",
@@ -80,6 +89,8 @@ def report(reference, this, tolerance=TOLERANCE, out=sys.stdout):
     print(f"machine: memcpy probe (best, GB/s) reference {number(reference.get('memcpy_best_gbps'))}, this run "
           f"{number(this.get('memcpy_best_gbps'))}; a page fault (us) reference "
           f"{number(reference.get('fault_us_per_page'))}, this run {number(this.get('fault_us_per_page'))}", file=out)
+    print(f"machine: cross-core exchange probe (GB/s, median [range]) reference {exchange_text(reference)}, "
+          f"this run {exchange_text(this)}", file=out)
     largest = max((abs(d) for d in (change(this_busbw.get(k), ref_busbw[k]) for k in ref_busbw) if d is not None),
                   default=None)
     print(f"largest busbw change: {'n/a' if largest is None else f'{largest * 100:.0f}%'}", file=out)
