@@ -3,11 +3,11 @@
 
 1. allreduce, f32, 4 KiB .. 256 MiB (x4) on 2 and 4 ranks: busbw of xffl-bench (UCX backend, under
    xffl-run), Open MPI (mpirun) and PyTorch's gloo (/usr/bin/python3, N processes started here as
-   torchrun would), plus a single-thread memcpy of 64 MiB as this machine's limit and, right before
-   each run, a cross-core exchange probe (1 MiB each way between two CPUs: the machine's state); the median of
-   --repeat runs, the load average at each run, CPU per call (the load-independent figure) and the
-   ratios xffl/MPI. With --baseline-build-dir, the xffl-bench of another build (the tree before a
-   change) runs interleaved with this one, as "before". Goals (issue 13): busbw >= MPI at every size,
+   torchrun would), plus a single-thread memcpy of 64 MiB as this machine's limit and a cross-core
+   exchange probe (1 MiB each way between two CPUs: the machine's state) right before and after each
+   run; the median of --repeat runs, the load average at each run, CPU per call (the load-independent
+   figure) and the ratios xffl/MPI. With --baseline-build-dir, the xffl-bench of another build (the tree
+   before a change) runs interleaved with this one, as "before". Goals (issue 13): busbw >= MPI at every size,
    >= 1.5x at 64 MiB, CPU per call <= MPI's, 64 MiB on 2 ranks >= 50% of the memcpy probe.
 2. Time until every group of a federated HSDP layout (8 ranks, --federated 2,6 --hsdp 2) is usable:
    xffl_state_from_env + one barrier per group kind, against gloo's init_process_group + new_group for
@@ -253,6 +253,24 @@ def gloo_allreduce(args, n):
         json.loads(launch_torch("gloo_allreduce.py", n, size_args, args)[0])))
 
 
+def machine():
+    """What this run ran on: the CPU (model name, family and model from /proc/cpuinfo), the kernel, and
+    when this machine booted (UTC): runs of one booted machine share its host, others may not."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+        with open("/proc/stat") as f:
+            boot = next((int(line.split()[1]) for line in f if line.startswith("btime ")), None)
+    except OSError:
+        boot = None
+    booted = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(boot)) if boot is not None else "unknown"
+    return (f"{fields.get('model name', 'unknown CPU')} (family {fields.get('cpu family', '?')}, model "
+            f"{fields.get('model', '?')}), {os.cpu_count()} CPUs, Linux {os.uname().release}, booted {booted}")
+
+
 def exchange_probe(args):
     """GB/s read across per core when two threads on two CPUs take turns through 1 MiB of shared memory
     (exchange_probe.c), or None (fewer than two CPUs; a build without the probe)."""
@@ -352,6 +370,10 @@ def fmt(v, width=9, digits=2):
     return f"{v:{width}.{digits}f}" if v is not None else f"{'n/a':>{width}}"
 
 
+def probes_text(pair):
+    return "/".join(fmt(v, 0, 1) for v in pair)
+
+
 def ratio(a, b):
     return a / b if a is not None and b else None
 
@@ -435,6 +457,7 @@ def run_ratios(args, ranks, samples, cpu, share, memcpy_gbps, fault_us, exchange
         "busbw_mpi": table(lambda n, s: median(samples[("mpi", n, s)])),
         "memcpy_best_gbps": memcpy_gbps,
         "fault_us_per_page": fault_us,
+        "machine": machine(),
         "exchange_gbps": median(exchange_gbps),
         "exchange_gbps_range": [min(exchange_gbps), max(exchange_gbps)] if exchange_gbps else None,
         "label": f"compare.py at {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, --repeat {args.repeat} "
@@ -471,7 +494,8 @@ def measure(args, boosted):
     samples = {(impl, n, size): [] for impl in IMPLS for n in ranks for size in SIZES}
     cpu = {key: [] for key in samples}
     loads = {(impl, n): [] for impl in IMPLS for n in ranks}
-    exchange = {(impl, n): [] for impl in IMPLS for n in ranks}  # the cross-core probe right before each run
+    # The cross-core probe right before and right after each run: (before, after).
+    exchange = {(impl, n): [] for impl in IMPLS for n in ranks}
     memcpy_best, memcpy_mean, fault_us = [], [], []
     for rep in range(args.repeat):
         for n in ranks:
@@ -481,10 +505,11 @@ def measure(args, boosted):
             order = order[rep % len(order):] + order[:rep % len(order)]
             for impl, run in order:
                 loads[(impl, n)].append(os.getloadavg()[0])
-                exchange[(impl, n)].append(exchange_probe(args))
+                probe_before = exchange_probe(args)
                 got = run(args, n)
+                exchange[(impl, n)].append((probe_before, exchange_probe(args)))
                 log(args, f"rep {rep} {impl} n={n} load {loads[(impl, n)][-1]:.1f} exchange probe "
-                          f"{fmt(exchange[(impl, n)][-1], 0)} GB/s: {got}")
+                          f"{probes_text(exchange[(impl, n)][-1])} GB/s: {got}")
                 for size in SIZES:
                     busbw, cpu_us = got.get(size, (None, None)) if got else (None, None)
                     samples[(impl, n, size)].append(busbw)
@@ -498,18 +523,20 @@ def measure(args, boosted):
     shown = [impl for impl in IMPLS if impl in impls]
     print(f"\n## allreduce f32, busbw in GB/s (1e9 B/s), median of {args.repeat} runs; "
           f"{calls_text(args)}; xffl UCX_TLS={tls}")
-    print(f"{os.cpu_count()} CPUs, {'autogroup nice -10 (--boost)' if boosted else 'normal priority'}, "
+    print(f"machine: {machine()}")
+    print(f"{'autogroup nice -10 (--boost)' if boosted else 'normal priority'}, "
           f"{'malloc on huge pages (--malloc-thp)' if args.malloc_thp else 'malloc as configured'}, "
           f"{'rank r on CPU r mod CPUs (--bind)' if args.bind else 'nothing pinned'}; "
           "load average (1 min) at the start of each run:")
     for n in ranks:
         for impl in shown:
             print(f"  {n} ranks {impl:6s}: " + " ".join(f"{v:.1f}" for v in loads[(impl, n)]))
-    print("cross-core exchange probe (1 MiB each way between two CPUs, GB/s) right before each run; it "
-          "moves about 4x with where the host places the two CPUs (README, 'Two states of the machine'):")
+    print("cross-core exchange probe (1 MiB each way between two CPUs, GB/s) right before / after each run; "
+          "it moves about 4x with where the host places the two CPUs, and can within seconds (README, "
+          "'Two states of the machine'):")
     for n in ranks:
         for impl in shown:
-            print(f"  {n} ranks {impl:6s}: " + " ".join(fmt(v, 0) for v in exchange[(impl, n)]))
+            print(f"  {n} ranks {impl:6s}: " + " ".join(probes_text(pair) for pair in exchange[(impl, n)]))
     print(f"memcpy probe (1 thread, 64 MiB): median of best {median(memcpy_best):.2f} GB/s, best "
           f"{max(memcpy_best):.2f}, mean {statistics.mean(memcpy_mean):.2f} GB/s; a page fault (fresh 64 MiB from "
           f"malloc): {fmt(median(fault_us), 0)} us, median of the runs\n")
@@ -557,7 +584,7 @@ def measure(args, boosted):
     # mean too, for information (the goal stays the line above).
     mean_share = ratio(median(samples.get(("xffl", 2, 64 * MIB), [])), median(memcpy_mean)) if 2 in ranks else None
     print(f"  (against the probe's mean copy, median over the runs: {fmt(mean_share, 0)})")
-    probes = [v for values in exchange.values() for v in values if v is not None]
+    probes = [v for pairs in exchange.values() for pair in pairs for v in pair if v is not None]
     compare_with_earlier_runs(args, run_ratios(args, ranks, samples, cpu, share, median(memcpy_best),
                                                median(fault_us), probes))
     if args.skip_groups:

@@ -10,8 +10,9 @@ runs transcribed from bench/peers/README.md):
    "memcpy_share": 0.54,                                           (xffl 64 MiB on 2 ranks / memcpy probe)
    "busbw_xffl": {...}, "busbw_mpi": {...},                        (optional: each side's GB/s)
    "memcpy_best_gbps": 14.85, "fault_us_per_page": 17.7,           (optional: the machine's probes)
-   "exchange_gbps": 4.9, "exchange_gbps_range": [4.3, 19.8]}        (optional: the cross-core probe,
+   "exchange_gbps": 4.9, "exchange_gbps_range": [4.3, 19.8],        (optional: the cross-core probe,
                                                                     median and range over the run's)
+   "machine": "AMD EPYC (family 26, model 2), 2 CPUs, Linux ..., booted ..."}  (optional)
 
 Judged: every busbw ratio xffl / Open MPI and the memcpy share, each within the tolerance of the
 reference's (|this / reference - 1| <= 10%). The CPU ratios are shown, not judged: the README's tables
@@ -89,6 +90,7 @@ def report(reference, this, tolerance=TOLERANCE, out=sys.stdout):
     print(f"machine: memcpy probe (best, GB/s) reference {number(reference.get('memcpy_best_gbps'))}, this run "
           f"{number(this.get('memcpy_best_gbps'))}; a page fault (us) reference "
           f"{number(reference.get('fault_us_per_page'))}, this run {number(this.get('fault_us_per_page'))}", file=out)
+    print(f"machine: reference {reference.get('machine', 'n/a')}; this run {this.get('machine', 'n/a')}", file=out)
     print(f"machine: cross-core exchange probe (GB/s, median [range]) reference {exchange_text(reference)}, "
           f"this run {exchange_text(this)}", file=out)
     largest = max((abs(d) for d in (change(this_busbw.get(k), ref_busbw[k]) for k in ref_busbw) if d is not None),

@@ -75,7 +75,8 @@ static void *exchange(void *arg) {
     while (atomic_load_explicit(&s->flag[other][0], memory_order_acquire) < k) {
       if (atomic_load(&s->failed)) return NULL;
       if (now() - start > kWaitLimitS) {
-        fprintf(stderr, "exchange_probe: thread %d (CPU %d) waited %.0f s for thread %d (CPU %d) to publish exchange %d\n",
+        fprintf(stderr,
+                "exchange_probe: thread %d (CPU %d) waited %.0f s for thread %d (CPU %d) to publish exchange %d\n",
                 me, s->cpu[me], kWaitLimitS, other, s->cpu[other], k);
         atomic_store(&s->failed, 1);
         return NULL;
