@@ -172,7 +172,10 @@ constexpr size_t host_pipeline_allgather_from(int members) { return single_copy_
 // The most one member's part of a round holds (its operands staged and its result stay in the cache);
 // also bounded by the slot (host_segment_slot_bytes / members). 64 KiB and 1 MiB (2 ranks; 4 ranks
 // are bounded to 256 KiB by the slot) measured against it at load 7-8: 64 KiB took 1.4x the CPU at
-// 64 MiB, 1 MiB was within the noise (less at 64 MiB, more at 1 and 4 MiB).
+// 64 MiB, 1 MiB was within the noise (less at 64 MiB, more at 1 and 4 MiB). Again on 2026-12-04 in both
+// states of a VM whose two cores sometimes share a last-level cache and sometimes do not (bench/peers/
+// README.md, "Two states of the machine"), 2 ranks: 1 MiB parts 7-19% more busbw from 1 to 16 MiB
+// where they do not and 14-33% less where they do; 32-128 KiB parts less (0.54-1.01x) where they do not.
 constexpr size_t host_pipeline_chunk_bytes = 256 * kKiB;
 // Spinning budget of each of a round's two waits before yielding and sleeping (host_segment_spin_ns).
 // 0, 2 and 20 us measured at load 6-7: 0 and 2 alike, 20 up to 1.4x the CPU per call.
