@@ -8,9 +8,7 @@
 // neither. The caller's next read of the output then comes from memory, which a buffer of this
 // size (algorithm_choice::host_stream_output_from) would not have stayed in a core's cache for
 // anyway. Elsewhere (aarch64, or a compiler without the intrinsics) it is memcpy.
-//
-// Two copies at once, a cache line of each in turn (copy_interleaved), for two copies whose reads
-// come from different places; elsewhere two memcpy.
+
 #ifndef XFFL_SRC_COMM_STREAMING_COPY_H
 #define XFFL_SRC_COMM_STREAMING_COPY_H
 
@@ -25,21 +23,13 @@ void copy_streaming(void *to, const void *from, size_t bytes);
 // size (algorithm_choice::host_stream_output_from).
 void copy_to_output(void *to, const void *from, size_t bytes, bool streaming);
 
-// One of the two copies below: `bytes` from `from` to `to`, which must not overlap.
+// A copy of `bytes` from `from` to `to`, which must not overlap (the rounds' staging and copies out,
+// ucx/host_collectives.h); an empty one's pointers may be null.
 struct CopyRange {
   void *to;
   const void *from;
   size_t bytes;
 };
-
-// Makes two independent copies at once, a cache line of each in turn, so that the reads of both are
-// in flight together: `first` with ordinary stores, `second` with streaming stores when
-// stream_second (as copy_streaming, fence included), else ordinary ones. The rounds pair the staging
-// of the next round, which reads the caller's input from memory, with the copy out of another
-// member's result, which reads it from that member's core; one after the other, each waits on its
-// own reads (ucx/host_collectives.cpp). Any alignment and lengths (an empty range's pointers may
-// be null); none of the four ranges may overlap another.
-void copy_interleaved(CopyRange first, CopyRange second, bool stream_second);
 
 }  // namespace xffl::comm
 

@@ -1,7 +1,7 @@
 // Reduction kernels and f16/bf16 conversions: every f16 round-trips, f32 -> f16/bf16 rounds to
-// nearest even, integer SUM/PROD wrap, operand order and aliasing, AVG truncation. The streaming copy,
-// the interleaved copies and combine_and_copy: every alignment and every length around their cache
-// lines, nothing written outside. Each reduction and copy test runs with the kernels' baseline copy and
+// nearest even, integer SUM/PROD wrap, operand order and aliasing, AVG truncation. The streaming copy
+// and combine_and_copy: every alignment and every length around their cache lines, nothing written
+// outside. Each reduction and copy test runs with the kernels' baseline copy and
 // with their AVX-512 copy (where the CPU has it), and the two give the same values.
 #include <cmath>
 #include <cstdint>
@@ -187,61 +187,6 @@ void streaming_copy_copies_exactly_at_every_alignment(void **) {
   }
 }
 
-// Both copies exact, whichever is longer and however the four ranges sit within a cache line, with
-// the second streamed or not; the guard bytes around both destinations untouched.
-void interleaved_copies_copy_both_exactly_body() {
-  constexpr size_t kGuard = 64;
-  std::vector<unsigned char> source(2 * kAvx512From + 512);
-  for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<unsigned char>(i * 131 + 7);
-  std::vector<size_t> lengths;
-  for (size_t length = 0; length <= 140; length += 7) lengths.push_back(length);
-  // The largest: whole lines together past kAvx512From, where the AVX-512 copy runs.
-  for (size_t length : {size_t{64}, size_t{128}, size_t{4096}, size_t{4097}, size_t{(1u << 18) - 5},
-                        kAvx512From + 197, kAvx512From + 4})
-    lengths.push_back(length);
-  auto line_after = [&](std::vector<unsigned char> &buffer) {
-    unsigned char *front = buffer.data() + kGuard;
-    return front + (64 - reinterpret_cast<uintptr_t>(front) % 64) % 64;
-  };
-  auto untouched_around = [&](const std::vector<unsigned char> &buffer, const unsigned char *to, size_t length) {
-    for (const unsigned char *p = buffer.data(); p < to; ++p) assert_int_equal(*p, 0xA5);
-    for (const unsigned char *p = to + length; p < buffer.data() + buffer.size(); ++p) assert_int_equal(*p, 0xA5);
-  };
-  for (size_t first_length : lengths)
-    for (size_t second_length : lengths) {
-      const bool large = first_length > 4096 || second_length > 4096;
-      if (large && first_length != second_length && first_length % 64 != 4 && second_length % 64 != 4) continue;
-      std::vector<unsigned char> first_target(first_length + 64 + 2 * kGuard);
-      std::vector<unsigned char> second_target(second_length + 64 + 2 * kGuard);
-      for (size_t to_offset : {size_t{0}, size_t{1}, size_t{16}, size_t{33}, size_t{63}})
-        for (bool stream : {false, true}) {
-          if (large && to_offset != 0 && to_offset != 33) continue;  // the large ones: two offsets
-          std::memset(first_target.data(), 0xA5, first_target.size());
-          std::memset(second_target.data(), 0xA5, second_target.size());
-          unsigned char *first_to = line_after(first_target) + (to_offset * 7) % 64;
-          unsigned char *second_to = line_after(second_target) + to_offset;
-          const unsigned char *first_from = source.data() + 3;
-          const unsigned char *second_from = source.data() + 128 + to_offset % 5;
-          copy_interleaved(CopyRange{first_to, first_from, first_length},
-                           CopyRange{second_to, second_from, second_length}, stream);
-          assert_memory_equal(first_to, first_from, first_length);
-          assert_memory_equal(second_to, second_from, second_length);
-          untouched_around(first_target, first_to, first_length);
-          untouched_around(second_target, second_to, second_length);
-        }
-    }
-  // An empty range may come with null pointers (the rounds' last copy out has nothing to stage).
-  std::vector<unsigned char> target(300, 0xA5);
-  for (bool stream : {false, true}) {
-    copy_interleaved(CopyRange{nullptr, nullptr, 0}, CopyRange{target.data() + 1, source.data(), 200}, stream);
-    assert_memory_equal(target.data() + 1, source.data(), 200);
-    copy_interleaved(CopyRange{target.data() + 5, source.data() + 9, 200}, CopyRange{nullptr, nullptr, 0}, stream);
-    assert_memory_equal(target.data() + 5, source.data() + 9, 200);
-    copy_interleaved(CopyRange{nullptr, nullptr, 0}, CopyRange{nullptr, nullptr, 0}, stream);
-  }
-}
-void interleaved_copies_copy_both_exactly(void **) { in_both_copies(interleaved_copies_copy_both_exactly_body); }
-
 // combine_and_copy against combine then memcpy, byte for byte: every type reduced directly and every
 // op (MIN with NaNs on both sides), streamed or not, the copy at every byte offset in a line (aligned
 // to the type and not), lengths around the lines, out distinct and out == left; nothing written
@@ -391,7 +336,6 @@ int main(void) {
       cmocka_unit_test(operand_order_and_aliasing),
       cmocka_unit_test(average_divides_once_and_truncates_toward_zero),
       cmocka_unit_test(streaming_copy_copies_exactly_at_every_alignment),
-      cmocka_unit_test(interleaved_copies_copy_both_exactly),
       cmocka_unit_test(combine_and_copy_gives_what_combine_gives_in_both),
       cmocka_unit_test(both_copies_of_the_reductions_give_the_same_values),
       cmocka_unit_test(the_avx512_copy_runs_from_its_size),

@@ -247,7 +247,7 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
     segment.publish_round(Flag::reduced, round);
 
     // Copy the others' parts out, starting at the next member (readers spread over the members), each
-    // together with my operand of that member's part of the next round (copy_interleaved): region
+    // after staging my operand of that member's part of the next round (copy_out_staging): region
     // `owner` of my slot of round + 1's parity was last read by the owner when it reduced round - 1,
     // before the "reduced" of this round awaited here.
     spin_end = std::chrono::steady_clock::now() + spin;
@@ -351,8 +351,8 @@ void HostCollectives::pipelined_broadcast(UcxTransport &p2p, const CallSignature
 // Round r covers elements [r * part, (r + 1) * part) of every member's block: each member copies its
 // own into region 0 of its slot ("staged") and into its own block of the output, copies the others'
 // out of their slots, starting at the next member, and publishes "reduced" (read). A member stages
-// round r + 1 once every member has read round r - 1 (the same region): together with its copy out of
-// the last member's part of round r (copy_interleaved), when it has seen every member stage round r,
+// round r + 1 once every member has read round r - 1 (the same region): right before its copy out of
+// the last member's part of round r (copy_out_staging), when it has seen every member stage round r,
 // which each did after publishing that it read round r - 1.
 void HostCollectives::pipelined_allgather(UcxTransport &p2p, const CallSignature &signature, const void *send,
                                           void *recv, size_t send_count, xffl_dtype_t dtype, RoundOptions options) {
@@ -411,8 +411,13 @@ void HostCollectives::copy_out(const Pipeline &plan, unsigned char *to, const un
 }
 
 void HostCollectives::copy_out_staging(const Pipeline &plan, CopyRange part, CopyRange operand) {
-  copy_interleaved(operand, part, plan.stream_output);
-  if (plan.stream_output) streamed_bytes_ += part.bytes;
+  // memcpy for the staging, not a loop of vector stores: its region was last read on the other
+  // members' cores, and where a member's core does not share the last-level cache with the writer's,
+  // vector stores first fetch every line back from there (read for ownership) while glibc's memcpy
+  // (rep movsb at these sizes) writes whole lines without reading them: 1.35-1.5x busbw at 1-4 MiB
+  // on 2 ranks there (bench/peers/README.md, "Staging with memcpy").
+  if (operand.bytes) std::memcpy(operand.to, operand.from, operand.bytes);
+  copy_out(plan, static_cast<unsigned char *>(part.to), static_cast<const unsigned char *>(part.from), part.bytes);
 }
 
 algorithms::Step HostCollectives::Pipeline::step(size_t round, int phase) const {

@@ -24,10 +24,9 @@
 // its operands of the others' parts into its slot ("staged"), reduces its own part reading the
 // others' operands from their slots in member order, as above (so the same bits everywhere), puts the
 // result in its slot and in its output ("reduced"), then copies the others' results out of theirs,
-// each together with its operand of that member's part of the next round (comm/streaming_copy.h's
-// copy_interleaved: the staging reads the caller's input from memory, the copy out reads a result
-// from the other member's core, and in one loop both wait at once; 64 MiB on 2 ranks 1.11x, 256 MiB
-// 1.17x, 4 ranks 1.03-1.13x from 1 MiB).
+// each right after staging its operand of that member's part of the next round with memcpy (which
+// writes the region's lines without first fetching them from the core that last read them;
+// host_collectives.cpp, copy_out_staging).
 // Two flag waits per round, each with everything a wait keeps (below); the rounds' flags say when a
 // region may be written again (host_collectives.cpp). Each byte of a member's buffer is copied into
 // the segment once and each result out once, parts small enough to stay in the cache in between; no
@@ -186,8 +185,7 @@ class HostCollectives {
   // Copies `bytes` into the caller's output: with streaming stores when the pipeline's stream_output
   // (counted in streamed_bytes_).
   void copy_out(const Pipeline &plan, unsigned char *to, const unsigned char *from, size_t bytes);
-  // copy_out of `part` together with the staging copy of `operand` into the segment (ordinary stores;
-  // none when empty), through copy_interleaved.
+  // The staging copy of `operand` into the segment (memcpy; none when empty), then copy_out of `part`.
   void copy_out_staging(const Pipeline &plan, CopyRange part, CopyRange operand);
   // After the pipelined call's last round.
   void end_pipelined_call(UcxTransport &p2p, const Pipeline &pipeline);
