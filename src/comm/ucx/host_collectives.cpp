@@ -414,8 +414,9 @@ void HostCollectives::copy_out_staging(const Pipeline &plan, CopyRange part, Cop
   // memcpy for the staging, not a loop of vector stores: its region was last read on the other
   // members' cores, and where a member's core does not share the last-level cache with the writer's,
   // vector stores first fetch every line back from there (read for ownership) while glibc's memcpy
-  // (rep movsb at these sizes) writes whole lines without reading them: 1.35-1.5x busbw at 1-4 MiB
-  // on 2 ranks there (bench/peers/README.md, "Staging with memcpy").
+  // (rep movsb at these sizes) writes whole lines without reading them: 1.3-1.5x busbw from 1 to 16
+  // MiB on 2 ranks there, about even where the cores share it (bench/peers/README.md, "Staging with
+  // memcpy").
   if (operand.bytes) std::memcpy(operand.to, operand.from, operand.bytes);
   copy_out(plan, static_cast<unsigned char *>(part.to), static_cast<const unsigned char *>(part.from), part.bytes);
 }
