@@ -23,14 +23,6 @@ void copy_streaming(void *to, const void *from, size_t bytes);
 // size (algorithm_choice::host_stream_output_from).
 void copy_to_output(void *to, const void *from, size_t bytes, bool streaming);
 
-// A copy of `bytes` from `from` to `to`, which must not overlap (the rounds' staging and copies out,
-// ucx/host_collectives.h); an empty one's pointers may be null.
-struct CopyRange {
-  void *to;
-  const void *from;
-  size_t bytes;
-};
-
 }  // namespace xffl::comm
 
 #endif

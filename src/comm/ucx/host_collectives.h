@@ -57,7 +57,6 @@
 #include <optional>
 #include <string>
 
-#include "comm/streaming_copy.h"
 #include "comm/ucx/host_segment.h"
 #include "comm/ucx/ucx_transport.h"
 #include "xffl/types.h"
@@ -75,6 +74,14 @@ namespace xffl::comm::ucx {
 struct RoundOptions {
   size_t chunk_bytes;
   bool stream_output;
+};
+
+// One copy of a round: `bytes` from `from` to `to`, which must not overlap (a staging into the
+// segment, or a copy out of it); an empty one's pointers may be null.
+struct CopyRange {
+  void *to;
+  const void *from;
+  size_t bytes;
 };
 
 class HostCollectives {
