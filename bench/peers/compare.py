@@ -447,9 +447,10 @@ def median(values):
 IMPLS = ("xffl", "before", "mpi", "gloo")
 
 
-def run_ratios(args, ranks, samples, cpu, share, memcpy_gbps, fault_us, exchange_gbps):
+def run_ratios(args, ranks, samples, cpu, share, memcpy_gbps, fault_us, exchange_gbps, host):
     """This run's ratios in drift.py's format: busbw xffl/MPI and CPU MPI/xffl by rank count and size, each
-    side's busbw, and the machine's probes (exchange_gbps: every cross-core probe of the run)."""
+    side's busbw, the machine (host: machine()) and its probes (exchange_gbps: every cross-core probe of
+    the run)."""
     def table(of):
         return {str(n): {size_name(s): of(n, s) for s in SIZES} for n in ranks}
     return {
@@ -457,7 +458,7 @@ def run_ratios(args, ranks, samples, cpu, share, memcpy_gbps, fault_us, exchange
         "busbw_mpi": table(lambda n, s: median(samples[("mpi", n, s)])),
         "memcpy_best_gbps": memcpy_gbps,
         "fault_us_per_page": fault_us,
-        "machine": machine(),
+        "machine": host,
         "exchange_gbps": median(exchange_gbps),
         "exchange_gbps_range": [min(exchange_gbps), max(exchange_gbps)] if exchange_gbps else None,
         "label": f"compare.py at {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, --repeat {args.repeat} "
@@ -523,7 +524,8 @@ def measure(args, boosted):
     shown = [impl for impl in IMPLS if impl in impls]
     print(f"\n## allreduce f32, busbw in GB/s (1e9 B/s), median of {args.repeat} runs; "
           f"{calls_text(args)}; xffl UCX_TLS={tls}")
-    print(f"machine: {machine()}")
+    host = machine()
+    print(f"machine: {host}")
     print(f"{'autogroup nice -10 (--boost)' if boosted else 'normal priority'}, "
           f"{'malloc on huge pages (--malloc-thp)' if args.malloc_thp else 'malloc as configured'}, "
           f"{'rank r on CPU r mod CPUs (--bind)' if args.bind else 'nothing pinned'}; "
@@ -586,7 +588,7 @@ def measure(args, boosted):
     print(f"  (against the probe's mean copy, median over the runs: {fmt(mean_share, 0)})")
     probes = [v for pairs in exchange.values() for pair in pairs for v in pair if v is not None]
     compare_with_earlier_runs(args, run_ratios(args, ranks, samples, cpu, share, median(memcpy_best),
-                                               median(fault_us), probes))
+                                               median(fault_us), probes, host))
     if args.skip_groups:
         return
 

@@ -128,9 +128,12 @@ int main(int argc, char **argv) {
     return 0;
   }
   s.seconds = calloc((size_t)s.exchanges, sizeof *s.seconds);
+  if (!s.seconds) {
+    fprintf(stderr, "exchange_probe: out of memory\n");
+    return 1;
+  }
   for (int t = 0; t < kThreads; ++t) {
-    if (posix_memalign((void **)&s.shared[t], 4096, s.bytes) || posix_memalign((void **)&s.own[t], 4096, s.bytes) ||
-        !s.seconds) {
+    if (posix_memalign((void **)&s.shared[t], 4096, s.bytes) || posix_memalign((void **)&s.own[t], 4096, s.bytes)) {
       fprintf(stderr, "exchange_probe: out of memory\n");
       return 1;
     }

@@ -7,10 +7,11 @@
  *     Allreduces over WORLD, across the link (small, middle and multi-MiB sizes: every schedule across
  *     hosts), exact and bit-identical on every rank. Federated averages over the link for each
  *     strategy the layout allows (HIERARCHICAL; FLAT when the facilities are equal), in f32, f64 and
- *     bf16, small and multi-MiB, one _many call and one weighted (1, 3) average. Each shard holds values that depend on facility and shard; the result
- *     must equal the mean exactly (the values are chosen so the mean is exact), and every copy of every
- *     shard must be bit-identical (checksums allgathered over WORLD). For HIERARCHICAL the non-senders
- *     start from different bytes, so a missing broadcast cannot go unseen. Prints
+ *     bf16, small and multi-MiB, one _many call and one weighted (1, 3) average. Each shard holds
+ *     values that depend on facility and shard; the result must equal the mean exactly (the values are
+ *     chosen so the mean is exact), and every copy of every shard must be bit-identical (checksums
+ *     allgathered over WORLD). For HIERARCHICAL the non-senders start from different bytes, so a
+ *     missing broadcast cannot go unseen. Prints
  *     "rank R: N checks passed" and exits 0, or names the failure and exits 1.
  *
  *   facility_job cut SIGNAL_DIR COUNT
