@@ -19,8 +19,8 @@
 //                     barrier: always the segment
 //     (the segment's sizes end where its rounds or single copy start: no size is left to the UCX
 //     messages here)
-//     the rounds write the caller's output with streaming stores from host_stream_output_from(n)
-//     bytes of it (streaming_copy.h)
+//     the rounds copy out of the segment into the caller's output with streaming stores from
+//     host_stream_output_from(n) bytes of it (streaming_copy.h)
 //   members on several hosts (or reading peers' memory not allowed here): UCX messages,
 //     allreduce       bytes <= small_allreduce_bytes: recursive doubling;
 //                     bytes <= halving_allreduce_bytes(n): halving-doubling (Rabenseifner);
@@ -182,8 +182,10 @@ constexpr size_t host_pipeline_chunk_bytes = 256 * kKiB;
 constexpr long host_pipeline_spin_ns = 2 * 1000;
 // A pipelined call whose output (the caller's buffer it writes: allreduce's and broadcast's whole
 // buffer, allgather's gathered one, reduce_scatter's block) has at least this many bytes copies into
-// it with streaming stores (streaming_copy.h), by member count. Measured 2026-12-04 on 2 cores
-// (bench/peers/README.md, "Streaming stores into the output"). The call alone (bench/peers/
+// it with streaming stores (streaming_copy.h), by member count (but an allreduce's own part: its
+// reduction makes it there with plain stores, bench/peers/README.md, "The result through the
+// output"). Measured 2026-12-04 on 2 cores (bench/peers/README.md, "Streaming stores into the
+// output"). The call alone (bench/peers/
 // ab_collectives.py --bind against the same tree without them, busbw with / without, 3-6 runs each):
 // from 64 MiB 1.07-1.36x in every collective on 2 and 4 ranks (allgather 1.31-1.53x) but broadcast on
 // 2 ranks at 256 MiB (0.93-0.99x, with 11-13% less CPU); 32 MiB on 2 ranks allreduce 1.15x, broadcast

@@ -7,7 +7,6 @@
 
 #include "comm/dtype.h"
 #include "comm/half.h"
-#include "comm/streaming_copy.h"
 #include "comm/wide_vectors.h"
 #include "common/error.h"
 
@@ -117,87 +116,6 @@ void combine_op(void *out, const void *left, const void *right, size_t count, xf
   fail(XFFL_EINTERNAL, "combine: unknown reduction ", static_cast<int>(op));
 }
 
-#if XFFL_STREAMING_STORES
-// The whole lines of combine_and_stream_typed from element i (copy + i aligned to a line): each
-// line's results computed into a local line, stored to `out` and streamed to `copy` from it. Returns
-// where they end. Two copies of one loop: SSE2 (every x86-64) and AVX-512 (wide_vectors.h: a line in
-// one register, one streaming store).
-template <typename T, typename Op>
-size_t combine_and_stream_lines(T *out, unsigned char *copy, const T *left, const T *right, size_t i, size_t count) {
-  constexpr size_t kPerLine = kCacheLine / sizeof(T);
-  for (; i + kPerLine <= count; i += kPerLine) {
-    alignas(16) T line[kPerLine];
-    for (size_t j = 0; j < kPerLine; ++j) line[j] = Op::apply(left[i + j], right[i + j]);
-    std::memcpy(out + i, line, kCacheLine);
-    auto *to = reinterpret_cast<__m128i *>(copy + i * sizeof(T));
-    const auto *from = reinterpret_cast<const __m128i *>(line);
-    for (int k = 0; k < 4; ++k) _mm_stream_si128(to + k, _mm_load_si128(from + k));
-  }
-  return i;
-}
-
-#if XFFL_HAS_AVX512_COPY
-template <typename T, typename Op>
-XFFL_AVX512 size_t combine_and_stream_lines_avx512(T *out, unsigned char *copy, const T *left, const T *right,
-                                                    size_t i, size_t count) {
-  constexpr size_t kPerLine = kCacheLine / sizeof(T);
-  for (; i + kPerLine <= count; i += kPerLine) {
-    alignas(64) T line[kPerLine];
-    for (size_t j = 0; j < kPerLine; ++j) line[j] = Op::apply(left[i + j], right[i + j]);
-    std::memcpy(out + i, line, kCacheLine);
-    _mm512_stream_si512(reinterpret_cast<__m512i *>(copy + i * sizeof(T)), _mm512_load_si512(line));
-  }
-  return i;
-}
-#endif
-#endif
-
-// combine into `out` and stream the results into `copy`: whole lines of `copy` through the loops
-// above, the head before its first line and the tail after its last with combine, then memcpy. A
-// `copy` not aligned to T's size never has its lines on element boundaries: combine, then
-// copy_streaming.
-template <typename T, typename Op>
-void combine_and_stream_typed(void *out_raw, void *copy_raw, const void *left_raw, const void *right_raw,
-                              size_t count) {
-  T *out = static_cast<T *>(out_raw);
-  const T *left = static_cast<const T *>(left_raw);
-  const T *right = static_cast<const T *>(right_raw);
-  auto *copy = static_cast<unsigned char *>(copy_raw);
-#if XFFL_STREAMING_STORES
-  if (reinterpret_cast<uintptr_t>(copy) % sizeof(T) == 0) {
-    const size_t head =
-        std::min(count, (kCacheLine - reinterpret_cast<uintptr_t>(copy) % kCacheLine) % kCacheLine / sizeof(T));
-    combine_typed<T, Op>(out, left, right, head);
-    std::memcpy(copy, out, head * sizeof(T));
-#if XFFL_HAS_AVX512_COPY
-    const size_t i = use_avx512_for(count * sizeof(T))
-                         ? combine_and_stream_lines_avx512<T, Op>(out, copy, left, right, head, count)
-                         : combine_and_stream_lines<T, Op>(out, copy, left, right, head, count);
-#else
-    const size_t i = combine_and_stream_lines<T, Op>(out, copy, left, right, head, count);
-#endif
-    combine_typed<T, Op>(out + i, left + i, right + i, count - i);
-    std::memcpy(copy + i * sizeof(T), out + i, (count - i) * sizeof(T));
-    _mm_sfence();
-    return;
-  }
-#endif
-  combine_typed<T, Op>(out, left, right, count);
-  copy_streaming(copy, out, count * sizeof(T));
-}
-
-template <typename T>
-void combine_and_stream_op(void *out, void *copy, const void *left, const void *right, size_t count, xffl_redop_t op) {
-  switch (op) {
-    case XFFL_SUM:
-    case XFFL_AVG: return combine_and_stream_typed<T, Sum<T>>(out, copy, left, right, count);
-    case XFFL_PROD: return combine_and_stream_typed<T, Prod<T>>(out, copy, left, right, count);
-    case XFFL_MIN: return combine_and_stream_typed<T, Min<T>>(out, copy, left, right, count);
-    case XFFL_MAX: return combine_and_stream_typed<T, Max<T>>(out, copy, left, right, count);
-  }
-  fail(XFFL_EINTERNAL, "combine_and_copy: unknown reduction ", static_cast<int>(op));
-}
-
 template <typename T>
 void divide_typed(void *raw, size_t count, int divisor) {
   T *__restrict values = static_cast<T *>(raw);
@@ -238,27 +156,6 @@ void combine(void *out, const void *left, const void *right, size_t count, xffl_
     case XFFL_BF16: break;
   }
   fail(XFFL_EINTERNAL, "combine: ", dtype_name(type), " is reduced in its accumulation type, not directly");
-}
-
-void combine_and_copy(void *out, void *copy, const void *left, const void *right, size_t count, xffl_dtype_t type,
-                      xffl_redop_t op, bool stream_copy) {
-  if (!stream_copy) {
-    combine(out, left, right, count, type, op);
-    if (count) std::memcpy(copy, out, count * dtype_size(type));
-    return;
-  }
-  if (count == 0) return;
-  switch (type) {
-    case XFFL_F32: return combine_and_stream_op<float>(out, copy, left, right, count, op);
-    case XFFL_F64: return combine_and_stream_op<double>(out, copy, left, right, count, op);
-    case XFFL_I8: return combine_and_stream_op<int8_t>(out, copy, left, right, count, op);
-    case XFFL_U8: return combine_and_stream_op<uint8_t>(out, copy, left, right, count, op);
-    case XFFL_I32: return combine_and_stream_op<int32_t>(out, copy, left, right, count, op);
-    case XFFL_I64: return combine_and_stream_op<int64_t>(out, copy, left, right, count, op);
-    case XFFL_F16:
-    case XFFL_BF16: break;
-  }
-  fail(XFFL_EINTERNAL, "combine_and_copy: ", dtype_name(type), " is reduced in its accumulation type, not directly");
 }
 
 void divide(void *values, size_t count, xffl_dtype_t type, int divisor) {

@@ -26,13 +26,6 @@ xffl_dtype_t accumulation_dtype(xffl_dtype_t dtype, xffl_redop_t op);
 // same pointer as left or right; partial overlaps are not allowed.
 void combine(void *out, const void *left, const void *right, size_t count, xffl_dtype_t type, xffl_redop_t op);
 
-// combine, and the same results into `copy` as well (count elements of `type`; `copy` overlapping
-// none of the others), in one pass: with streaming stores when stream_copy (as copy_streaming,
-// comm/streaming_copy.h, fence included; each line of results goes to `out` and to `copy` from the
-// registers, instead of read back from `out` by a second loop), else combine, then memcpy.
-void combine_and_copy(void *out, void *copy, const void *left, const void *right, size_t count, xffl_dtype_t type,
-                      xffl_redop_t op, bool stream_copy);
-
 // values[i] /= divisor: AVG's single division (integers truncate toward zero).
 void divide(void *values, size_t count, xffl_dtype_t type, int divisor);
 

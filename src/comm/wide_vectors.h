@@ -1,12 +1,11 @@
-// The vector instructions the kernels of the collectives use: streaming stores where there are any,
-// a cache line's size, and which vector width the reduction kernels run with (reduce.h's combine, and
-// combine_and_copy, which writes a round's result into the caller's output as well): AVX-512 where the
-// CPU has it, else the build's baseline (SSE2 on x86-64). The AVX-512 copy of each loop is compiled
-// next to the baseline one under XFFL_AVX512 and picked per call: the library stays one binary for
-// every node. Both compute the same values (element-wise operations, each exactly rounded; no
-// contraction), but not always the same NaN: a sum or product of two NaNs keeps the payload of the
-// operand the instruction takes first, which the compiler picks per loop (and per part of a loop:
-// vector body or scalar tail). So no two members may compute one element with different loops, or
+// The vector instructions the kernels of the collectives use: streaming stores where there are any, a
+// cache line's size, and which vector width the reduction kernels run with (reduce.h's combine):
+// AVX-512 where the CPU has it, else the build's baseline (SSE2 on x86-64). The AVX-512 copy of each
+// loop is compiled next to the baseline one under XFFL_AVX512 and picked per call: the library stays
+// one binary for every node. Both compute the same values (element-wise operations, each exactly
+// rounded; no contraction), but not always the same NaN: a sum or product of two NaNs keeps the payload
+// of the operand the instruction takes first, which the compiler picks per loop (and per part of a
+// loop: vector body or scalar tail). So no two members may compute one element with different loops, or
 // with one loop at different positions (algorithms/recursive_doubling.cpp).
 // Measured: 64 MiB allreduce on 2 ranks 1.14x, 256 MiB 1.22x, 4 ranks 1.11-1.12x
 // (bench/peers/README.md). The wire formats pick AVX2 the same way (federated/wire/vector_isa.h).
@@ -24,7 +23,7 @@
 #endif
 
 // x86-64's SSE2 streaming stores (every x86-64 CPU has them), for the copies into a collective's
-// output (streaming_copy.h, reduce.h's combine_and_copy); elsewhere those copies are memcpy.
+// output (streaming_copy.h); elsewhere those copies are memcpy.
 #if defined(__x86_64__) && defined(__SSE2__)
 #include <emmintrin.h>
 #include <immintrin.h>

@@ -68,6 +68,26 @@ uint64_t streamed_bytes(xffl::comm::Communicator &comm) {
   return ucx ? ucx->host_streamed_bytes() : 0;
 }
 
+uint64_t reduced_in_output_bytes(xffl::comm::Communicator &comm) {
+  auto *ucx = dynamic_cast<UcxCommunicator *>(&comm);
+  return ucx ? ucx->host_reduced_in_output_bytes() : 0;
+}
+
+// After an allreduce of `bytes` (the counters were `streamed_before` and `reduced_before` ahead of
+// it): a pipelined one made some of its output with its own reduction (its parts) and, `streaming`,
+// copied the rest into it with streaming stores, else none; one that was not made none there.
+void expect_allreduce_output(xffl::comm::Communicator &comm, uint64_t streamed_before, uint64_t reduced_before,
+                             size_t count, uint64_t bytes, bool pipelined, bool streaming) {
+  const uint64_t streamed = streamed_bytes(comm) - streamed_before;
+  const uint64_t reduced = reduced_in_output_bytes(comm) - reduced_before;
+  const bool right = pipelined ? reduced > 0 && reduced < bytes && streamed == (streaming ? bytes - reduced : 0)
+                               : reduced == 0 && streamed == 0;
+  if (!right)
+    (xffl::fail)(XFFL_EINTERNAL, "allreduce of ", count, (pipelined ? " (pipelined" : " (not pipelined"),
+                 (streaming ? ", streaming)" : ")"), " made ", reduced, " bytes of its output and streamed ", streamed,
+                 " of ", bytes);
+}
+
 // After a call (streamed_bytes was `before` ahead of it): it wrote exactly `expected` bytes of its
 // output with streaming stores (every byte it wrote there, or none). `size`: the call's, for the message.
 void expect_streamed(xffl::comm::Communicator &comm, uint64_t before, const char *what, size_t size,
@@ -175,19 +195,20 @@ void calls_over_ucx_in_between(void **) {
 }
 
 // One allreduce through checks::allreduce (the reference), failing unless it took the pipelined path
-// exactly when its buffer is at least the crossover, and (`streaming`: the tuning of parts(true))
-// then wrote its whole output with streaming stores, else none of it.
+// exactly when its buffer is at least the crossover, and then made its own parts of the output and
+// (`streaming`: the tuning of parts(true)) copied the rest into it with streaming stores, else none.
 void checked_allreduce(xffl::comm::Communicator &comm, int rank, int n, size_t count, xffl_dtype_t dtype,
                        xffl_redop_t op, bool in_place, bool streaming = false) {
   const uint64_t before = pipelined_calls(comm), streamed_before = streamed_bytes(comm);
+  const uint64_t reduced_before = reduced_in_output_bytes(comm);
   checks::allreduce(comm, rank, n, count, dtype, op, in_place);
   const bool took = pipelined_calls(comm) != before;
   const bool expected = count * xffl::comm::dtype_size(dtype) >= xffl::comm::algorithm_choice::host_pipeline_allreduce_from(n);
   if (took != expected)
     (xffl::fail)(XFFL_EINTERNAL, "allreduce of ", count, " ", xffl::comm::dtype_name(dtype),
                  took ? " took" : " did not take", " the pipelined path");
-  expect_streamed(comm, streamed_before, "allreduce", count,
-                  took && streaming ? count * xffl::comm::dtype_size(dtype) : 0);
+  expect_allreduce_output(comm, streamed_before, reduced_before, count, count * xffl::comm::dtype_size(dtype), took,
+                          streaming);
 }
 
 // Rank `odd` calls with `odd_count`, the others with `count`: every member gets XFFL_EINVAL naming both.
@@ -380,17 +401,17 @@ void pipelined_broadcast_and_allgather_on_2_ranks(void **) { pipelined_broadcast
 void pipelined_broadcast_and_allgather_on_3_ranks(void **) { pipelined_broadcast_and_allgather(3); }
 void pipelined_broadcast_and_allgather_streamed_on_2_ranks(void **) { pipelined_broadcast_and_allgather(2, true); }
 
-// With the default tuning, a pipelined call streams its output exactly from
-// algorithm_choice::host_stream_output_from(members) bytes of it, on 2 and 3 members: an allreduce one
-// f32 below and three above (pseudo-random floats, the same bits on every rank), a broadcast of the
-// size itself from each root.
+// With the default tuning, a pipelined call streams its output (an allreduce: what it copies there)
+// exactly from algorithm_choice::host_stream_output_from(members) bytes of it, on 2 and 3 members: an
+// allreduce one f32 below and three above (pseudo-random floats, the same bits on every rank), a
+// broadcast of the size itself from each root.
 void streaming_starts_at_its_crossover(int world) {
   const size_t from = xffl::comm::algorithm_choice::host_stream_output_from(world);
   std::vector<std::vector<float>> sums(static_cast<size_t>(world));
   expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 23);
     for (size_t count : {from / sizeof(float) - 1, from / sizeof(float) + 3}) {
-      const uint64_t before = streamed_bytes(*comm);
+      const uint64_t before = streamed_bytes(*comm), reduced_before = reduced_in_output_bytes(*comm);
       // Values in [-1, 1) with every bit of the mantissa in use, cheaper than std::mt19937 on 12 M of
       // them (this test runs under the sanitizers too).
       std::vector<float> data(count);
@@ -400,7 +421,8 @@ void streaming_starts_at_its_crossover(int world) {
         x = static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f;
       }
       comm->allreduce(data.data(), data.data(), count, XFFL_F32, XFFL_SUM, nullptr);
-      expect_streamed(*comm, before, "allreduce", count, count * sizeof(float) >= from ? count * sizeof(float) : 0);
+      expect_allreduce_output(*comm, before, reduced_before, count, count * sizeof(float), true,
+                              count * sizeof(float) >= from);
       sums[static_cast<size_t>(rank)] = std::move(data);
     }
     for (int root = 0; root < n; ++root) {

@@ -22,18 +22,19 @@
 // the signatures are compared as above (no data in the slot), the buffer goes through in rounds of
 // members x part elements, the slots of both parities taking turns. In a round each member copies
 // its operands of the others' parts into its slot ("staged"), reduces its own part reading the
-// others' operands from their slots in member order, as above (so the same bits everywhere), puts the
-// result in its slot and in its output ("reduced"), then copies the others' results out of theirs,
-// each right after staging its operand of that member's part of the next round with memcpy (which
-// writes the region's lines without first fetching them from the core that last read them;
-// host_collectives.cpp, copy_out_staging).
+// others' operands from their slots in member order, as above (so the same bits everywhere), into its
+// output, copies the result from there into its slot ("reduced"), then copies the others' results
+// out of theirs, each right after staging its operand of that member's part of the next round. Every
+// write into the segment is a memcpy, which writes a region's lines without first fetching them from
+// the core that last read them (host_collectives.cpp, publish_result and copy_out_staging).
 // Two flag waits per round, each with everything a wait keeps (below); the rounds' flags say when a
 // region may be written again (host_collectives.cpp). Each byte of a member's buffer is copied into
 // the segment once and each result out once, parts small enough to stay in the cache in between; no
 // system call unless a member sleeps, nothing pinned (single copy's process_vm_readv pins the peer's
-// pages on every call). A call with a large output (RoundOptions::stream_output) copies into it with
-// streaming stores (comm/streaming_copy.h), which neither read the lines they write nor evict the
-// parts the rounds still use. At the end every member marks the call read, and the next call on the
+// pages on every call). A call with a large output (RoundOptions::stream_output) copies the others'
+// results into it with streaming stores (comm/streaming_copy.h), which neither read the lines they
+// write nor evict the parts the rounds still use (an allreduce's own part is made there by the
+// reduction). At the end every member marks the call read, and the next call on the
 // segment, whichever parity, writes only once every member has; but a pipelined allreduce right after
 // another (a training loop's gradients) goes straight to its rounds, whose flags already say when a
 // region is free: its signatures are compared once round 0 is staged, before any slot is read (one
@@ -68,8 +69,8 @@ class WindowProducer;
 namespace xffl::comm::ucx {
 
 // How a pipelined call below runs: the most a member's part of a round holds
-// (Tuning::host_pipeline_chunk_bytes; less when the slots are smaller), and whether it copies into
-// the caller's output with streaming stores (comm/streaming_copy.h; from
+// (Tuning::host_pipeline_chunk_bytes; less when the slots are smaller), and whether it copies out of
+// the segment into the caller's output with streaming stores (comm/streaming_copy.h; from
 // algorithm_choice::host_stream_output_from bytes of output).
 struct RoundOptions {
   size_t chunk_bytes;
@@ -99,6 +100,9 @@ class HostCollectives {
   uint64_t continued_calls() const { return continued_calls_; }
   // How many bytes those copied into callers' outputs with streaming stores (RoundOptions; for tests).
   uint64_t streamed_bytes() const { return streamed_bytes_; }
+  // How many bytes the pipelined allreduce's reductions made in callers' outputs (each member's own
+  // parts, with plain stores; for tests).
+  uint64_t reduced_in_output_bytes() const { return reduced_in_output_bytes_; }
 
   // The collectives, with the conventions of collectives.h; the buffer sizes must fit the slots
   // (algorithm_choice::host_segment_slot_bytes) and counts must be non-zero.
@@ -150,13 +154,11 @@ class HostCollectives {
                        std::chrono::steady_clock::time_point spin_end);
   // result = operand(0) op operand(1) ... op operand(members - 1), count elements, in member order,
   // widened through scratch (2 x count accumulation elements) when the type needs it (AVG divides
-  // the sum once, in result or in scratch). copy (or null):
-  // the result into it as well, with streaming stores when stream_copy: in the same pass as the last
-  // combination when no widening (reduce.h's combine_and_copy), else after.
+  // the sum once, in result or in scratch). result may be operand(0)'s or operand(1)'s memory, not a
+  // later one's (without widening, the first combination overwrites it).
   template <typename Operand>
   void reduce_operands(const Operand &operand, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
-                       unsigned char *scratch, unsigned char *result, unsigned char *copy = nullptr,
-                       bool stream_copy = false) const;
+                       unsigned char *scratch, unsigned char *result) const;
   // out = every member's slot elements [first, first + count) reduced in member order.
   void reduce_slots(UcxTransport &p2p, size_t first, size_t count, xffl_dtype_t dtype, xffl_redop_t op, void *out);
 
@@ -192,6 +194,9 @@ class HostCollectives {
   // Copies `bytes` into the caller's output: with streaming stores when the pipeline's stream_output
   // (counted in streamed_bytes_).
   void copy_out(const Pipeline &plan, unsigned char *to, const unsigned char *from, size_t bytes);
+  // Puts `bytes` of this member's reduced part, made in the caller's output, into its result region
+  // of the segment (memcpy).
+  static void publish_result(unsigned char *region, const unsigned char *result, size_t bytes);
   // The staging copy of `operand` into the segment (memcpy; none when empty), then copy_out of `part`.
   void copy_out_staging(const Pipeline &plan, CopyRange part, CopyRange operand);
   // After the pipelined call's last round.
@@ -206,6 +211,7 @@ class HostCollectives {
   uint64_t pipelined_calls_ = 0;
   uint64_t continued_calls_ = 0;
   uint64_t streamed_bytes_ = 0;
+  uint64_t reduced_in_output_bytes_ = 0;
   std::optional<uint32_t> last_pipelined_allreduce_;  // its sequence number, once there was one
   static constexpr algorithms::Step kSegmentStep{0, 1};
 };
