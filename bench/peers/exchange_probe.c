@@ -1,10 +1,14 @@
 /*
- * This machine's limit for moving bytes between two cores: two threads, pinned to the first two CPUs
- * this process may run on, take turns through shared memory as the ranks of a collective on one host
- * do. In each exchange each thread copies SIZE_KIB of its own into its shared buffer, raises its flag,
- * waits for the other's flag and copies the other's shared buffer out: every byte it reads there was
- * just written on the other core. Reported: the median over ITERS exchanges (after WARMUP) of the time
- * one exchange takes, and the bytes read across per thread per second (GB/s, 1e9 B/s).
+ * Where this machine's two cores stand for moving bytes between them: two threads, pinned to the first
+ * two CPUs this process may run on, take turns through shared memory as the ranks of a collective on
+ * one host do. In each exchange each thread copies SIZE_KIB of its own into its shared buffer (once the
+ * other has read what it put there last), raises its flag, waits for the other's flag and copies the
+ * other's shared buffer out: every byte it reads there was just written on the other core, every line
+ * it writes there was last read on the other core. Reported: the median over ITERS exchanges (after
+ * WARMUP) of the time one exchange takes, and the bytes read across per thread per second (GB/s, 1e9
+ * B/s). With 1 MiB on AMD, glibc's memcpy no longer uses `rep movsb` (it stops at the L2 size) and its
+ * plain stores fetch each line back from the other core first; that write, not the read across, takes
+ * most of an exchange in the slow state (bench/peers/README.md, "The result through the output").
  *
  * Why: on this VM the two virtual CPUs sometimes share a last-level cache and sometimes do not, and
  * the placement changes within a minute (bench/peers/README.md, "Two states of the machine"). With
@@ -45,7 +49,8 @@ struct Shared {
   int cpu[kThreads];                  /* where each thread runs */
   unsigned char *shared[kThreads];    /* thread t writes shared[t], the other reads it */
   unsigned char *own[kThreads];       /* thread t's private buffer */
-  _Alignas(64) atomic_int flag[kThreads][16];  /* [t][0]: exchanges thread t has published; a line each */
+  /* [t][0]: exchanges thread t has published, [t][8]: exchanges it has read out; a line each */
+  _Alignas(64) atomic_int flag[kThreads][16];
   double *seconds;                    /* thread 0's time per exchange */
   atomic_int failed;
 };
@@ -54,6 +59,22 @@ struct Thread {
   struct Shared *shared;
   int me;
 };
+
+/* Until the other thread's flag [other][slot] reaches k (what: what it does with exchange k, for the
+ * message); 0 when it gave up (10 s since `start`) or the other failed. */
+static int await_other(struct Shared *s, int me, int slot, int k, double start, const char *what) {
+  const int other = 1 - me;
+  while (atomic_load_explicit(&s->flag[other][slot], memory_order_acquire) < k) {
+    if (atomic_load(&s->failed)) return 0;
+    if (now() - start > kWaitLimitS) {
+      fprintf(stderr, "exchange_probe: thread %d (CPU %d) waited %.0f s for thread %d (CPU %d) to %s exchange %d\n",
+              me, s->cpu[me], kWaitLimitS, other, s->cpu[other], what, k);
+      atomic_store(&s->failed, 1);
+      return 0;
+    }
+  }
+  return 1;
+}
 
 static void *exchange(void *arg) {
   const struct Thread *self = arg;
@@ -70,19 +91,12 @@ static void *exchange(void *arg) {
   for (int k = 1; k <= s->exchanges; ++k) {
     const double start = now();
     s->own[me][(size_t)k % s->bytes] = (unsigned char)k;  /* the copy must really happen each time */
+    if (!await_other(s, me, 8, k - 1, start, "read out")) return NULL;
     memcpy(s->shared[me], s->own[me], s->bytes);
     atomic_store_explicit(&s->flag[me][0], k, memory_order_release);
-    while (atomic_load_explicit(&s->flag[other][0], memory_order_acquire) < k) {
-      if (atomic_load(&s->failed)) return NULL;
-      if (now() - start > kWaitLimitS) {
-        fprintf(stderr,
-                "exchange_probe: thread %d (CPU %d) waited %.0f s for thread %d (CPU %d) to publish exchange %d\n",
-                me, s->cpu[me], kWaitLimitS, other, s->cpu[other], k);
-        atomic_store(&s->failed, 1);
-        return NULL;
-      }
-    }
+    if (!await_other(s, me, 0, k, start, "publish")) return NULL;
     memcpy(s->own[me], s->shared[other], s->bytes);
+    atomic_store_explicit(&s->flag[me][8], k, memory_order_release);
     if (me == 0) s->seconds[k - 1] = now() - start;
   }
   return NULL;
@@ -140,6 +154,7 @@ int main(int argc, char **argv) {
     memset(s.shared[t], 0, s.bytes);  /* touched: page faults stay out of the timing */
     memset(s.own[t], 1, s.bytes);
     atomic_init(&s.flag[t][0], 0);
+    atomic_init(&s.flag[t][8], 0);
   }
   atomic_init(&s.failed, 0);
   pthread_t threads[kThreads];
