@@ -181,25 +181,24 @@ constexpr size_t host_pipeline_chunk_bytes = 256 * kKiB;
 // 0, 2 and 20 us measured at load 6-7: 0 and 2 alike, 20 up to 1.4x the CPU per call.
 constexpr long host_pipeline_spin_ns = 2 * 1000;
 // A pipelined call whose output (the caller's buffer it writes: allreduce's and broadcast's whole
-// buffer, allgather's gathered one, reduce_scatter's block) has at least this many bytes copies into
-// it with streaming stores (streaming_copy.h), by member count (but an allreduce's own part: its
-// reduction makes it there with plain stores, bench/peers/README.md, "The result through the
-// output"). Measured 2026-12-04 on 2 cores (bench/peers/README.md, "Streaming stores into the
-// output"). The call alone (bench/peers/
-// ab_collectives.py --bind against the same tree without them, busbw with / without, 3-6 runs each):
-// from 64 MiB 1.07-1.36x in every collective on 2 and 4 ranks (allgather 1.31-1.53x) but broadcast on
-// 2 ranks at 256 MiB (0.93-0.99x, with 11-13% less CPU); 32 MiB on 2 ranks allreduce 1.15x, broadcast
-// and allgather 0.99x; 16 MiB on 4 ranks allreduce 1.19x. But the caller then reads its output from
-// memory where ordinary stores may have left some of it in the cache, so the crossover is where an
-// allreduce followed by one read of its output (bench/peers/allreduce_then_read.c, a training step's
-// optimizer) took less time in all. First (71e2f17, three batches of 3-6 runs each, the time with /
-// without): on 2 ranks 32 MiB +7%, -6%, +12%; 48 MiB -9%, -11%, +1%; 64 MiB -10%, -11%; on 3 ranks 16
-// MiB +8%, -1%, +2%; 24 MiB -5%, -5%, -5%; on 4 ranks 16 MiB -4%, +1%, -1%; 24 MiB -9%, -6%: 48 / 24 MiB.
-// Again once the rounds' copies out had become cheaper (ab1d6a5: interleaved with the staging, fused
-// with the last combination), 2026-12-04 09:24-09:27 UTC, three batches of 6-8 runs: on 2 ranks 32 MiB
-// +6%, 36 MiB -1%, -1%, 40 MiB -6%, -6%, -7%, 44 MiB -11%; on 3 ranks 16 MiB +9%, 20 MiB +3%, 0%, -2%;
-// on 4 ranks 16 MiB +3%, -1%, -3%, 20 MiB -12%, -9%, -11%: the smallest size where the step took less
-// time in every batch, or as much on the mean (3 ranks at 20 MiB).
+// buffer, allgather's gathered one, reduce_scatter's block) has at least this many bytes copies into it
+// with streaming stores (streaming_copy.h), by member count (but an allreduce's own part: its reduction
+// makes it there with plain stores, bench/peers/README.md, "The result through the output"). Measured
+// 2026-12-04 on 2 cores (bench/peers/README.md, "Streaming stores into the output"). The call alone
+// (bench/peers/ab_collectives.py --bind against the same tree without them, busbw with / without, 3-6
+// runs each): from 64 MiB 1.07-1.36x in every collective on 2 and 4 ranks (allgather 1.31-1.53x) but
+// broadcast on 2 ranks at 256 MiB (0.93-0.99x, with 11-13% less CPU); 32 MiB on 2 ranks allreduce
+// 1.15x, broadcast and allgather 0.99x; 16 MiB on 4 ranks allreduce 1.19x. But the caller then reads
+// its output from memory where ordinary stores may have left some of it in the cache, so the crossover
+// is where an allreduce followed by one read of its output (bench/peers/allreduce_then_read.c, a
+// training step's optimizer) took less time in all. First (71e2f17, three batches of 3-6 runs each, the
+// time with / without): on 2 ranks 32 MiB +7%, -6%, +12%; 48 MiB -9%, -11%, +1%; 64 MiB -10%, -11%; on
+// 3 ranks 16 MiB +8%, -1%, +2%; 24 MiB -5%, -5%, -5%; on 4 ranks 16 MiB -4%, +1%, -1%; 24 MiB -9%, -6%:
+// 48 / 24 MiB. Again once the rounds' copies out had become cheaper (ab1d6a5: interleaved with the
+// staging, fused with the last combination), 2026-12-04 09:24-09:27 UTC, three batches of 6-8 runs: on
+// 2 ranks 32 MiB +6%, 36 MiB -1%, -1%, 40 MiB -6%, -6%, -7%, 44 MiB -11%; on 3 ranks 16 MiB +9%, 20 MiB
+// +3%, 0%, -2%; on 4 ranks 16 MiB +3%, -1%, -3%, 20 MiB -12%, -9%, -11%: the smallest size where the
+// step took less time in every batch, or as much on the mean (3 ranks at 20 MiB).
 constexpr size_t host_stream_output_from(int members) { return members <= 2 ? 40 * 1024 * kKiB : 20 * 1024 * kKiB; }
 
 // What the single-copy reduction reads from a peer at once: its accumulator and the peer's chunk stay
