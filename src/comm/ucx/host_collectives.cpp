@@ -231,9 +231,18 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
       const unsigned char *my_operand = input + first_of(bounds, r, me_) * element;
       unsigned char *my_output = output + first_of(bounds, r, me_) * element;
       unsigned char *result = plan.region(me_, round, me_);
-      // In place, the combinations before my operand's turn (members 0 .. me_ - 1, from member 2 on)
-      // would overwrite it in my output: it is read from my result region, memcpy'd there first.
-      const bool keep_my_operand = my_operand == my_output && me_ >= 2;
+      // The result is made in my output, whose lines only this core has touched, and memcpy'd into my
+      // result region: the region was last read on the other members' cores, and the reduction's
+      // vector stores would first fetch each of its lines back from there (read for ownership), where
+      // glibc's memcpy (rep movsb at these sizes) writes whole lines without reading them. 2 ranks,
+      // where the cores do not share the last-level cache: 1.32x busbw at 1 MiB, 1.85x at 4 MiB, 1.24x
+      // at 16 MiB, 1.25x at 64 MiB; where they do, even to 16 MiB and 0.84-0.91x from 64 MiB, where
+      // the own part is no longer streamed into the output (bench/peers/README.md, "The result
+      // through the output").
+      // In place and not widened, the combinations before my operand's turn (members 0 .. me_ - 1,
+      // from member 2 on) would overwrite it in my output: it is read from my result region, memcpy'd
+      // there first.
+      const bool keep_my_operand = my_operand == my_output && me_ >= 2 && type == dtype;
       if (keep_my_operand) std::memcpy(result, my_operand, mine * element);
       reduce_operands(
           [&](int member) -> const unsigned char * {
@@ -241,7 +250,7 @@ void HostCollectives::pipelined_allreduce(UcxTransport &p2p, const CallSignature
             return keep_my_operand ? result : my_operand;
           },
           mine, dtype, op, scratch ? scratch->data() : nullptr, my_output);
-      publish_result(result, my_output, mine * element);
+      std::memcpy(result, my_output, mine * element);
       reduced_in_output_bytes_ += mine * element;
     }
     segment.publish_round(Flag::reduced, round);
@@ -408,17 +417,6 @@ unsigned char *HostCollectives::Pipeline::region(int member, uint32_t round, int
 void HostCollectives::copy_out(const Pipeline &plan, unsigned char *to, const unsigned char *from, size_t bytes) {
   copy_to_output(to, from, bytes, plan.stream_output);
   if (plan.stream_output) streamed_bytes_ += bytes;
-}
-
-void HostCollectives::publish_result(unsigned char *region, const unsigned char *result, size_t bytes) {
-  // A memcpy, for the reason copy_out_staging's staging is one: the region was last read on the
-  // other members' cores. The reduction makes the result in the caller's output, whose lines only
-  // this core has touched, instead of in the region with vector stores that would first fetch each
-  // line back (read for ownership). 2 ranks, where the cores do not share the last-level cache:
-  // 1.32x busbw at 1 MiB, 1.85x at 4 MiB, 1.24x at 16 MiB, 1.25x at 64 MiB; where they do, even to
-  // 16 MiB and 0.84-0.91x from 64 MiB, where the own part is no longer streamed into the output
-  // (bench/peers/README.md, "The result through the output").
-  std::memcpy(region, result, bytes);
 }
 
 void HostCollectives::copy_out_staging(const Pipeline &plan, CopyRange part, CopyRange operand) {

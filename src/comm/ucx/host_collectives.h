@@ -26,7 +26,7 @@
 // output, copies the result from there into its slot ("reduced"), then copies the others' results
 // out of theirs, each right after staging its operand of that member's part of the next round. Every
 // write into the segment is a memcpy, which writes a region's lines without first fetching them from
-// the core that last read them (host_collectives.cpp, publish_result and copy_out_staging).
+// the core that last read them (host_collectives.cpp, pipelined_allreduce and copy_out_staging).
 // Two flag waits per round, each with everything a wait keeps (below); the rounds' flags say when a
 // region may be written again (host_collectives.cpp). Each byte of a member's buffer is copied into
 // the segment once and each result out once, parts small enough to stay in the cache in between; no
@@ -194,9 +194,6 @@ class HostCollectives {
   // Copies `bytes` into the caller's output: with streaming stores when the pipeline's stream_output
   // (counted in streamed_bytes_).
   void copy_out(const Pipeline &plan, unsigned char *to, const unsigned char *from, size_t bytes);
-  // Puts `bytes` of this member's reduced part, made in the caller's output, into its result region
-  // of the segment (memcpy).
-  static void publish_result(unsigned char *region, const unsigned char *result, size_t bytes);
   // The staging copy of `operand` into the segment (memcpy; none when empty), then copy_out of `part`.
   void copy_out_staging(const Pipeline &plan, CopyRange part, CopyRange operand);
   // After the pipelined call's last round.
