@@ -91,18 +91,25 @@ void HostCollectives::enter(UcxTransport &p2p, const CallSignature &signature, c
   HostSegment &segment = *segment_;
   const uint32_t sequence = p2p.sequence();
   std::optional<uint32_t> &previous = last_published_[sequence & 1u];
-  // One spinning budget for the call: with more members than cores, a member that spun in vain for
-  // one peer (descheduled) would spin in vain for the next.
-  const auto spin_end =
-      std::chrono::steady_clock::now() + std::chrono::nanoseconds(algorithm_choice::host_segment_spin_ns);
+  // One spinning budget for the call, from its start: with more members than cores, a member that
+  // spun in vain for one peer (descheduled) would spin in vain for the next.
+  const auto spin_end = p2p.started() + std::chrono::nanoseconds(algorithm_choice::host_segment_spin_ns);
+  // My slot of this parity is free once every member has finished reading the call that last used
+  // it: its "done" flag, unless this member already saw it arrive at a later call (after a call on
+  // the segment, always), which spares reading a line that member wrote since.
   if (previous)
-    wait_for_others(p2p, HostSegment::Flag::done, *previous, step, spin_end);
+    for (int member = 0; member < members_; ++member) {
+      const std::optional<uint32_t> &seen = arrival_seen_[static_cast<size_t>(member)];
+      if (member == me_ || (seen && static_cast<int32_t>(*seen - *previous) > 0)) continue;
+      wait_for(p2p, member, HostSegment::Flag::done, *previous, step, spin_end);
+    }
   if (bytes) std::memcpy(segment.slot(me_, sequence), data, bytes);
   segment.publish(sequence, signature);
   previous = sequence;
   for (int member = 0; member < members_; ++member) {
     if (member == me_) continue;
     wait_for(p2p, member, HostSegment::Flag::arrived, sequence, step, spin_end);
+    arrival_seen_[static_cast<size_t>(member)] = sequence;
     check_signature(p2p, member, signature);
   }
 }

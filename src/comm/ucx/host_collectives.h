@@ -15,7 +15,8 @@
 //
 // Slots alternate by the parity of the call's sequence number. A member writes its slot of a parity
 // again only once every member has marked its previous call of that parity read: after a call on the
-// segment that holds at once (every member arrived at it after finishing the one before); after calls
+// segment that holds at once (every member arrived at it after finishing the one before), and the
+// member knows it from those arrivals without reading the flags the others wrote since; after calls
 // over UCX in between it may wait.
 //
 // Pipelined allreduce (large buffers, no page pinned per call, every byte copied by user code): after
@@ -57,6 +58,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "comm/ucx/host_segment.h"
 #include "comm/ucx/ucx_transport.h"
@@ -87,7 +89,8 @@ struct CopyRange {
 
 class HostCollectives {
  public:
-  HostCollectives(int members, int me) : members_(members), me_(me) {}
+  HostCollectives(int members, int me)
+      : members_(members), me_(me), arrival_seen_(static_cast<size_t>(members)) {}
 
   // Whether this call may take the segment: sets it up first when this is the first time (every
   // member must call it in the same call). False on every member alike when a member could not make
@@ -204,6 +207,9 @@ class HostCollectives {
   std::unique_ptr<HostSegment> segment_;
   bool refused_ = false;
   std::optional<uint32_t> last_published_[2];  // by parity: the sequence this member last published
+  // By member: the latest call at which enter() saw it arrive. A member arrives at a call only once it
+  // has finished reading every slot of the calls before, so that tells what its "done" flag would.
+  std::vector<std::optional<uint32_t>> arrival_seen_;
   uint32_t round_ = 0;             // the next round of a pipelined call: the same on every member
   uint64_t pipelined_calls_ = 0;
   uint64_t continued_calls_ = 0;

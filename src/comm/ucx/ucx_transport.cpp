@@ -36,10 +36,10 @@ constexpr auto kNoticeBound = std::chrono::milliseconds(1000);
 UcxTransport::UcxTransport(UcxWorker &worker, const GroupView &group, uint32_t sequence, const char *operation,
                            const CallContext &call)
     : worker_(worker), group_(group), sequence_(sequence), operation_(operation),
-      timeout_ms_(worker.settings().timeout_ms),
-      deadline_(Clock::now() + std::chrono::milliseconds(timeout_ms_)),
-      next_liveness_check_(Clock::now() + kLivenessCheckInterval), call_(call),
-      signature_bits_(signature_bits(call.signature)), next_call_check_(Clock::now() + kCallCheckInterval) {
+      timeout_ms_(worker.settings().timeout_ms), started_(Clock::now()),
+      deadline_(started_ + std::chrono::milliseconds(timeout_ms_)),
+      next_liveness_check_(started_ + kLivenessCheckInterval), call_(call),
+      signature_bits_(signature_bits(call.signature)), next_call_check_(started_ + kCallCheckInterval) {
   // One probe of an (almost always empty) unexpected queue: a member whose part of the previous call
   // completed before a mismatch was found learns of it here.
   // A notice of this very call may be here already, when a member found the mismatch first.

@@ -82,6 +82,9 @@ class UcxTransport final : public algorithms::PointToPoint {
   void also_check(std::function<void()> check) { extra_check_ = std::move(check); }
   uint32_t sequence() const { return sequence_; }
   const char *operation() const { return operation_; }
+  // When the call began (this transport was made): its deadline and the host segment's spinning
+  // budget count from here.
+  Clock::time_point started() const { return started_; }
 
  private:
   struct Request {
@@ -140,6 +143,7 @@ class UcxTransport final : public algorithms::PointToPoint {
   uint32_t sequence_;
   const char *operation_;
   int timeout_ms_;
+  Clock::time_point started_;  // the clock read once for the call (a read costs tens of ns on a VM)
   Clock::time_point deadline_;
   Clock::time_point next_liveness_check_;
   std::vector<Request> requests_;
