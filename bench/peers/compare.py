@@ -286,6 +286,25 @@ def memcpy_probe(args):
     return doc["best_gbps"], doc["mean_gbps"], doc.get("fault_us_per_page")
 
 
+def memcpy_probe_two_cores(args):
+    """Mean GB/s per core when both cores copy at once: two memcpy probes started together, one pinned on
+    CPU 0 and one on CPU 1, each's mean over 60 copies (their starts apart by milliseconds, against
+    about 0.3 s of copying each), averaged; None with fewer than two CPUs. The memory rate that two ranks
+    of an allreduce share, where the one-core probe is what one rank would get alone."""
+    if (os.cpu_count() or 1) < 2 or not shutil.which("taskset"):
+        return None
+    exe = tool(args, "bench/peers/memcpy_probe")
+    procs = [subprocess.Popen(["taskset", "-c", str(cpu), exe, "-s", "64", "-n", "60", "-w", "3"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for cpu in (0, 1)]
+    means = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=BOUND_S)
+        if proc.returncode != 0:
+            raise RuntimeError(f"memcpy_probe on two cores exited {proc.returncode}:\n{out}\n{err}")
+        means.append(json.loads(out)["mean_gbps"])
+    return statistics.mean(means)
+
+
 # --- 2. time to usable groups -------------------------------------------------------------------
 FEDERATED, HSDP, WORLD8 = "2,6", 2, 8
 
@@ -497,7 +516,7 @@ def measure(args, boosted):
     loads = {(impl, n): [] for impl in IMPLS for n in ranks}
     # The cross-core probe right before and right after each run: (before, after).
     exchange = {(impl, n): [] for impl in IMPLS for n in ranks}
-    memcpy_best, memcpy_mean, fault_us = [], [], []
+    memcpy_best, memcpy_mean, fault_us, memcpy_two_cores = [], [], [], []
     for rep in range(args.repeat):
         for n in ranks:
             # Interleaved, so that the machine's moods hit everyone alike, and in an order that turns
@@ -519,6 +538,7 @@ def measure(args, boosted):
         memcpy_best.append(b)
         memcpy_mean.append(m)
         fault_us.append(f)
+        memcpy_two_cores.append(memcpy_probe_two_cores(args))
 
     tls = args.ucx_tls if args.ucx_tls is not None else os.environ.get("UCX_TLS", "(UCX default)")
     shown = [impl for impl in IMPLS if impl in impls]
@@ -586,9 +606,18 @@ def measure(args, boosted):
     # mean too, for information (the goal stays the line above).
     mean_share = ratio(median(samples.get(("xffl", 2, 64 * MIB), [])), median(memcpy_mean)) if 2 in ranks else None
     print(f"  (against the probe's mean copy, median over the runs: {fmt(mean_share, 0)})")
+    # What two ranks can have at most: both cores copying at once share the memory's rate. Each rank of
+    # a 2-rank allreduce moves at least one copy of the buffer through memory (its input in, its output
+    # out), so this is the ceiling of xffl's 64 MiB busbw on 2 ranks, for information.
+    two_cores = median(memcpy_two_cores)
+    if two_cores is not None and 2 in ranks:
+        print(f"  (memcpy on both cores at once: {two_cores:.2f} GB/s per core, median of the runs, "
+              f"{fmt(ratio(two_cores, median(memcpy_mean)), 0)} of one core's mean copy alone; xffl's 64 MiB "
+              f"on 2 ranks against it: {fmt(ratio(median(samples.get(('xffl', 2, 64 * MIB), [])), two_cores), 0)})")
     probes = [v for pairs in exchange.values() for pair in pairs for v in pair if v is not None]
-    compare_with_earlier_runs(args, run_ratios(args, ranks, samples, cpu, share, median(memcpy_best),
-                                               median(fault_us), probes, host))
+    ratios = run_ratios(args, ranks, samples, cpu, share, median(memcpy_best), median(fault_us), probes, host)
+    ratios["memcpy_two_cores_mean_gbps"] = two_cores
+    compare_with_earlier_runs(args, ratios)
     if args.skip_groups:
         return
 

@@ -10,6 +10,7 @@ runs transcribed from bench/peers/README.md):
    "memcpy_share": 0.54,                                           (xffl 64 MiB on 2 ranks / memcpy probe)
    "busbw_xffl": {...}, "busbw_mpi": {...},                        (optional: each side's GB/s)
    "memcpy_best_gbps": 14.85, "fault_us_per_page": 17.7,           (optional: the machine's probes)
+   "memcpy_two_cores_mean_gbps": 11.2,                             (optional: per core, both copying at once)
    "exchange_gbps": 4.9, "exchange_gbps_range": [4.3, 19.8],        (optional: the cross-core probe,
                                                                     median and range over the run's)
    "machine": "AMD EPYC (family 26, model 2), 2 CPUs, Linux ..., booted ..."}  (optional)
@@ -89,7 +90,9 @@ def report(reference, this, tolerance=TOLERANCE, out=sys.stdout):
           f"this run {number(this.get('memcpy_share'))}, {percent(share_delta)}", file=out)
     print(f"machine: memcpy probe (best, GB/s) reference {number(reference.get('memcpy_best_gbps'))}, this run "
           f"{number(this.get('memcpy_best_gbps'))}; a page fault (us) reference "
-          f"{number(reference.get('fault_us_per_page'))}, this run {number(this.get('fault_us_per_page'))}", file=out)
+          f"{number(reference.get('fault_us_per_page'))}, this run {number(this.get('fault_us_per_page'))}; "
+          f"memcpy on both cores at once (GB/s per core) reference {number(reference.get('memcpy_two_cores_mean_gbps'))}, "
+          f"this run {number(this.get('memcpy_two_cores_mean_gbps'))}", file=out)
     print(f"machine: reference {reference.get('machine', 'n/a')}; this run {this.get('machine', 'n/a')}", file=out)
     print(f"machine: cross-core exchange probe (GB/s, median [range]) reference {exchange_text(reference)}, "
           f"this run {exchange_text(this)}", file=out)
