@@ -296,13 +296,19 @@ def memcpy_probe_two_cores(args):
     exe = tool(args, "bench/peers/memcpy_probe")
     procs = [subprocess.Popen(["taskset", "-c", str(cpu), exe, "-s", "64", "-n", "60", "-w", "3"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for cpu in (0, 1)]
-    means = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=BOUND_S)
-        if proc.returncode != 0:
-            raise RuntimeError(f"memcpy_probe on two cores exited {proc.returncode}:\n{out}\n{err}")
-        means.append(json.loads(out)["mean_gbps"])
-    return statistics.mean(means)
+    try:
+        means = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=BOUND_S)
+            if proc.returncode != 0:
+                raise RuntimeError(f"memcpy_probe on two cores exited {proc.returncode}:\n{out}\n{err}")
+            means.append(json.loads(out)["mean_gbps"])
+        return statistics.mean(means)
+    finally:
+        for proc in procs:  # none left behind when one failed or ran past BOUND_S
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 # --- 2. time to usable groups -------------------------------------------------------------------
@@ -466,10 +472,10 @@ def median(values):
 IMPLS = ("xffl", "before", "mpi", "gloo")
 
 
-def run_ratios(args, ranks, samples, cpu, share, memcpy_gbps, fault_us, exchange_gbps, host):
+def run_ratios(args, ranks, samples, cpu, share, memcpy_gbps, fault_us, exchange_gbps, host, two_cores_gbps):
     """This run's ratios in drift.py's format: busbw xffl/MPI and CPU MPI/xffl by rank count and size, each
     side's busbw, the machine (host: machine()) and its probes (exchange_gbps: every cross-core probe of
-    the run)."""
+    the run; two_cores_gbps: memcpy_probe_two_cores, median of the run's)."""
     def table(of):
         return {str(n): {size_name(s): of(n, s) for s in SIZES} for n in ranks}
     return {
@@ -477,6 +483,7 @@ def run_ratios(args, ranks, samples, cpu, share, memcpy_gbps, fault_us, exchange
         "busbw_mpi": table(lambda n, s: median(samples[("mpi", n, s)])),
         "memcpy_best_gbps": memcpy_gbps,
         "fault_us_per_page": fault_us,
+        "memcpy_two_cores_mean_gbps": two_cores_gbps,
         "machine": host,
         "exchange_gbps": median(exchange_gbps),
         "exchange_gbps_range": [min(exchange_gbps), max(exchange_gbps)] if exchange_gbps else None,
@@ -615,9 +622,8 @@ def measure(args, boosted):
               f"{fmt(ratio(two_cores, median(memcpy_mean)), 0)} of one core's mean copy alone; xffl's 64 MiB "
               f"on 2 ranks against it: {fmt(ratio(median(samples.get(('xffl', 2, 64 * MIB), [])), two_cores), 0)})")
     probes = [v for pairs in exchange.values() for pair in pairs for v in pair if v is not None]
-    ratios = run_ratios(args, ranks, samples, cpu, share, median(memcpy_best), median(fault_us), probes, host)
-    ratios["memcpy_two_cores_mean_gbps"] = two_cores
-    compare_with_earlier_runs(args, ratios)
+    compare_with_earlier_runs(args, run_ratios(args, ranks, samples, cpu, share, median(memcpy_best),
+                                               median(fault_us), probes, host, two_cores))
     if args.skip_groups:
         return
 
