@@ -25,6 +25,7 @@
 #include "collective_checks.h"
 #include "comm/algorithm_choice.h"
 #include "comm/dtype.h"
+#include "comm/ucx/host_segment.h"
 #include "comm/ucx/ucx_communicator.h"
 #include "ucx_harness.h"
 
@@ -242,6 +243,37 @@ void members_disagree(size_t count, size_t odd_count, unsigned long long tag, bo
 }
 
 void members_disagree_in_the_segment(void **) { members_disagree(100, 99, 4); }
+// The flag line keeps signatures packed (host_segment.cpp): every kind, dtype and op, no op, no root, the
+// largest root and count come back as published, on both parities.
+void the_segment_gives_back_every_signature_published(void **) {
+  using xffl::comm::CallKind;
+  using xffl::comm::CallSignature;
+  std::string why;
+  auto segment = xffl::comm::ucx::HostSegment::create(1, 0, 4096, 0, &why);
+  if (!segment) (xffl::fail)(XFFL_EINTERNAL, "no segment: ", why);
+  std::vector<CallSignature> signatures{CallSignature::barrier()};
+  for (CallKind kind : {CallKind::Allreduce, CallKind::Broadcast, CallKind::Allgather, CallKind::ReduceScatter})
+    for (xffl_dtype_t dtype : checks::kDtypes) {
+      signatures.push_back(CallSignature::of(kind, 1, dtype));
+      for (xffl_redop_t op : checks::kOps)
+        signatures.push_back(CallSignature::of(kind, UINT64_MAX, dtype, op, INT32_MAX));
+    }
+  uint32_t sequence = 0;
+  for (const CallSignature &published : signatures) {
+    segment->publish(sequence, published);
+    if (segment->signature(0, sequence) != published)
+      (xffl::fail)(XFFL_EINTERNAL, "published ", xffl::comm::describe_call(published), ", read back ",
+                   xffl::comm::describe_call(segment->signature(0, sequence)));
+    ++sequence;
+  }
+}
+
+// Calls of at most 8 bytes travel beside the flag (HostSegment::contribution), with the signature
+// packed: both inline (8 and 4 bytes), and one inline against one in the slot (8 and 12 bytes).
+void members_disagree_on_inline_calls(void **) {
+  members_disagree(2, 1, 40);
+  members_disagree(2, 3, 41);
+}
 // The odd member's call takes the segment's slots, the others' the large allreduce (the pipelined
 // rounds since they start at single copy's crossover; single copy before), and the other way round.
 void a_member_in_the_segment_disagrees_with_members_over_ucx(void **) { members_disagree(300000, 100, 5); }
@@ -626,6 +658,8 @@ int main(void) {
       cmocka_unit_test(nan_payloads_are_bit_identical_on_every_rank),
       cmocka_unit_test(calls_over_ucx_in_between),
       cmocka_unit_test(members_disagree_in_the_segment),
+      cmocka_unit_test(members_disagree_on_inline_calls),
+      cmocka_unit_test(the_segment_gives_back_every_signature_published),
       cmocka_unit_test(a_member_in_the_segment_disagrees_with_members_over_ucx),
       cmocka_unit_test(members_over_ucx_disagree_with_a_member_in_the_segment),
       cmocka_unit_test(a_member_that_stays_away_times_out_the_others),

@@ -103,7 +103,7 @@ void HostCollectives::enter(UcxTransport &p2p, const CallSignature &signature, c
       if (member == me_ || (seen && static_cast<int32_t>(*seen - *previous) > 0)) continue;
       wait_for(p2p, member, HostSegment::Flag::done, *previous, step, spin_end);
     }
-  if (bytes) std::memcpy(segment.slot(me_, sequence), data, bytes);
+  if (bytes) std::memcpy(segment.contribution(me_, sequence, bytes), data, bytes);
   segment.publish(sequence, signature);
   previous = sequence;
   for (int member = 0; member < members_; ++member) {
@@ -121,8 +121,9 @@ void HostCollectives::check_signature(UcxTransport &p2p, int member, const CallS
 
 void HostCollectives::allreduce(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
                                 size_t count, xffl_dtype_t dtype, xffl_redop_t op) {
-  enter(p2p, signature, send, count * dtype_size(dtype));
-  reduce_slots(p2p, 0, count, dtype, op, recv);
+  const size_t bytes = count * dtype_size(dtype);
+  enter(p2p, signature, send, bytes);
+  reduce_slots(p2p, bytes, 0, count, dtype, op, recv);
   segment_->finish_reading(p2p.sequence());
 }
 
@@ -150,12 +151,14 @@ void HostCollectives::reduce_operands(const Operand &operand, size_t count, xffl
   convert(accumulator, type, result, dtype, count);
 }
 
-void HostCollectives::reduce_slots(UcxTransport &p2p, size_t first, size_t count, xffl_dtype_t dtype,
-                                   xffl_redop_t op, void *out) {
+void HostCollectives::reduce_slots(UcxTransport &p2p, size_t contributed, size_t first, size_t count,
+                                   xffl_dtype_t dtype, xffl_redop_t op, void *out) {
   const HostSegment &segment = *segment_;
   const uint32_t sequence = p2p.sequence();
   const size_t offset = first * dtype_size(dtype);
-  auto part = [&](int member) -> const unsigned char * { return segment.slot(member, sequence) + offset; };
+  auto part = [&](int member) -> const unsigned char * {
+    return segment.contribution(member, sequence, contributed) + offset;
+  };
   const xffl_dtype_t type = accumulation_dtype(dtype, op);
   std::optional<algorithms::Scratch> scratch;
   if (type != dtype) scratch.emplace(p2p, 2 * count * dtype_size(type));
@@ -483,7 +486,7 @@ void HostCollectives::broadcast(UcxTransport &p2p, const CallSignature &signatur
                                 int root) {
   const bool mine = me_ == root;
   enter(p2p, signature, mine ? buffer : nullptr, mine ? bytes : 0);
-  if (!mine) std::memcpy(buffer, segment_->slot(root, p2p.sequence()), bytes);
+  if (!mine) std::memcpy(buffer, segment_->contribution(root, p2p.sequence(), bytes), bytes);
   segment_->finish_reading(p2p.sequence());
 }
 
@@ -497,7 +500,7 @@ void HostCollectives::allgather(UcxTransport &p2p, const CallSignature &signatur
     if (member == me_) {
       if (to != send) std::memmove(to, send, block);
     } else {
-      std::memcpy(to, segment_->slot(member, p2p.sequence()), block);
+      std::memcpy(to, segment_->contribution(member, p2p.sequence(), block), block);
     }
   }
   segment_->finish_reading(p2p.sequence());
@@ -505,8 +508,9 @@ void HostCollectives::allgather(UcxTransport &p2p, const CallSignature &signatur
 
 void HostCollectives::reduce_scatter(UcxTransport &p2p, const CallSignature &signature, const void *send, void *recv,
                                      size_t recv_count, xffl_dtype_t dtype, xffl_redop_t op) {
-  enter(p2p, signature, send, recv_count * static_cast<size_t>(members_) * dtype_size(dtype));
-  reduce_slots(p2p, static_cast<size_t>(me_) * recv_count, recv_count, dtype, op, recv);
+  const size_t bytes = recv_count * static_cast<size_t>(members_) * dtype_size(dtype);
+  enter(p2p, signature, send, bytes);
+  reduce_slots(p2p, bytes, static_cast<size_t>(me_) * recv_count, recv_count, dtype, op, recv);
   segment_->finish_reading(p2p.sequence());
 }
 

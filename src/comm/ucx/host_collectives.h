@@ -1,10 +1,10 @@
 // The collectives of a group whose members all run on one host (algorithm_choice.h's sizes; large
 // ones in rounds, below), through the group's shared segment (host_segment.h) instead of UCX
-// messages: flag and slot. Each member copies what it contributes into its slot, publishes the call's
-// signature (call_check.h) and its arrival, waits for every other member's arrival, compares their
-// signatures with its own, reads the slots it needs, and marks them read. An allreduce reduces every
-// slot in member order, ((x0 op x1) op x2) ..., as the single-copy schedule does, so every member
-// computes the same bits.
+// messages: flag and slot. Each member copies what it contributes into its slot (up to 8 bytes: beside
+// its flag, HostSegment::contribution), publishes the call's signature (call_check.h) and its arrival,
+// waits for every other member's arrival, compares their signatures with its own, reads the slots it
+// needs, and marks them read. An allreduce reduces every slot in member order, ((x0 op x1) op x2) ...,
+// as the single-copy schedule does, so every member computes the same bits.
 //
 // What every wait keeps (UcxTransport::check_wait between sleeps): XFFL_TIMEOUT, with the message
 // naming this rank, the collective, the group and the rank awaited; a dead peer found through /proc
@@ -162,8 +162,10 @@ class HostCollectives {
   template <typename Operand>
   void reduce_operands(const Operand &operand, size_t count, xffl_dtype_t dtype, xffl_redop_t op,
                        unsigned char *scratch, unsigned char *result) const;
-  // out = every member's slot elements [first, first + count) reduced in member order.
-  void reduce_slots(UcxTransport &p2p, size_t first, size_t count, xffl_dtype_t dtype, xffl_redop_t op, void *out);
+  // out = elements [first, first + count) of every member's contribution of `contributed` bytes
+  // (HostSegment::contribution) reduced in member order.
+  void reduce_slots(UcxTransport &p2p, size_t contributed, size_t first, size_t count, xffl_dtype_t dtype,
+                    xffl_redop_t op, void *out);
 
   // What the pipelined schedules share: every slot cut into one region per member, parts of at most
   // chunk_bytes (one region at most), the steps their waits name (0: the signatures; then two per

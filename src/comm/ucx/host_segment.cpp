@@ -57,13 +57,38 @@ void futex_wake(std::atomic<uint32_t> &word) {
 
 std::string errno_text(const char *call) { return std::string(call) + ": " + std::strerror(errno); }
 
+// A CallSignature in 16 bytes, as the flag line keeps it: kind, dtype and op are small enums (or -1;
+// dtype and op are checked before any call reaches the segment).
+struct PackedSignature {
+  uint64_t count;
+  int32_t root;
+  int8_t kind, dtype, op, unused;
+};
+
+PackedSignature pack(const CallSignature &signature) {
+  return {signature.count, signature.root, static_cast<int8_t>(signature.kind), static_cast<int8_t>(signature.dtype),
+          static_cast<int8_t>(signature.op), 0};
+}
+
+CallSignature unpack(const PackedSignature &packed) {
+  CallSignature signature;
+  signature.kind = static_cast<CallKind>(packed.kind);
+  signature.dtype = packed.dtype;
+  signature.op = packed.op;
+  signature.root = packed.root;
+  signature.count = packed.count;
+  return signature;
+}
+
 }  // namespace
 
-// One member's flags: what it publishes on one cache line, what it reads back on another.
+// One member's flags: what it publishes on one cache line (with its signature and a small call's
+// data, by parity of the sequence), what it reads back on another.
 struct alignas(64) HostSegment::Flags {
   std::atomic<uint32_t> arrived{0};
   std::atomic<uint32_t> arrived_sleepers{0};
-  CallSignature signature[2];  // by parity of the sequence
+  PackedSignature signature[2];
+  unsigned char inline_data[2][kInlineBytes];
   alignas(64) std::atomic<uint32_t> done{0};
   std::atomic<uint32_t> done_sleepers{0};
   alignas(64) std::atomic<uint32_t> staged{0};
@@ -71,6 +96,9 @@ struct alignas(64) HostSegment::Flags {
   alignas(64) std::atomic<uint32_t> reduced{0};
   std::atomic<uint32_t> reduced_sleepers{0};
 };
+
+static_assert(2 * sizeof(std::atomic<uint32_t>) + 2 * sizeof(PackedSignature) + 2 * HostSegment::kInlineBytes <= 64,
+              "what a member publishes for a call fits in one cache line");
 
 // The first page: what an opening member checks before it trusts the rest.
 struct HostSegment::Layout {
@@ -178,9 +206,13 @@ unsigned char *HostSegment::slot(int member, uint32_t sequence) const {
   return base_ + kPage + flags_bytes(members_) + index * slot_bytes_;
 }
 
+unsigned char *HostSegment::contribution(int member, uint32_t sequence, size_t bytes) const {
+  return bytes <= kInlineBytes ? flags(member).inline_data[sequence & 1u] : slot(member, sequence);
+}
+
 void HostSegment::publish(uint32_t sequence, const CallSignature &signature) {
   Flags &mine = flags(me_);
-  mine.signature[sequence & 1u] = signature;
+  mine.signature[sequence & 1u] = pack(signature);
   publish_round(Flag::arrived, sequence);
 }
 
@@ -219,7 +251,7 @@ bool HostSegment::arrived_at(int member, uint32_t sequence) const {
 bool HostSegment::done_reading(int member, uint32_t sequence) const { return reached(member, Flag::done, sequence); }
 
 CallSignature HostSegment::signature(int member, uint32_t sequence) const {
-  return flags(member).signature[sequence & 1u];
+  return unpack(flags(member).signature[sequence & 1u]);
 }
 
 bool HostSegment::spin(int member, Flag flag, uint32_t value, Clock::time_point spin_end) const {

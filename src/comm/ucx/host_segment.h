@@ -2,6 +2,10 @@
 // flag-and-slot path (host_collectives.h). One page of flags per member, then two slots per member
 // (one per parity of the call's sequence number) that hold what the member contributes to a call.
 //
+// A call's contribution of at most kInlineBytes (a scalar: a loss, a norm, a count) travels inline,
+// beside the member's "arrived" word and signature on one cache line, so that a reader gets the flag,
+// the signature and the data with one line from the writer's core; larger ones go in the slot.
+//
 // Flags, per member, each a 32-bit word that only its member writes:
 //   arrived  sequence + 1 of the last call whose slot and signature the member published;
 //   done     sequence + 1 of the last call whose slots the member has finished reading;
@@ -59,8 +63,14 @@ class HostSegment {
   int members() const { return members_; }
   size_t slot_bytes() const { return slot_bytes_; }
 
+  // Contributions of at most this many bytes travel inline (contribution()).
+  static constexpr size_t kInlineBytes = 8;
+
   // The slot of `member` for the call with this sequence number.
   unsigned char *slot(int member, uint32_t sequence) const;
+  // Where member's contribution of `bytes` to the call lies (every member asks with the same bytes):
+  // inline beside its flag up to kInlineBytes, else its slot.
+  unsigned char *contribution(int member, uint32_t sequence, size_t bytes) const;
   // Publishes this member's signature and slot for the call: arrived = sequence + 1.
   void publish(uint32_t sequence, const CallSignature &signature);
   // This member has read every slot it needed for the call: done = sequence + 1.
