@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -76,7 +77,7 @@ void HostCollectives::wait_for(UcxTransport &p2p, int member, HostSegment::Flag 
   const HostSegment &segment = *segment_;
   auto there = [&] { return segment.reached(member, flag, value); };
   if (there() || segment.spin(member, flag, value, spin_end) || segment.yield(member, flag, value)) return;
-  do p2p.check_wait(member, step, there);
+  do p2p.check_wait(member, step, std::ref(there));  // a std::function of a reference: no allocation
   while (!segment.sleep(member, flag, value));
 }
 

@@ -1,5 +1,6 @@
 #include "comm/ucx/ucx_communicator.h"
 
+#include <functional>
 #include <new>
 
 #include "comm/algorithms/collectives.h"
@@ -60,8 +61,13 @@ void UcxCommunicator::run_paired(const char *operation, const CallSignature &sig
     if (second) second->abort_call(error.status(), error.what());
   };
   try {
+    // The check outlives the transport that runs it, and the transport holds it by reference: no
+    // allocation per call (a std::function holding this lambda itself would take one).
+    UcxTransport *running = nullptr;
+    auto check_elsewhere = [&] { host_->check_elsewhere(*running, signature); };
     UcxTransport transport(*worker_, group_, sequence_++, operation, next_call(signature));
-    if (host_) transport.also_check([&] { host_->check_elsewhere(transport, signature); });
+    running = &transport;
+    if (host_) transport.also_check(std::ref(check_elsewhere));
     if (partner)
       second.emplace(*worker_, partner->group_, partner->sequence_++, operation, partner->next_call(partner_signature));
     schedule(transport, second ? &*second : nullptr, tuning());

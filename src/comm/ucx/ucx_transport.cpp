@@ -118,14 +118,14 @@ algorithms::RequestId UcxTransport::post_send(int peer, const void *data, size_t
 }
 
 void UcxTransport::reclaim_staged_sends() {
-  while (!staged_sends_.empty()) {
-    Request &oldest = requests_[staged_sends_.front()];
+  while (first_staged_ < staged_sends_.size()) {
+    Request &oldest = requests_[staged_sends_[first_staged_]];
     if (oldest.handle && ucx().ucp_request_check_status(oldest.handle) == UCS_INPROGRESS) {
       if (ucx().ucp_worker_progress(worker_.handle()) == 0) return;  // nothing moved: send from the caller's buffer
       continue;
     }
     finished(oldest);  // releases the slot; throws as a wait would if the send failed
-    staged_sends_.pop_front();
+    ++first_staged_;
   }
 }
 

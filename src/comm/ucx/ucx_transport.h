@@ -13,7 +13,6 @@
 #ifndef XFFL_SRC_COMM_UCX_UCX_TRANSPORT_H
 #define XFFL_SRC_COMM_UCX_UCX_TRANSPORT_H
 
-#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -148,7 +147,10 @@ class UcxTransport final : public algorithms::PointToPoint {
   Clock::time_point next_liveness_check_;
   std::vector<Request> requests_;
   size_t first_unfinished_ = 0;
-  std::deque<algorithms::RequestId> staged_sends_;  // sends holding a slot, oldest first
+  // Sends holding a slot, oldest first from first_staged_ (a vector: a deque allocates when made, and
+  // a transport is made for every call).
+  std::vector<algorithms::RequestId> staged_sends_;
+  size_t first_staged_ = 0;
   CallContext call_;
   uint8_t signature_bits_;
   Clock::time_point next_call_check_;
