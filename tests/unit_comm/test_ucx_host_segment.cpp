@@ -212,6 +212,42 @@ void checked_allreduce(xffl::comm::Communicator &comm, int rank, int n, size_t c
                           streaming);
 }
 
+uint64_t done_flags_read(xffl::comm::Communicator &comm) {
+  auto *ucx = dynamic_cast<UcxCommunicator *>(&comm);
+  return ucx ? ucx->host_done_flags_read() : 0;
+}
+
+// Before writing its slot a member reads the others' "done" flags only when they have not all met it
+// at a call since the slot's last use: none after calls on the segment, every other member's after a
+// call over UCX in between (single copy: the broadcast of 300000 i32 on 3 members) and after a
+// pipelined call (its rounds read both parities' slots after the meeting).
+void done_flags_are_read_only_when_no_meeting_says_it(void **) {
+  expect_ok(harness::run_ranks(3, [](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 42);
+    auto expect_read = [&](const char *call, uint64_t before, uint64_t expected) {
+      const uint64_t read = done_flags_read(*comm) - before;
+      if (read != expected)
+        (xffl::fail)(XFFL_EINTERNAL, call, " read ", read, " done flags, ", expected, " expected");
+    };
+    for (int k = 0; k < 4; ++k) {  // the first two find no earlier call of their parity
+      const uint64_t before = done_flags_read(*comm);
+      checks::allreduce(*comm, rank, n, 1000, XFFL_F32, XFFL_SUM, k % 2 == 0);
+      expect_read("a small allreduce after one", before, 0);
+    }
+    checks::broadcast(*comm, rank, 300000, XFFL_I32, 1);
+    uint64_t before = done_flags_read(*comm);
+    checks::allreduce(*comm, rank, n, 1000, XFFL_F32, XFFL_SUM, false);
+    expect_read("a small allreduce after a call over UCX", before, static_cast<uint64_t>(n - 1));
+    before = done_flags_read(*comm);
+    checks::allreduce(*comm, rank, n, 1000, XFFL_F32, XFFL_SUM, false);
+    expect_read("a small allreduce after that", before, 0);
+    checked_allreduce(*comm, rank, n, 600000, XFFL_BF16, XFFL_AVG, false);
+    before = done_flags_read(*comm);
+    checks::broadcast(*comm, rank, 1000, XFFL_I32, 2);
+    expect_read("a small broadcast after a pipelined allreduce", before, static_cast<uint64_t>(n - 1));
+  }));
+}
+
 // Rank `odd` calls with `odd_count`, the others with `count`: every member gets XFFL_EINVAL naming both.
 // Before it, every member makes the same call: a barrier, or with `after_large` a pipelined allreduce
 // (then a pipelined allreduce that follows goes to its rounds without meeting the others first).
@@ -245,6 +281,33 @@ void members_disagree(size_t count, size_t odd_count, unsigned long long tag, bo
 void members_disagree_in_the_segment(void **) { members_disagree(100, 99, 4); }
 // The flag line keeps signatures packed (host_segment.cpp): every kind, dtype and op, no op, no root, the
 // largest root and count come back as published, on both parities.
+// Up to 8 bytes a member's contribution sits on its flag line, by parity; from 9 bytes in its slot.
+void small_contributions_sit_beside_the_flag(void **) {
+  std::string why;
+  auto segment = xffl::comm::ucx::HostSegment::create(2, 0, 4096, 0, &why);
+  if (!segment) (xffl::fail)(XFFL_EINTERNAL, "no segment: ", why);
+  constexpr size_t kInline = xffl::comm::ucx::HostSegment::kInlineBytes;
+  static_assert(kInline == 8, "the test's sizes");
+  for (int member = 0; member < 2; ++member)
+    for (uint32_t sequence = 0; sequence < 2; ++sequence) {
+      unsigned char *slot = segment->slot(member, sequence);
+      assert_ptr_equal(segment->contribution(member, sequence, kInline + 1), slot);
+      assert_ptr_equal(segment->contribution(member, sequence, 4096), slot);
+      unsigned char *beside = segment->contribution(member, sequence, kInline);
+      assert_ptr_equal(segment->contribution(member, sequence, 1), beside);
+      assert_ptr_not_equal(beside, slot);
+      // Not in any slot, and the two parities apart.
+      for (int other = 0; other < 2; ++other)
+        for (uint32_t parity = 0; parity < 2; ++parity) {
+          unsigned char *any = segment->slot(other, parity);
+          assert_true(beside + kInline <= any || beside >= any + segment->slot_bytes());
+        }
+      assert_ptr_not_equal(beside, segment->contribution(member, sequence + 1, kInline));
+      assert_ptr_equal(beside, segment->contribution(member, sequence + 2, kInline));
+    }
+  assert_ptr_not_equal(segment->contribution(0, 0, kInline), segment->contribution(1, 0, kInline));
+}
+
 void the_segment_gives_back_every_signature_published(void **) {
   using xffl::comm::CallKind;
   using xffl::comm::CallSignature;
@@ -660,6 +723,8 @@ int main(void) {
       cmocka_unit_test(members_disagree_in_the_segment),
       cmocka_unit_test(members_disagree_on_inline_calls),
       cmocka_unit_test(the_segment_gives_back_every_signature_published),
+      cmocka_unit_test(small_contributions_sit_beside_the_flag),
+      cmocka_unit_test(done_flags_are_read_only_when_no_meeting_says_it),
       cmocka_unit_test(a_member_in_the_segment_disagrees_with_members_over_ucx),
       cmocka_unit_test(members_over_ucx_disagree_with_a_member_in_the_segment),
       cmocka_unit_test(a_member_that_stays_away_times_out_the_others),

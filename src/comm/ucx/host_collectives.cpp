@@ -96,23 +96,25 @@ void HostCollectives::enter(UcxTransport &p2p, const CallSignature &signature, c
   // spun in vain for one peer (descheduled) would spin in vain for the next.
   const auto spin_end = p2p.started() + std::chrono::nanoseconds(algorithm_choice::host_segment_spin_ns);
   // My slot of this parity is free once every member has finished reading the call that last used
-  // it: its "done" flag, unless this member already saw it arrive at a later call (after a call on
-  // the segment, always), which spares reading a line that member wrote since.
-  if (previous)
-    for (int member = 0; member < members_; ++member) {
-      const std::optional<uint32_t> &seen = arrival_seen_[static_cast<size_t>(member)];
-      if (member == me_ || (seen && static_cast<int32_t>(*seen - *previous) > 0)) continue;
-      wait_for(p2p, member, HostSegment::Flag::done, *previous, step, spin_end);
-    }
+  // it: their "done" flags, unless every member met at a later call (after a call on the segment,
+  // always): each arrived there only after finishing the one before, and the flags need not be read
+  // (lines their members wrote since).
+  const bool met_since = previous && last_met_ && static_cast<int32_t>(*last_met_ - *previous) > 0;
+  if (previous && !met_since)
+    for (int member = 0; member < members_; ++member)
+      if (member != me_) {
+        wait_for(p2p, member, HostSegment::Flag::done, *previous, step, spin_end);
+        ++done_flags_read_;
+      }
   if (bytes) std::memcpy(segment.contribution(me_, sequence, bytes), data, bytes);
   segment.publish(sequence, signature);
   previous = sequence;
   for (int member = 0; member < members_; ++member) {
     if (member == me_) continue;
     wait_for(p2p, member, HostSegment::Flag::arrived, sequence, step, spin_end);
-    arrival_seen_[static_cast<size_t>(member)] = sequence;
     check_signature(p2p, member, signature);
   }
+  last_met_ = sequence;
 }
 
 void HostCollectives::check_signature(UcxTransport &p2p, int member, const CallSignature &signature) const {

@@ -58,7 +58,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "comm/ucx/host_segment.h"
 #include "comm/ucx/ucx_transport.h"
@@ -89,8 +88,7 @@ struct CopyRange {
 
 class HostCollectives {
  public:
-  HostCollectives(int members, int me)
-      : members_(members), me_(me), arrival_seen_(static_cast<size_t>(members)) {}
+  HostCollectives(int members, int me) : members_(members), me_(me) {}
 
   // Whether this call may take the segment: sets it up first when this is the first time (every
   // member must call it in the same call). False on every member alike when a member could not make
@@ -106,6 +104,9 @@ class HostCollectives {
   // How many bytes the pipelined allreduce's reductions made in callers' outputs (each member's own
   // parts, with plain stores; for tests).
   uint64_t reduced_in_output_bytes() const { return reduced_in_output_bytes_; }
+  // How many other members' "done" flags this member's calls read before writing their slot (none
+  // after a call on the segment; for tests).
+  uint64_t done_flags_read() const { return done_flags_read_; }
 
   // The collectives, with the conventions of collectives.h; the buffer sizes must fit the slots
   // (algorithm_choice::host_segment_slot_bytes) and counts must be non-zero.
@@ -209,9 +210,10 @@ class HostCollectives {
   std::unique_ptr<HostSegment> segment_;
   bool refused_ = false;
   std::optional<uint32_t> last_published_[2];  // by parity: the sequence this member last published
-  // By member: the latest call at which enter() saw it arrive. A member arrives at a call only once it
-  // has finished reading every slot of the calls before, so that tells what its "done" flag would.
-  std::vector<std::optional<uint32_t>> arrival_seen_;
+  // The latest call at which enter() saw every member arrive (with its signature). A member arrives at a
+  // call only once it has finished reading every slot of the calls before: what "done" flags would say.
+  std::optional<uint32_t> last_met_;
+  uint64_t done_flags_read_ = 0;
   uint32_t round_ = 0;             // the next round of a pipelined call: the same on every member
   uint64_t pipelined_calls_ = 0;
   uint64_t continued_calls_ = 0;

@@ -47,6 +47,7 @@ class UcxCommunicator final : public Communicator {
   uint64_t host_continued_calls() const { return host_ ? host_->continued_calls() : 0; }
   uint64_t host_streamed_bytes() const { return host_ ? host_->streamed_bytes() : 0; }
   uint64_t host_reduced_in_output_bytes() const { return host_ ? host_->reduced_in_output_bytes() : 0; }
+  uint64_t host_done_flags_read() const { return host_ ? host_->done_flags_read() : 0; }
   // The scratch its worker keeps between calls (algorithms/scratch.h: the ring's staging, one slot per
   // chunk in flight), in bytes.
   size_t scratch_retained() const { return worker_->pools().scratch.retained(); }
