@@ -22,7 +22,9 @@ each side's busbw, the table also says which side moved (xffl's change, Open MPI
 probes are printed side by side: a ratio can move because the machine did (a page fault's cost moves
 Open MPI's 64 MiB tenfold; the cross-core probe, where the host placed the two CPUs, moves xffl's 2-rank
 busbw from 1 to 64 MiB up to fourfold), which the verdict alone does not tell apart from a change in
-xffl. Compare runs whose exchange probes agree (README, "Two states of the machine").
+xffl. Compare runs whose exchange probes agree (README, "Two states of the machine"): the report says
+whether both runs stayed in one and the same state, and whether they ran on the same machine (booted
+once).
 
 usage: drift.py REFERENCE.json THIS.json [--tolerance 0.10]
 (compare.py --against REFERENCE.json prints the same after its own tables.)
@@ -32,6 +34,8 @@ import json
 import sys
 
 TOLERANCE = 0.10
+# The exchange probe's two states on the 2-CPU VM of 2026-12-04/05: 4-7 GB/s or 18-25 GB/s.
+SLOW_BELOW_GBPS, FAST_ABOVE_GBPS = 8.0, 12.0
 
 
 def change(this, reference):
@@ -62,6 +66,20 @@ def number(value):
 def exchange_text(run):
     spread = run.get("exchange_gbps_range")
     return number(run.get("exchange_gbps")) + (f" [{number(spread[0])}-{number(spread[1])}]" if spread else "")
+
+
+def state(run):
+    """The machine's state over a run, from its cross-core exchange probes (README, "Two states of the
+    machine"): "slow" when every probe read below 8 GB/s, "fast" when every one read above 12, "mixed"
+    otherwise, None for a run saved without probes."""
+    spread = run.get("exchange_gbps_range")
+    if not spread:
+        return None
+    if spread[1] < SLOW_BELOW_GBPS:
+        return "slow"
+    if spread[0] > FAST_ABOVE_GBPS:
+        return "fast"
+    return "mixed"
 
 
 def report(reference, this, tolerance=TOLERANCE, out=sys.stdout):
@@ -96,6 +114,16 @@ def report(reference, this, tolerance=TOLERANCE, out=sys.stdout):
     print(f"machine: reference {reference.get('machine', 'n/a')}; this run {this.get('machine', 'n/a')}", file=out)
     print(f"machine: cross-core exchange probe (GB/s, median [range]) reference {exchange_text(reference)}, "
           f"this run {exchange_text(this)}", file=out)
+    if reference.get("machine") and this.get("machine") and reference["machine"] != this["machine"]:
+        print("machine: NOT THE SAME MACHINE (or booted again): its probes above say how far it differs", file=out)
+    states = (state(reference), state(this))
+    if None in states:
+        print("machine: state unknown (a run saved without its exchange probes)", file=out)
+    elif states[0] != states[1] or "mixed" in states:
+        print(f"machine: NOT ONE STATE (reference {states[0]}, this run {states[1]}): the state alone moves cells "
+              "by a quarter or more; the verdict below does not tell a change in xffl", file=out)
+    else:
+        print(f"machine: both runs in the {states[0]} state throughout", file=out)
     largest = max((abs(d) for d in (change(this_busbw.get(k), ref_busbw[k]) for k in ref_busbw) if d is not None),
                   default=None)
     print(f"largest busbw change: {'n/a' if largest is None else f'{largest * 100:.0f}%'}", file=out)
