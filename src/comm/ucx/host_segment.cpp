@@ -248,7 +248,6 @@ bool HostSegment::arrived_at(int member, uint32_t sequence) const {
   return flags(member).arrived.load(std::memory_order_acquire) == sequence + 1;
 }
 
-bool HostSegment::done_reading(int member, uint32_t sequence) const { return reached(member, Flag::done, sequence); }
 
 CallSignature HostSegment::signature(int member, uint32_t sequence) const {
   return unpack(flags(member).signature[sequence & 1u]);

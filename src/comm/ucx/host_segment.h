@@ -81,8 +81,6 @@ class HostSegment {
   bool arrived(int member, uint32_t sequence) const;
   // Whether member published exactly this call (and no later one yet).
   bool arrived_at(int member, uint32_t sequence) const;
-  // Whether member finished reading the call (or a later one).
-  bool done_reading(int member, uint32_t sequence) const;
   // The signature member published for the call; valid once arrived(member, sequence).
   CallSignature signature(int member, uint32_t sequence) const;
 

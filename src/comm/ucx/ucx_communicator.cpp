@@ -63,10 +63,8 @@ void UcxCommunicator::run_paired(const char *operation, const CallSignature &sig
   try {
     // The check outlives the transport that runs it, and the transport holds it by reference: no
     // allocation per call (a std::function holding this lambda itself would take one).
-    UcxTransport *running = nullptr;
-    auto check_elsewhere = [&] { host_->check_elsewhere(*running, signature); };
+    auto check_elsewhere = [this, &signature](UcxTransport &call) { host_->check_elsewhere(call, signature); };
     UcxTransport transport(*worker_, group_, sequence_++, operation, next_call(signature));
-    running = &transport;
     if (host_) transport.also_check(std::ref(check_elsewhere));
     if (partner)
       second.emplace(*worker_, partner->group_, partner->sequence_++, operation, partner->next_call(partner_signature));

@@ -186,7 +186,7 @@ void UcxTransport::check_received(const Request &request, const ucp_tag_recv_inf
 
 void UcxTransport::check_call() {
   check_notices();
-  if (extra_check_) extra_check_();
+  if (extra_check_) extra_check_(*this);
   // A member that took another root (or another collective) may send where nobody receives.
   ucp_tag_recv_info_t info{};
   if (ucx().ucp_tag_probe_nb(worker_.handle(), message_tag(group_.tag_bits, sequence_, 0, 0, 0), kCallMask, 0, &info)) {

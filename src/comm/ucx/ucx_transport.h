@@ -77,8 +77,9 @@ class UcxTransport final : public algorithms::PointToPoint {
   // A member called with other arguments (seen in the host segment): tells every member, as a
   // mismatch found in a message does, and throws XFFL_EINVAL naming both calls.
   void disagree_with(int peer, const CallSignature &theirs);
-  // Runs `check` with the periodic checks of every wait (every 20 ms while waiting); it may throw.
-  void also_check(std::function<void()> check) { extra_check_ = std::move(check); }
+  // Runs `check` on this transport with the periodic checks of every wait (every 20 ms while waiting);
+  // it may throw.
+  void also_check(std::function<void(UcxTransport &)> check) { extra_check_ = std::move(check); }
   uint32_t sequence() const { return sequence_; }
   const char *operation() const { return operation_; }
   // When the call began (this transport was made): its deadline and the host segment's spinning
@@ -156,7 +157,7 @@ class UcxTransport final : public algorithms::PointToPoint {
   Clock::time_point next_call_check_;
   bool notice_sent_ = false;
   std::optional<MismatchNotice> uninformative_;  // a notice that did not name arguments other than ours
-  std::function<void()> extra_check_;            // also_check
+  std::function<void(UcxTransport &)> extra_check_;  // also_check
 };
 
 }  // namespace xffl::comm::ucx
