@@ -342,6 +342,43 @@ void members_disagree_on_inline_calls(void **) {
 void a_member_in_the_segment_disagrees_with_members_over_ucx(void **) { members_disagree(300000, 100, 5); }
 void members_over_ucx_disagree_with_a_member_in_the_segment(void **) { members_disagree(100, 300000, 6); }
 
+// A member whose call goes over UCX messages and only receives at first (a non-root of the binomial
+// broadcast: its tuning takes no segment for this call) sends nothing the others could probe while they
+// wait in the segment with other arguments. It finds their signatures in the segment itself
+// (HostCollectives::check_elsewhere, among the periodic checks of its waits): every member gets
+// XFFL_EINVAL naming both counts, not XFFL_TIMEOUT (with the check left out, all three time out).
+void a_member_over_ucx_that_only_receives_sees_the_others_in_the_segment(void **) {
+  const int world = 3, odd = 1;
+  const size_t count = 99, odd_count = 100;
+  harness::Options options;
+  options.timeout_ms = 5000;
+  std::vector<std::string> messages(world);
+  std::vector<int> statuses(world, XFFL_OK);
+  expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
+    auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 43);
+    comm->barrier();  // the segment is set up on every member
+    if (rank == odd) {
+      xffl::comm::algorithms::Tuning messages_only;
+      messages_only.single_copy_on_host = xffl::comm::algorithms::SingleCopy::never;
+      backend.set_tuning(messages_only);
+    }
+    std::vector<int32_t> data(odd_count, rank);
+    try {
+      comm->broadcast(data.data(), rank == odd ? odd_count : count, XFFL_I32, 0, nullptr);
+    } catch (const xffl::Error &error) {
+      statuses[static_cast<size_t>(rank)] = error.status();
+      messages[static_cast<size_t>(rank)] = error.what();
+    }
+  }, options));
+  for (int rank = 0; rank < world; ++rank) {
+    if (statuses[static_cast<size_t>(rank)] != XFFL_EINVAL)
+      fail_msg("rank %d: status %d, XFFL_EINVAL expected: %s", rank, statuses[static_cast<size_t>(rank)],
+               messages[static_cast<size_t>(rank)].c_str());
+    expect_contains(messages[static_cast<size_t>(rank)], "count " + std::to_string(count));
+    expect_contains(messages[static_cast<size_t>(rank)], "count " + std::to_string(odd_count));
+  }
+}
+
 void a_member_that_stays_away_times_out_the_others(void **) {
   std::vector<int> statuses(3, XFFL_OK);
   std::vector<std::string> messages(3);
@@ -727,6 +764,7 @@ int main(void) {
       cmocka_unit_test(done_flags_are_read_only_when_no_meeting_says_it),
       cmocka_unit_test(a_member_in_the_segment_disagrees_with_members_over_ucx),
       cmocka_unit_test(members_over_ucx_disagree_with_a_member_in_the_segment),
+      cmocka_unit_test(a_member_over_ucx_that_only_receives_sees_the_others_in_the_segment),
       cmocka_unit_test(a_member_that_stays_away_times_out_the_others),
       cmocka_unit_test(pipelined_allreduce_on_2_ranks),
       cmocka_unit_test(pipelined_allreduce_on_3_ranks),
