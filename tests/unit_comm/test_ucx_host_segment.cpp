@@ -59,6 +59,20 @@ uint64_t pipelined_calls(xffl::comm::Communicator &comm) {
   return ucx ? ucx->host_pipelined_calls() : 0;
 }
 
+// Runs `call` on this member over UCX messages only (its backend's tuning takes neither the segment nor
+// single copy for it), and fails unless the call kept out of the segment's pipelined rounds.
+template <typename Call>
+void over_ucx_messages(xffl::comm::UcxBackend &backend, xffl::comm::Communicator &comm, Call &&call) {
+  const xffl::comm::algorithms::Tuning before = backend.tuning();
+  xffl::comm::algorithms::Tuning messages = before;
+  messages.single_copy_on_host = xffl::comm::algorithms::SingleCopy::never;
+  const uint64_t pipelined_before = pipelined_calls(comm);
+  backend.set_tuning(messages);
+  call();
+  backend.set_tuning(before);
+  if (pipelined_calls(comm) != pipelined_before) (xffl::fail)(XFFL_EINTERNAL, "a call over UCX took the segment's rounds");
+}
+
 uint64_t continued_calls(xffl::comm::Communicator &comm) {
   auto *ucx = dynamic_cast<UcxCommunicator *>(&comm);
   return ucx ? ucx->host_continued_calls() : 0;
@@ -178,15 +192,17 @@ void nan_payloads_are_bit_identical_on_every_rank(void **) {
     if (results[r] != results[0]) fail_msg("rank %zu holds other bits than rank 0", r);
 }
 
-// Calls over UCX (single copy from 1 MiB on 3 members: the broadcast of 300000 i32; the 600000
-// bf16 allreduce takes the segment's pipelined rounds) between calls through the segment: a member
-// writes a slot again only after every member has read it.
+// Calls over UCX messages (the broadcast of 300000 i32, its tuning switched for it on every member)
+// and pipelined calls (the 600000 bf16 allreduce) between calls through the segment: a member writes a
+// slot again only after every member has read it.
 void calls_over_ucx_in_between(void **) {
   expect_ok(harness::run_ranks(3, [](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 3);
     for (int round = 0; round < 4; ++round) {
       checks::allreduce(*comm, rank, n, 1000, XFFL_F32, XFFL_SUM, round % 2 == 0);
-      checks::broadcast(*comm, rank, 300000, XFFL_I32, round % n);  // the root may leave first
+      over_ucx_messages(backend, *comm, [&] {
+        checks::broadcast(*comm, rank, 300000, XFFL_I32, round % n);  // the root may leave first
+      });
       checks::broadcast(*comm, rank, 1000, XFFL_I32, (round + 1) % n);
       checks::allreduce(*comm, rank, n, 600000, XFFL_BF16, XFFL_AVG, false);
       checks::reduce_scatter(*comm, rank, n, 300, XFFL_I8, XFFL_AVG, round % 2 == 1);
@@ -219,8 +235,8 @@ uint64_t done_flags_read(xffl::comm::Communicator &comm) {
 
 // Before writing its slot a member reads the others' "done" flags only when they have not all met it
 // at a call since the slot's last use: none after calls on the segment, every other member's after a
-// call over UCX in between (single copy: the broadcast of 300000 i32 on 3 members) and after a
-// pipelined call (its rounds read both parities' slots after the meeting).
+// call over UCX messages in between (a broadcast, its tuning switched for it) and after a pipelined
+// call (its rounds read both parities' slots after the meeting).
 void done_flags_are_read_only_when_no_meeting_says_it(void **) {
   expect_ok(harness::run_ranks(3, [](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 42);
@@ -234,7 +250,7 @@ void done_flags_are_read_only_when_no_meeting_says_it(void **) {
       checks::allreduce(*comm, rank, n, 1000, XFFL_F32, XFFL_SUM, k % 2 == 0);
       expect_read("a small allreduce after one", before, 0);
     }
-    checks::broadcast(*comm, rank, 300000, XFFL_I32, 1);
+    over_ucx_messages(backend, *comm, [&] { checks::broadcast(*comm, rank, 300000, XFFL_I32, 1); });
     uint64_t before = done_flags_read(*comm);
     checks::allreduce(*comm, rank, n, 1000, XFFL_F32, XFFL_SUM, false);
     expect_read("a small allreduce after a call over UCX", before, static_cast<uint64_t>(n - 1));
@@ -357,14 +373,12 @@ void a_member_over_ucx_that_only_receives_sees_the_others_in_the_segment(void **
   expect_ok(harness::run_ranks(world, [&](int rank, int n, xffl::comm::UcxBackend &backend) {
     auto comm = harness::make_group(backend, harness::first_ranks(n), rank, "world group", 43);
     comm->barrier();  // the segment is set up on every member
-    if (rank == odd) {
-      xffl::comm::algorithms::Tuning messages_only;
-      messages_only.single_copy_on_host = xffl::comm::algorithms::SingleCopy::never;
-      backend.set_tuning(messages_only);
-    }
     std::vector<int32_t> data(odd_count, rank);
     try {
-      comm->broadcast(data.data(), rank == odd ? odd_count : count, XFFL_I32, 0, nullptr);
+      if (rank == odd)
+        over_ucx_messages(backend, *comm, [&] { comm->broadcast(data.data(), odd_count, XFFL_I32, 0, nullptr); });
+      else
+        comm->broadcast(data.data(), count, XFFL_I32, 0, nullptr);
     } catch (const xffl::Error &error) {
       statuses[static_cast<size_t>(rank)] = error.status();
       messages[static_cast<size_t>(rank)] = error.what();
